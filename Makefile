@@ -1,0 +1,51 @@
+# Thin wrappers: each target sets up what it needs.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+RUN_STAMP := $(VENV)/.stamp-run
+DEV_STAMP := $(VENV)/.stamp-dev
+ARGS ?=
+
+.PHONY: run test check bench selftest demo stress fmt clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(RUN_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(DEV_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(RUN_STAMP) $@
+
+run: $(RUN_STAMP)
+	$(BIN)/mca $(ARGS)
+
+test: $(DEV_STAMP)
+	$(BIN)/python -m pytest $(ARGS)
+
+check: $(DEV_STAMP)
+	$(BIN)/ruff format --check mca tests
+	$(BIN)/ruff check mca tests
+	$(BIN)/mypy --strict mca
+
+fmt: $(DEV_STAMP)
+	$(BIN)/ruff format mca tests
+	$(BIN)/ruff check --fix mca tests
+
+selftest: $(RUN_STAMP)
+	MOCK=1 SELFTEST=1 $(BIN)/mca
+
+demo: $(RUN_STAMP)
+	$(BIN)/python -m mca.demo
+
+bench: $(DEV_STAMP)
+	$(BIN)/python -m bench.run $(ARGS)
+
+stress: $(DEV_STAMP)
+	MCA_STRESS=1 $(BIN)/python -m pytest -m stress tests/stress $(ARGS)
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,3 @@
+"""mca: a mini coding agent."""
+
+__version__ = "0.1.0"

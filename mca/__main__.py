@@ -1,0 +1,5 @@
+"""python -m mca"""
+
+from mca.cli import main
+
+raise SystemExit(main())

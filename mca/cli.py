@@ -1,0 +1,143 @@
+"""Command line: argv + env -> Settings, wiring, and the one place errors become exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from mca import __version__
+from mca.errors import McaError
+
+EXIT_OK, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 130
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-C", dest="workspace", metavar="DIR", help="workspace root (default: .)")
+    parser.add_argument(
+        "--skills-dir", action="append", default=[], metavar="DIR", help="extra skills root"
+    )
+    parser.add_argument("--strict-skills", action="store_true", help="refuse bad skills")
+    parser.add_argument("--verbose", action="store_true", help="show details")
+
+
+def main_parser() -> argparse.ArgumentParser:
+    """The parser for `mca` itself (REPL and -p)."""
+    p = argparse.ArgumentParser(
+        prog="mca",
+        description="mini coding agent. Subcommands: tools, skills, ledger, selftest.",
+    )
+    p.add_argument("--version", action="version", version=f"mca {__version__}")
+    p.add_argument("-p", "--prompt", metavar="SENTENCE", help="run one turn and print the answer")
+    p.add_argument("--json", action="store_true", help="with -p: print one JSON object")
+    p.add_argument("--yes", action="store_true", help="run commands without asking")
+    p.add_argument("--model", help="model name; 'mock' for the offline mock model")
+    p.add_argument("--max-steps", type=int, help="model calls per turn (default 30)")
+    p.add_argument("--no-stream", action="store_true", help="do not stream responses")
+    p.add_argument("--ledger", action="store_true", help="print the ledger after every turn")
+    p.add_argument("--record", metavar="FILE", help="record model responses for replay")
+    _common(p)
+    return p
+
+
+def settings_from(args: argparse.Namespace, env: Mapping[str, str]) -> Any:
+    """Settings from parsed args and the environment."""
+    from mca.config import load_settings
+
+    overrides: dict[str, Any] = {
+        "skills_dirs": tuple(Path(d) for d in args.skills_dir),
+        "strict_skills": args.strict_skills,
+        "verbose": args.verbose,
+    }
+    for key in ("model", "max_steps", "yes", "record", "no_stream", "ledger"):
+        value = getattr(args, key, None)
+        if value in (None, False):
+            continue
+        if key == "no_stream":
+            overrides["stream"] = False
+        elif key == "ledger":
+            overrides["show_ledger"] = True
+        elif key == "record":
+            overrides["record"] = Path(value)
+        else:
+            overrides[key] = value
+    workspace = Path(args.workspace or os.getcwd())
+    if not workspace.is_dir():
+        raise McaError(f"workspace {workspace} is not a directory")
+    return load_settings(env, workspace=workspace, overrides=overrides)
+
+
+def _run_tools(argv: Sequence[str], out: TextIO) -> int:
+    p = argparse.ArgumentParser(prog="mca tools", description="print the tool registry")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    from mca.render import tools_json, tools_text
+    from mca.tools import REGISTRY
+
+    tools = list(REGISTRY.values())
+    out.write((tools_json(tools) if args.json else tools_text(tools)) + "\n")
+    return EXIT_OK
+
+
+def _subcommands() -> dict[str, Callable[[Sequence[str], Mapping[str, str]], int]]:
+    def tools(argv: Sequence[str], env: Mapping[str, str]) -> int:
+        return _run_tools(argv, sys.stdout)
+
+    def skills(argv: Sequence[str], env: Mapping[str, str]) -> int:
+        from mca.skills.commands import run_skills_command
+
+        return run_skills_command(argv, env)
+
+    def ledger(argv: Sequence[str], env: Mapping[str, str]) -> int:
+        from mca.ledger_cli import run_ledger_command
+
+        return run_ledger_command(argv, env)
+
+    def selftest(argv: Sequence[str], env: Mapping[str, str]) -> int:
+        from mca.selftest import run_selftest_command
+
+        return run_selftest_command(argv, env)
+
+    return {"tools": tools, "skills": skills, "ledger": ledger, "selftest": selftest}
+
+
+def _dispatch(argv: Sequence[str], env: Mapping[str, str]) -> int:
+    subs = _subcommands()
+    if argv and argv[0] in subs:
+        return subs[argv[0]](argv[1:], env)
+    if env.get("SELFTEST") == "1":
+        return subs["selftest"](argv, env)
+    args = main_parser().parse_args(argv)
+    settings = settings_from(args, env)
+    if args.prompt is not None:
+        from mca.oneshot import run_oneshot
+
+        return run_oneshot(settings, args.prompt, as_json=args.json)
+    from mca.repl import run_repl
+
+    return run_repl(settings)
+
+
+def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
+    """Entry point: returns the exit code (0 ok, 1 error, 130 interrupted)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    env = dict(os.environ if env is None else env)
+    try:
+        return _dispatch(argv, env)
+    except KeyboardInterrupt:
+        sys.stderr.write("\nmca: interrupted\n")
+        return EXIT_INTERRUPTED
+    except McaError as e:
+        if env.get("MCA_DEBUG") == "1":
+            raise
+        sys.stderr.write(f"mca: error: {e}\n")
+        return e.exit_code
+
+
+def print_json(obj: Any, out: TextIO) -> None:
+    """Pretty JSON with a trailing newline."""
+    out.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,187 @@
+"""Settings: the only place that reads MCA_* variables, *_API_KEY and config.toml."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from mca.errors import ConfigError
+
+PROVIDERS = ("openai", "anthropic", "mock")
+DEFAULT_MAX_STEPS = 30
+DEFAULT_SKILL_BUDGET = 12_000
+DEFAULT_CONTEXT_WINDOW = 32_000  # conservative when the model is unknown
+DEFAULT_BASE_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+}
+DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-sonnet-4-5", "mock": "mock"}
+
+# Known context windows, matched by prefix (longest prefix wins).
+CONTEXT_WINDOWS = {
+    "gpt-4o": 128_000,
+    "gpt-4.1": 1_000_000,
+    "gpt-5": 400_000,
+    "o3": 200_000,
+    "o4": 200_000,
+    "claude": 200_000,
+    "deepseek": 128_000,
+    "llama3": 8_192,
+    "llama3.1": 128_000,
+    "qwen2.5": 32_768,
+    "mock": 128_000,
+}
+
+# Which env variables may hold the key, in the order they are tried.
+KEY_VARS = {
+    "openai": ("MCA_API_KEY", "OPENAI_API_KEY"),
+    "anthropic": ("MCA_API_KEY", "ANTHROPIC_API_KEY"),
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a session needs, resolved once at startup."""
+
+    workspace: Path
+    home: Path
+    provider: str = "mock"
+    model: str = "mock"
+    base_url: str = ""
+    api_key: str = field(default="", repr=False)
+    api_key_var: str = ""
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+    max_steps: int = DEFAULT_MAX_STEPS
+    stream: bool = True
+    yes: bool = False
+    mock_script: Path | None = None
+    mock_reason: str = ""
+    skills_dirs: tuple[Path, ...] = ()
+    skill_budget: int = DEFAULT_SKILL_BUDGET
+    strict_skills: bool = False
+    encoding: str = "o200k_base"
+    lab: str = ""
+    verbose: bool = False
+    show_ledger: bool = False
+    record: Path | None = None
+    debug: bool = False
+
+    def with_(self, **changes: Any) -> Settings:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+
+def context_window_for(model: str) -> int:
+    """Default context window for a model name (longest known prefix)."""
+    best = ""
+    for prefix in CONTEXT_WINDOWS:
+        if model.startswith(prefix) and len(prefix) > len(best):
+            best = prefix
+    return CONTEXT_WINDOWS[best] if best else DEFAULT_CONTEXT_WINDOW
+
+
+def _read_toml(home: Path) -> dict[str, Any]:
+    path = home / "config.toml"
+    if not path.is_file():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: not valid TOML ({e})") from e
+
+
+def _int(value: str | int, name: str) -> int:
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be an integer, got {value!r}") from None
+    if n <= 0:
+        raise ConfigError(f"{name} must be positive, got {n}")
+    return n
+
+
+def _infer_provider(model: str, env: Mapping[str, str]) -> str:
+    if model.startswith("claude"):
+        return "anthropic"
+    if model and model != "mock":
+        return "openai"
+    if env.get("ANTHROPIC_API_KEY") and not env.get("OPENAI_API_KEY"):
+        return "anthropic"
+    if env.get("OPENAI_API_KEY") or env.get("MCA_API_KEY"):
+        return "openai"
+    return "mock"
+
+
+def _find_key(provider: str, env: Mapping[str, str], toml: Mapping[str, Any]) -> tuple[str, str]:
+    for var in KEY_VARS.get(provider, ()):
+        if env.get(var):
+            return env[var], var
+    if toml.get("api_key"):
+        return str(toml["api_key"]), "config.toml api_key"
+    return "", ""
+
+
+def load_settings(
+    env: Mapping[str, str],
+    *,
+    workspace: Path,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Resolve settings from env (wins), $MCA_HOME/config.toml, then CLI overrides on top."""
+    o = dict(overrides or {})
+    home = Path(env.get("MCA_HOME") or Path(env.get("HOME", "~")).expanduser() / ".mca")
+    toml = _read_toml(home)
+
+    def pick(var: str, key: str, default: Any = "") -> Any:
+        return env.get(var) or toml.get(key) or default
+
+    model = str(o.pop("model", None) or pick("MCA_MODEL", "model"))
+    mock_script = env.get("MCA_MOCK_SCRIPT") or None
+    mock_reason = ""
+    if env.get("MOCK") == "1" or model == "mock" or mock_script:
+        provider, mock_reason = "mock", "MOCK=1" if env.get("MOCK") == "1" else "--model mock"
+    else:
+        provider = str(pick("MCA_PROVIDER", "provider") or _infer_provider(model, env))
+    if provider not in PROVIDERS:
+        raise ConfigError(f"unknown provider {provider!r} (available: {', '.join(PROVIDERS)})")
+    api_key, key_var = _find_key(provider, env, toml)
+    if provider != "mock" and not api_key and not pick("MCA_BASE_URL", "base_url"):
+        provider = "mock"
+    if provider == "mock" and not mock_reason:
+        mock_reason = "no API key configured"
+    if provider == "mock":
+        model = "mock"
+    model = model or DEFAULT_MODELS[provider]
+    base_url = str(pick("MCA_BASE_URL", "base_url") or DEFAULT_BASE_URLS.get(provider, ""))
+    window = pick("MCA_CONTEXT_WINDOW", "context_window", 0)
+    dirs = [Path(p) for p in str(pick("MCA_SKILLS_DIRS", "skills_dirs")).split(":") if p]
+    settings = Settings(
+        workspace=workspace.resolve(),
+        home=home,
+        provider=provider,
+        model=model,
+        base_url=base_url.rstrip("/"),
+        api_key=api_key,
+        api_key_var=key_var,
+        context_window=_int(window, "MCA_CONTEXT_WINDOW") if window else context_window_for(model),
+        max_steps=_int(pick("MCA_MAX_STEPS", "max_steps", DEFAULT_MAX_STEPS), "MCA_MAX_STEPS"),
+        mock_script=Path(mock_script) if mock_script else None,
+        mock_reason=mock_reason,
+        skills_dirs=tuple(dirs),
+        skill_budget=_int(
+            pick("MCA_SKILL_BUDGET", "skill_budget", DEFAULT_SKILL_BUDGET), "MCA_SKILL_BUDGET"
+        ),
+        encoding=str(pick("MCA_ENCODING", "encoding", "o200k_base")),
+        lab=str(env.get("MCA_LAB", "")),
+        debug=env.get("MCA_DEBUG") == "1",
+    )
+    extra_dirs = tuple(o.pop("skills_dirs", ()))
+    settings = settings.with_(skills_dirs=extra_dirs + settings.skills_dirs, **o)
+    if settings.encoding not in ("o200k_base", "cl100k_base"):
+        raise ConfigError(
+            f"unknown encoding {settings.encoding!r} (available: cl100k_base, o200k_base)"
+        )
+    return settings

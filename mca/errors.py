@@ -1,0 +1,62 @@
+"""The McaError tree. Library code raises these; only cli.py turns them into messages.
+
+McaError                      anything mca reports to a person (exit code 1)
+├── ConfigError               bad settings, unknown model or provider
+├── ModelError                the model client failed; the turn is rolled back
+│   ├── ModelHTTPError        an HTTP status from the provider (status, url)
+│   ├── StreamError           a malformed or truncated response
+│   └── ScriptExhausted       MCA_MOCK_SCRIPT ran out of responses
+├── ToolError                 a tool refused or failed; goes back to the model as a result
+│   └── PathRefused           a path resolved outside the allowed roots
+├── SkillsRefused             --strict-skills and an error diagnostic
+└── UndoError                 nothing to undo, or a snapshot is unreadable
+"""
+
+from __future__ import annotations
+
+
+class McaError(Exception):
+    """Base class: a message a person can act on."""
+
+    exit_code = 1
+
+
+class ConfigError(McaError):
+    """Settings that cannot work."""
+
+
+class ModelError(McaError):
+    """The model client failed; the conversation is left as it was before the turn."""
+
+
+class ModelHTTPError(ModelError):
+    """A non-success HTTP status from the provider."""
+
+    def __init__(self, message: str, *, status: int, url: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.url = url
+
+
+class StreamError(ModelError):
+    """A response that could not be decoded (bad JSON, cut stream)."""
+
+
+class ScriptExhausted(ModelError):
+    """The scripted mock model has no more responses."""
+
+
+class ToolError(McaError):
+    """A tool could not do what it was asked; the message goes back to the model."""
+
+
+class PathRefused(ToolError):
+    """A path resolved outside the workspace (or the skill directory)."""
+
+
+class SkillsRefused(McaError):
+    """--strict-skills found an error diagnostic."""
+
+
+class UndoError(McaError):
+    """Nothing to undo, or the snapshot store is damaged."""

@@ -1,0 +1,40 @@
+"""The session log: JSON lines under $MCA_HOME/logs/, with secrets scrubbed."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+REDACTED = "[REDACTED]"
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    """Replace every secret (of useful length) in text."""
+    for s in secrets:
+        if s and len(s) >= 8:
+            text = text.replace(s, REDACTED)
+    return text
+
+
+class SessionLog:
+    """Append-only JSON-lines event log for one session. A None path logs nowhere."""
+
+    def __init__(self, path: Path | None, secrets: Iterable[str] = ()) -> None:
+        self.path = path
+        self.secrets = tuple(secrets)
+        self.events: list[dict[str, Any]] = []  # kept in memory for /why and tests
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+
+    def event(self, kind: str, data: Mapping[str, Any] | None = None) -> None:
+        """Record one event."""
+        record = {"ts": round(time.time(), 3), "event": kind, **(data or {})}
+        self.events.append(record)
+        if self.path is None:
+            return
+        line = scrub(json.dumps(record, ensure_ascii=False, default=str), self.secrets)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(line + "\n")

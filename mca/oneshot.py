@@ -1,0 +1,95 @@
+"""`mca -p SENTENCE`: one turn, the answer on stdout, progress on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+from mca.agent import TurnResult
+from mca.config import Settings
+from mca.render import plan_lines, tool_call_line, tool_result_lines
+from mca.session import Session, open_session
+
+
+class StderrUI:
+    """Progress for -p: tool calls and results on stderr; asks on the terminal when there is one."""
+
+    def __init__(self, settings: Settings, err: TextIO | None = None) -> None:
+        self.settings = settings
+        self.err = err or sys.stderr
+
+    def approve(self, command: str) -> bool:
+        if self.settings.yes:
+            return True
+        if not sys.stdin.isatty():
+            self.err.write(f"mca: not running `{command}` without approval (pass --yes)\n")
+            return False
+        self.err.write(f"run `{command}`? [y/N] ")
+        self.err.flush()
+        return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+    def event(self, kind: str, data: Mapping[str, Any]) -> None:
+        line = progress_line(kind, data)
+        if line:
+            self.err.write(line + "\n")
+
+    def text(self, delta: str) -> None:
+        return None  # the answer goes to stdout once, at the end
+
+
+def progress_line(kind: str, data: Mapping[str, Any]) -> str:
+    """The short line a person sees for an event, or ''."""
+    if kind == "tool.call":
+        return tool_call_line(data["name"], data["arguments"])
+    if kind == "tool.result":
+        return tool_result_lines(data["name"], data["ok"], data["result"])
+    if kind == "plan.updated":
+        return plan_lines(data["plan"])
+    if kind in ("notice", "model.retry"):
+        return str(data.get("message", ""))
+    return ""
+
+
+def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
+    """The --json object for a turn."""
+    obj: dict[str, Any] = {
+        "answer": result.answer,
+        "turn": result.turn,
+        "stopped": result.stopped or None,
+        "tool_calls": [
+            {"name": t.name, "arguments": dict(t.arguments), "ok": t.ok, "result": t.result}
+            for t in result.tools
+        ],
+        "usage": {
+            "prompt_tokens": result.usage.prompt_tokens,
+            "completion_tokens": result.usage.completion_tokens,
+            "reported_by_provider": result.usage_reported,
+        },
+        "model": {"provider": session.settings.provider, "name": session.settings.model},
+    }
+    for key, extra in session.extras.items():
+        if callable(getattr(extra, "turn_json", None)):
+            obj[key] = extra.turn_json(result)
+    return obj
+
+
+def run_oneshot(
+    settings: Settings, sentence: str, *, as_json: bool, out: TextIO | None = None
+) -> int:
+    """Run one turn; exit 0 on an answer, 1 when the turn stopped early."""
+    out = out or sys.stdout
+    ui = StderrUI(settings)
+    session = open_session(settings, ui)
+    if settings.mock_reason:
+        sys.stderr.write(f"mca: using the offline mock model ({settings.mock_reason})\n")
+    try:
+        result = session.agent.run_turn(sentence)
+    finally:
+        session.close()
+    if as_json:
+        out.write(json.dumps(turn_json(session, result), indent=2, ensure_ascii=False) + "\n")
+    else:
+        out.write(result.answer.rstrip("\n") + "\n")
+    return 1 if result.stopped else 0

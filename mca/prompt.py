@@ -1,0 +1,57 @@
+"""The system prompt, kept as named pieces so the ledger can price each one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+AGENTS_FILE = "AGENTS.md"
+MAX_AGENTS_CHARS = 32_000
+
+BASE = """\
+You are mca, a careful coding agent working in the user's workspace: {root}
+Work in small verified steps. Read files before editing them. Use the tools:
+read_file, list_dir, find_files, search_text to look; edit_file for small changes and
+write_file for new or rewritten files (every write is snapshotted and can be undone with /undo);
+run_command to build and test; update_plan to show your steps on longer tasks.
+Paths are relative to the workspace. When you are done, answer briefly: what you changed,
+how you checked it, and anything left to do."""
+
+
+@dataclass(frozen=True)
+class SystemPrompt:
+    """The system prompt's pieces, in the order they are sent."""
+
+    base: str
+    agents: str = ""
+    catalog: str = ""
+
+    def pieces(self) -> list[tuple[str, str]]:
+        """(label, text) for every non-empty piece."""
+        out = [("system base prompt", self.base)]
+        if self.agents:
+            out.append(("AGENTS.md", self.agents))
+        if self.catalog:
+            out.append(("skill catalog (stage one)", self.catalog))
+        return out
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(text for _, text in self.pieces())
+
+
+def read_agents_md(root: Path) -> str:
+    """AGENTS.md at the workspace root, wrapped and capped, or ''."""
+    path = root / AGENTS_FILE
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    if len(text) > MAX_AGENTS_CHARS:
+        text = text[:MAX_AGENTS_CHARS] + f"\n[AGENTS.md cut at {MAX_AGENTS_CHARS} characters]"
+    return f"Project instructions from {AGENTS_FILE}:\n<agents_md>\n{text.strip()}\n</agents_md>"
+
+
+def build_system_prompt(root: Path, catalog: str = "") -> SystemPrompt:
+    """Base prompt + AGENTS.md + the skill catalog."""
+    return SystemPrompt(BASE.format(root=root), read_agents_md(root), catalog)

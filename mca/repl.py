@@ -1,0 +1,331 @@
+"""The interactive REPL: a prompt_toolkit session, slash commands, approvals, Ctrl-C handling."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.output import Output
+
+from mca import __version__
+from mca.config import Settings
+from mca.errors import McaError
+from mca.oneshot import progress_line
+from mca.render import snapshot_lines, tools_text, undo_lines
+from mca.session import Session, open_session
+from mca.tools import REGISTRY
+
+PROMPT = "mca> "
+EXIT_WINDOW = 2.0  # seconds between two Ctrl-C at an empty prompt
+MAX_PATH_COMPLETIONS = 200
+SKIP_COMPLETE = {".git", "node_modules", "__pycache__", ".venv", ".mca"}
+
+
+@dataclass(frozen=True)
+class Command:
+    """A slash command."""
+
+    help: str
+    run: Callable[[str], None]
+
+
+class McaCompleter(Completer):
+    """Slash commands at the start of the line; workspace paths after @."""
+
+    def __init__(self, root: Path, commands: Callable[[], Iterable[str]]) -> None:
+        self.root = root
+        self.commands = commands
+
+    def get_completions(self, document: Document, event: CompleteEvent) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        if text.startswith("/") and " " not in text:
+            for name in sorted(self.commands()):
+                if name.startswith(text):
+                    yield Completion(name, start_position=-len(text))
+            return
+        word = text.rsplit(None, 1)[-1] if text.strip() else ""
+        if word.startswith("@"):
+            yield from self._paths(word[1:])
+
+    def _paths(self, partial: str) -> Iterable[Completion]:
+        head, _, stem = partial.rpartition("/")
+        base = (self.root / head).resolve()
+        if not base.is_relative_to(self.root.resolve()) or not base.is_dir():
+            return
+        try:
+            names = sorted(os.listdir(base))
+        except OSError:
+            return
+        shown = 0
+        for name in names:
+            if not name.startswith(stem) or name in SKIP_COMPLETE:
+                continue
+            if name.startswith(".") and not stem.startswith("."):
+                continue
+            suffix = "/" if (base / name).is_dir() else ""
+            full = f"{head}/{name}" if head else name
+            yield Completion(full + suffix, start_position=-len(partial))
+            shown += 1
+            if shown >= MAX_PATH_COMPLETIONS:
+                return
+
+
+def _key_bindings() -> KeyBindings:
+    kb = KeyBindings()
+
+    @kb.add("escape", "enter")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @kb.add("c-c")
+    def _interrupt(event: KeyPressEvent) -> None:
+        buf = event.current_buffer
+        if buf.text:
+            buf.reset()  # Ctrl-C on a line with text clears it
+        else:
+            event.app.exit(exception=KeyboardInterrupt())
+
+    return kb
+
+
+class ReplUI:
+    """Shows a session's events in the terminal and asks before commands run."""
+
+    def __init__(self, out: TextIO, ask: Callable[[str], str]) -> None:
+        self.out = out
+        self.ask = ask
+        self.always = False
+        self.streamed = False
+
+    def approve(self, command: str) -> bool:
+        if self.always:
+            return True
+        while True:
+            answer = self.ask(f"run `{command}`? [y]es / [n]o / [a]lways this session: ")
+            answer = answer.strip().lower()
+            if answer in ("a", "always"):
+                self.always = True
+                return True
+            if answer in ("y", "yes", "n", "no", ""):
+                return answer in ("y", "yes")
+
+    def event(self, kind: str, data: Mapping[str, Any]) -> None:
+        line = progress_line(kind, data)
+        if line:
+            self._end_stream()
+            self.out.write(line + "\n")
+            self.out.flush()
+
+    def text(self, delta: str) -> None:
+        self.streamed = True
+        self.out.write(delta)
+        self.out.flush()
+
+    def _end_stream(self) -> None:
+        if self.streamed:
+            self.out.write("\n")
+            self.streamed = False
+
+    def say(self, text: str) -> None:
+        self._end_stream()
+        self.out.write(text.rstrip("\n") + "\n")
+        self.out.flush()
+
+
+class Repl:
+    """The read-eval-print loop around one session."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        input: Input | None = None,
+        output: Output | None = None,
+        out: TextIO | None = None,
+        history: History | None = None,
+        session_factory: Callable[[Settings, ReplUI], Session] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.out = out or sys.stdout
+        if history is None:
+            history = _history(settings.home)
+        self.prompt = PromptSession[str](
+            history=history,
+            input=input,
+            output=output,
+            key_bindings=_key_bindings(),
+            completer=McaCompleter(settings.workspace, lambda: self.commands),
+            complete_while_typing=False,
+        )
+        self.asker = PromptSession[str](input=input, output=output, history=InMemoryHistory())
+        self.ui = ReplUI(self.out, self._ask)
+        self.ui.always = settings.yes
+        factory = session_factory or (lambda s, ui: open_session(s, ui))
+        self.session = factory(settings, self.ui)
+        self.commands: dict[str, Command] = self._base_commands()
+        self.running = True
+        self.last_interrupt = 0.0
+
+    def _ask(self, question: str) -> str:
+        try:
+            return self.asker.prompt(question)
+        except (EOFError, KeyboardInterrupt):
+            return "n"
+
+    def _base_commands(self) -> dict[str, Command]:
+        return {
+            "/help": Command("list the commands", self._help),
+            "/undo": Command(
+                "revert the last turn's file changes (--force: even if edited)", self._undo
+            ),
+            "/snapshots": Command("list the turns /undo can revert", self._snapshots),
+            "/clear": Command("start a new conversation (files stay as they are)", self._clear),
+            "/model": Command("show the provider, model and base URL", self._model),
+            "/tools": Command("show the eight tools", self._tools),
+            "/exit": Command("leave mca (also Ctrl-D)", self._exit),
+        }
+
+    def banner(self) -> str:
+        s = self.settings
+        lines = [f"mca {__version__} · workspace {s.workspace}"]
+        if s.provider == "mock":
+            lines.append(
+                f"using the offline mock model ({s.mock_reason}); set OPENAI_API_KEY or"
+                " ANTHROPIC_API_KEY for a real one"
+            )
+        else:
+            lines.append(f"model {s.model} via {s.provider}")
+        lines.append("type /help for commands; Esc-Enter for a newline; Ctrl-D to exit")
+        return "\n".join(lines)
+
+    # -- slash commands --------------------------------------------------------------------
+    def _help(self, arg: str) -> None:
+        width = max(len(n) for n in self.commands)
+        self.ui.say("\n".join(f"{n:<{width}}  {c.help}" for n, c in sorted(self.commands.items())))
+
+    def _undo(self, arg: str) -> None:
+        report = self.session.snapshots.undo(force=arg.strip() == "--force")
+        self.ui.say(undo_lines(report))
+        self.session.log.event(
+            "undo",
+            {
+                "turn": report.turn_label,
+                "restored": report.restored,
+                "removed": report.removed,
+                "skipped": report.skipped,
+            },
+        )
+
+    def _snapshots(self, arg: str) -> None:
+        self.ui.say(snapshot_lines([m for _, m in self.session.snapshots.undoable()]))
+
+    def _clear(self, arg: str) -> None:
+        self.session.agent.clear()
+        self.ui.say("new conversation; files and snapshots are unchanged")
+
+    def _model(self, arg: str) -> None:
+        s = self.settings
+        key = f"key from {s.api_key_var}" if s.api_key_var else "no API key"
+        self.ui.say(
+            f"provider {s.provider} · model {s.model} · base URL {s.base_url or '(none)'} · {key}"
+            f" · context window {s.context_window:,} tokens"
+        )
+
+    def _tools(self, arg: str) -> None:
+        self.ui.say(tools_text(list(REGISTRY.values())))
+
+    def _exit(self, arg: str) -> None:
+        self.running = False
+
+    def handle_command(self, line: str) -> None:
+        """Run a slash command; unknown ones list the valid ones."""
+        name, _, arg = line.strip().partition(" ")
+        command = self.commands.get(name)
+        if command is None:
+            self.ui.say(f"unknown command {name} (commands: {', '.join(sorted(self.commands))})")
+            return
+        try:
+            command.run(arg)
+        except McaError as e:
+            self.ui.say(f"error: {e}")
+
+    # -- turns -----------------------------------------------------------------------------
+    def handle_turn(self, sentence: str) -> None:
+        """Run one turn, reporting errors and cancellation without losing the conversation."""
+        try:
+            result = self.session.agent.run_turn(sentence)
+        except KeyboardInterrupt:
+            self.ui.say("turn cancelled; the conversation is as it was before it")
+            return
+        except McaError as e:
+            self.ui.say(f"error: {e}\nthe conversation is as it was before this turn")
+            return
+        if self.ui.streamed:
+            self.ui.say("")
+        elif result.answer:
+            self.ui.say(result.answer)
+        if result.stopped:
+            self.ui.say(result.stopped)
+        for hook in self.session.extras.values():
+            after = getattr(hook, "after_turn", None)
+            if callable(after):
+                text = after(result)
+                if text:
+                    self.ui.say(text)
+
+    def read(self) -> str | None:
+        """One input; None means exit."""
+        try:
+            return self.prompt.prompt(PROMPT)
+        except EOFError:
+            return None
+        except KeyboardInterrupt:
+            now = time.monotonic()
+            if now - self.last_interrupt < EXIT_WINDOW:
+                return None
+            self.last_interrupt = now
+            self.ui.say("(press Ctrl-C again or Ctrl-D to exit)")
+            return ""
+
+    def run(self) -> int:
+        """The loop; returns the exit code."""
+        self.ui.say(self.banner())
+        try:
+            while self.running:
+                line = self.read()
+                if line is None:
+                    break
+                if not line.strip():
+                    continue
+                if line.startswith("/"):
+                    self.handle_command(line)
+                else:
+                    self.handle_turn(line)
+        finally:
+            self.session.close()
+        self.ui.say("bye")
+        return 0
+
+
+def _history(home: Path) -> History:
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        return FileHistory(str(home / "history"))
+    except OSError:
+        return InMemoryHistory()
+
+
+def run_repl(settings: Settings) -> int:
+    """Start the REPL on the real terminal."""
+    return Repl(settings).run()

@@ -1,0 +1,88 @@
+"""What every tool shares: the context it runs in and the Tool record."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mca.errors import ToolError
+from mca.tools.snapshots import SnapshotStore
+
+Approve = Callable[[str], bool]
+EventSink = Callable[[str, Mapping[str, Any]], None]
+
+
+def _no_events(kind: str, data: Mapping[str, Any]) -> None:
+    return None
+
+
+def _refuse(command: str) -> bool:
+    return False
+
+
+@dataclass
+class ToolContext:
+    """Where tools run and whom they ask. One per session; the loop sets `turn`."""
+
+    root: Path
+    snapshots: SnapshotStore
+    approve: Approve = _refuse
+    emit: EventSink = _no_events
+    # Skill directories the model may read from (name -> resolved dir), outside the workspace too.
+    skill_dirs: dict[str, Path] = field(default_factory=dict)
+    plan: list[dict[str, str]] = field(default_factory=list)
+    turn: int = 0
+    touched: set[str] = field(default_factory=set)  # workspace paths read or written this turn
+
+
+ToolFn = Callable[[ToolContext, Mapping[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A registered tool: name, schema and the function that runs it."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    run: ToolFn
+
+
+def schema(properties: Mapping[str, Any], required: list[str]) -> dict[str, Any]:
+    """A JSON-schema object for tool parameters."""
+    return {
+        "type": "object",
+        "properties": dict(properties),
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+def arg_str(args: Mapping[str, Any], key: str, *, required: bool = True, default: str = "") -> str:
+    """A string argument, or a ToolError naming it."""
+    value = args.get(key)
+    if value is None:
+        if required:
+            raise ToolError(f"missing required argument {key!r}")
+        return default
+    if not isinstance(value, str):
+        raise ToolError(f"argument {key!r} must be a string, got {type(value).__name__}")
+    return value
+
+
+def arg_int(args: Mapping[str, Any], key: str, default: int, lo: int, hi: int) -> int:
+    """An integer argument within [lo, hi], or a ToolError naming it."""
+    value = args.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ToolError(f"argument {key!r} must be an integer")
+    try:
+        n = int(value)
+    except ValueError:
+        raise ToolError(f"argument {key!r} must be an integer, got {value!r}") from None
+    if not lo <= n <= hi:
+        raise ToolError(f"argument {key!r} must be between {lo} and {hi}, got {n}")
+    return n

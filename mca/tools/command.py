@@ -1,0 +1,146 @@
+"""run_command: a shell command in the workspace, in its own process group, with a timeout."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from mca.errors import ToolError
+from mca.tools.base import ToolContext, arg_int, arg_str
+
+DEFAULT_TIMEOUT = 60
+MAX_TIMEOUT = 600
+HEAD_BYTES = 5_000
+TAIL_BYTES = 5_000
+# Nothing the command runs may wait for a person.
+QUIET_ENV = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "MANPAGER": "cat",
+    "GIT_TERMINAL_PROMPT": "0",
+    "DEBIAN_FRONTEND": "noninteractive",
+    "NO_COLOR": "1",
+}
+
+
+class Capture:
+    """Keeps the head and the tail of a stream in bounded memory."""
+
+    def __init__(self, head: int = HEAD_BYTES, tail: int = TAIL_BYTES) -> None:
+        self.head_max, self.tail_max = head, tail
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.head_max - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        if len(self.tail) > self.tail_max:
+            del self.tail[: len(self.tail) - self.tail_max]
+
+    def text(self) -> str:
+        elided = self.total - len(self.head) - len(self.tail)
+        head = self.head.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
+        if elided <= 0:
+            return head + tail
+        return f"{head}\n... [{elided} bytes elided from the middle of the output] ...\n{tail}"
+
+
+def child_env(base: Mapping[str, str]) -> dict[str, str]:
+    """The command's environment: no API keys, nothing interactive."""
+    env = {k: v for k, v in base.items() if not k.endswith("_API_KEY")}
+    env.update(QUIET_ENV)
+    return env
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        if sig == signal.SIGTERM:
+            try:
+                proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def _reader(proc: subprocess.Popen[bytes], cap: Capture) -> threading.Thread:
+    def pump() -> None:
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        while chunk := os.read(fd, 65536):
+            cap.feed(chunk)
+
+    t = threading.Thread(target=pump, daemon=True)
+    t.start()
+    return t
+
+
+def execute(command: str, cwd: str, timeout: float) -> tuple[int | None, str, bool]:
+    """Run a command; returns (exit code or None when killed, output, timed_out)."""
+    proc = subprocess.Popen(
+        ["/bin/bash", "-c", command],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env=child_env(os.environ),
+    )
+    cap = Capture()
+    reader = _reader(proc, cap)
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    try:
+        while proc.poll() is None:
+            if time.monotonic() >= deadline:
+                timed_out = True
+                _kill_group(proc)
+                break
+            time.sleep(0.02)
+        reader.join(timeout=1.0)
+        if reader.is_alive():  # background children still hold the pipe
+            _kill_group(proc)
+            reader.join(timeout=2.0)
+    except KeyboardInterrupt:
+        _kill_group(proc)
+        reader.join(timeout=1.0)
+        raise
+    finally:
+        proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
+    return (None if timed_out else proc.returncode), cap.text(), timed_out
+
+
+def run_command(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+    """Ask, then run a shell command; exit code and (head+tail) output go back to the model."""
+    command = arg_str(args, "command").strip()
+    timeout = arg_int(args, "timeout", DEFAULT_TIMEOUT, 1, MAX_TIMEOUT)
+    if not command:
+        raise ToolError("command is empty")
+    if not ctx.approve(command):
+        raise ToolError(f"the user declined to run: {command}")
+    ctx.emit("command.start", {"command": command})
+    code, output, timed_out = execute(command, str(ctx.root), timeout)
+    if timed_out:
+        status = f"timed out after {timeout}s; the process group was killed"
+    else:
+        status = f"exit code {code}"
+    body = output.rstrip("\n") or "(no output)"
+    result = f"$ {command}\n{status}\n{body}"
+    if code not in (0,):
+        raise ToolError(result)
+    return result

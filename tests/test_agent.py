@@ -1,0 +1,97 @@
+"""The loop: answers, tool round trips, errors as results, step limit, rollback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mca.agent import Agent
+from mca.errors import ModelError
+from mca.tools.base import ToolContext
+from mca.types import Message
+from tests.helpers import FakeModel, call, say
+
+
+def agent_with(ctx: ToolContext, *replies: object, **kw: object) -> tuple[Agent, FakeModel]:
+    model = FakeModel(replies)  # type: ignore[arg-type]
+    return Agent(model=model, tools=ctx, system="sys", **kw), model  # type: ignore[arg-type]
+
+
+def test_plain_answer(ctx: ToolContext) -> None:
+    agent, model = agent_with(ctx, say("hello"))
+    result = agent.run_turn("hi")
+    assert result.answer == "hello"
+    assert [m.role for m in agent.messages] == ["user", "assistant"]
+    assert model.requests[0].system == "sys" and len(model.requests[0].tools) == 8
+
+
+def test_tool_results_go_back_to_the_model(ctx: ToolContext, ws: Path) -> None:
+    (ws / "a.txt").write_text("content\n")
+    agent, model = agent_with(ctx, call("read_file", path="a.txt"), say("done"))
+    result = agent.run_turn("read it")
+    tool_msg = model.requests[1].messages[-1]
+    assert (
+        tool_msg.role == "tool" and tool_msg.tool_call_id == "c1" and "content" in tool_msg.content
+    )
+    assert result.tools[0].ok and result.answer == "done"
+
+
+@pytest.mark.parametrize(
+    ("reply", "expect"),
+    [
+        (call("read_file", path="missing.txt"), "no such file"),
+        (call("read_file", path="../x"), "outside the workspace"),
+        (call("read_file"), "missing required argument"),
+        (call("no_such_tool"), "unknown tool"),
+        (call("run_command", command="exit 2"), "exit code 2"),
+    ],
+)
+def test_tool_errors_become_results(ctx: ToolContext, reply: object, expect: str) -> None:
+    agent, model = agent_with(ctx, reply, say("ok"))
+    result = agent.run_turn("go")
+    last = model.requests[1].messages[-1]
+    assert last.is_error and expect in last.content
+    assert result.answer == "ok" and not result.tools[0].ok
+
+
+def test_step_limit_ends_the_turn_cleanly(ctx: ToolContext) -> None:
+    agent, _ = agent_with(ctx, *[call("list_dir", call_id=f"c{i}") for i in range(5)], max_steps=3)
+    result = agent.run_turn("loop forever")
+    assert result.stopped and "step limit of 3" in result.answer
+    assert len(result.requests) == 3
+
+
+def test_model_exception_rolls_the_conversation_back(ctx: ToolContext) -> None:
+    agent, _ = agent_with(ctx, say("first"), call("list_dir"), ModelError("boom"))
+    agent.run_turn("one")
+    before = list(agent.messages)
+    with pytest.raises(ModelError, match="boom"):
+        agent.run_turn("two")
+    assert agent.messages == before
+
+
+def test_ctrl_c_rolls_back(ctx: ToolContext) -> None:
+    agent, _ = agent_with(ctx, KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        agent.run_turn("one")
+    assert agent.messages == []
+
+
+def test_pre_turn_messages_go_before_the_sentence(ctx: ToolContext) -> None:
+    def pre(sentence: str, history: object, turn: int) -> list[Message]:
+        return [Message("user", f"injected for {sentence}", kind="skills", turn=turn)]
+
+    agent, model = agent_with(ctx, say("ok"), pre_turn=pre)
+    agent.run_turn("hello")
+    sent = model.requests[0].messages
+    assert [m.content for m in sent] == ["injected for hello", "hello"]
+
+
+def test_turn_numbers_and_touched_files(ctx: ToolContext, ws: Path) -> None:
+    (ws / "a.txt").write_text("x\n")
+    agent, _ = agent_with(ctx, call("read_file", path="a.txt"), say("ok"), say("again"))
+    agent.run_turn("one")
+    assert ctx.touched == {"a.txt"}
+    agent.run_turn("two")
+    assert agent.turn == 2 and ctx.touched == set()

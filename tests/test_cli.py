@@ -1,0 +1,99 @@
+"""The command line in-process: -p, --json, exit codes, -C, tools, errors."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from mca.cli import main
+
+
+def env(**extra: str) -> dict[str, str]:
+    base = {"HOME": os.environ.get("HOME", "/root"), "MCA_HOME": os.environ["MCA_HOME"]}
+    return {**base, **extra}
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--version"], env())
+    assert info.value.code == 0 and capsys.readouterr().out.startswith("mca ")
+
+
+def test_prompt_prints_the_answer_on_stdout(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (ws / "a.txt").write_text("hello\n")
+    code = main(["-C", str(ws), "-p", "read a.txt"], env(MOCK="1"))
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "hello" in out and "→ read_file(path=a.txt)" in err and "→" not in out
+    assert "offline mock model (MOCK=1)" in err
+
+
+def test_no_key_means_mock_and_says_so(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-C", str(ws), "-p", "hello"], env()) == 0
+    assert "no API key configured" in capsys.readouterr().err
+
+
+def test_json_output(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (ws / "a.txt").write_text("hello\n")
+    code = main(
+        ["-C", str(ws), "-p", 'replace "hello" with "bye" in a.txt', "--json"], env(MOCK="1")
+    )
+    obj = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert obj["tool_calls"][0]["name"] == "edit_file" and obj["tool_calls"][0]["ok"]
+    assert set(obj["usage"]) == {"prompt_tokens", "completion_tokens", "reported_by_provider"}
+    assert (ws / "a.txt").read_text() == "bye\n"
+
+
+def test_commands_need_yes_without_a_terminal(
+    ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    main(["-C", str(ws), "-p", "run `touch made`"], env(MOCK="1"))
+    assert not (ws / "made").exists() and "pass --yes" in capsys.readouterr().err
+    main(["-C", str(ws), "-p", "run `touch made`", "--yes"], env(MOCK="1"))
+    assert (ws / "made").exists()
+
+
+def test_model_error_exits_1(ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "empty.jsonl"
+    script.write_text("")
+    code = main(["-C", str(ws), "-p", "hi"], env(MCA_MOCK_SCRIPT=str(script)))
+    assert code == 1 and "no more responses" in capsys.readouterr().err
+
+
+def test_step_limit_exits_1(ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "loop.jsonl"
+    script.write_text('{"tool_calls": [{"name": "list_dir", "arguments": {}}]}\n' * 3)
+    code = main(["-C", str(ws), "-p", "hi", "--max-steps", "2"], env(MCA_MOCK_SCRIPT=str(script)))
+    assert code == 1 and "step limit of 2" in capsys.readouterr().out
+
+
+def test_bad_workspace(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-C", "/no/such/dir", "-p", "x"], env()) == 1
+    assert "not a directory" in capsys.readouterr().err
+
+
+def test_bad_setting(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-C", str(ws), "-p", "x"], env(MCA_SKILL_BUDGET="lots")) == 1
+    assert "MCA_SKILL_BUDGET must be an integer" in capsys.readouterr().err
+
+
+def test_tools_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tools", "--json"], env()) == 0
+    names = [t["name"] for t in json.loads(capsys.readouterr().out)]
+    assert len(names) == 8 and names[0] == "read_file"
+    assert main(["tools"], env()) == 0
+    assert "8. update_plan(steps)" in capsys.readouterr().out
+
+
+def test_agents_md_reaches_the_system_prompt(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from mca.prompt import build_system_prompt
+
+    (ws / "AGENTS.md").write_text("Always use tabs.\n")
+    prompt = build_system_prompt(ws)
+    assert "Always use tabs." in prompt.text and prompt.pieces()[1][0] == "AGENTS.md"

@@ -1,0 +1,83 @@
+"""End to end: the installed `mca` command in a real pseudo-terminal, driven like a person."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+MCA = Path(sys.executable).parent / "mca"
+pytestmark = pytest.mark.e2e
+
+
+def spawn(ws: Path, *args: str, **env: str) -> pexpect.spawn:
+    child_env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(ws.parent),
+        "MCA_HOME": str(ws.parent / "home"),
+        "PROMPT_TOOLKIT_NO_CPR": "1",
+        "TERM": "xterm",
+        **env,
+    }
+    child = pexpect.spawn(
+        str(MCA),
+        ["-C", str(ws), *args],
+        env=child_env,
+        encoding="utf-8",
+        timeout=15,
+        dimensions=(40, 120),
+    )
+    child.expect("mca>")
+    return child
+
+
+@pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment")
+def test_type_a_request_see_tools_undo_and_exit(ws: Path) -> None:
+    (ws / "greeting.txt").write_text("hello world\n")
+    child = spawn(ws, MOCK="1")
+    assert "offline mock model" in child.before
+    child.sendline('replace "world" with "terminal" in greeting.txt')
+    child.expect(r"edit_file\(path=greeting.txt")
+    child.expect("edited greeting.txt")
+    child.expect("mca>")
+    assert (ws / "greeting.txt").read_text() == "hello terminal\n"
+    child.sendline("/undo")
+    child.expect("restored greeting.txt")
+    child.expect("mca>")
+    assert (ws / "greeting.txt").read_text() == "hello world\n"
+    child.sendcontrol("d")
+    child.expect("bye")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+@pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment")
+def test_ctrl_c_during_a_command_cancels_the_turn_and_keeps_the_session(ws: Path) -> None:
+    child = spawn(ws, "--yes", MOCK="1")
+    child.sendline("run `sleep 30`")
+    child.expect(r"run_command\(command=sleep 30\)")
+    child.sendcontrol("c")
+    child.expect("turn cancelled")
+    child.expect("mca>")
+    child.sendline("/tools")
+    child.expect("update_plan")
+    child.expect("mca>")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+@pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment")
+def test_history_persists_between_sessions(ws: Path) -> None:
+    child = spawn(ws, MOCK="1")
+    child.sendline("list the files")
+    child.expect("The workspace has")
+    child.expect("mca>")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    assert "list the files" in (ws.parent / "home" / "history").read_text()

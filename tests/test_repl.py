@@ -1,0 +1,102 @@
+"""The REPL in-process: prompt_toolkit pipe input, DummyOutput, and our own text stream."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import InMemoryHistory
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from mca.config import load_settings
+from mca.repl import McaCompleter, Repl
+
+ENTER = "\r"
+CTRL_D = "\x04"
+CTRL_C = "\x03"
+ESC_ENTER = "\x1b\r"
+
+
+@pytest.fixture
+def run_repl(ws: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    def go(keys: str, **env: str) -> tuple[str, Repl]:
+        settings = load_settings(
+            {"MOCK": "1", **env, "MCA_HOME": str(ws.parent / "home")}, workspace=ws
+        )
+        out = io.StringIO()
+        with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+            pipe.send_text(keys)
+            repl = Repl(
+                settings, input=pipe, output=DummyOutput(), out=out, history=InMemoryHistory()
+            )
+            repl.run()
+        return out.getvalue(), repl
+
+    yield go
+
+
+def test_a_turn_then_undo_then_ctrl_d(run_repl, ws: Path) -> None:  # type: ignore[no-untyped-def]
+    (ws / "a.txt").write_text("hello world\n")
+    out, _ = run_repl(
+        f'replace "world" with "mca" in a.txt{ENTER}/snapshots{ENTER}/undo{ENTER}{CTRL_D}'
+    )
+    assert "offline mock model (MOCK=1)" in out
+    assert "→ edit_file(path=a.txt" in out
+    assert "turn 1: a.txt" in out
+    assert "restored a.txt" in out and out.rstrip().endswith("bye")
+    assert (ws / "a.txt").read_text() == "hello world\n"
+
+
+def test_unknown_command_lists_valid_ones(run_repl) -> None:  # type: ignore[no-untyped-def]
+    out, _ = run_repl(f"/nope{ENTER}/help{ENTER}/tools{ENTER}/model{ENTER}{CTRL_D}")
+    assert "unknown command /nope (commands: /clear, /exit, /help" in out
+    assert "/undo" in out and "8. update_plan" in out and "provider mock" in out
+
+
+def test_multiline_input_is_one_message(run_repl) -> None:  # type: ignore[no-untyped-def]
+    _, repl = run_repl(f"first line{ESC_ENTER}second line{ENTER}{CTRL_D}")
+    users = [m.content for m in repl.session.agent.messages if m.role == "user"]
+    assert users == ["first line\nsecond line"]
+
+
+def test_ctrl_c_clears_then_twice_exits(run_repl) -> None:  # type: ignore[no-untyped-def]
+    out, repl = run_repl(f"half typed{CTRL_C}{CTRL_C}{CTRL_C}")
+    assert "press Ctrl-C again" in out and out.rstrip().endswith("bye")
+    assert repl.session.agent.messages == []  # the half-typed line was never sent
+
+
+def test_run_command_asks_first(run_repl, ws: Path) -> None:  # type: ignore[no-untyped-def]
+    out, _ = run_repl(
+        f"run `touch one`{ENTER}n{ENTER}run `touch two`{ENTER}a{ENTER}"
+        f"run `touch three`{ENTER}{CTRL_D}"
+    )
+    assert not (ws / "one").exists() and "declined" in out
+    assert (ws / "two").exists() and (ws / "three").exists()
+
+
+def test_model_error_keeps_the_conversation(run_repl, ws: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    script = tmp_path / "s.jsonl"
+    script.write_text('{"content": "first answer"}\n')
+    out, repl = run_repl(f"one{ENTER}two{ENTER}{CTRL_D}", MCA_MOCK_SCRIPT=str(script))
+    assert "first answer" in out and "no more responses" in out
+    assert [m.content for m in repl.session.agent.messages] == ["one", "first answer"]
+
+
+def test_completion_of_commands_and_paths(ws: Path) -> None:
+    (ws / "src").mkdir()
+    (ws / "src" / "calc.js").write_text("")
+    comp = McaCompleter(ws, lambda: ["/undo", "/help", "/snapshots"])
+
+    def complete(text: str) -> list[str]:
+        return [c.text for c in comp.get_completions(Document(text), CompleteEvent())]
+
+    assert complete("/u") == ["/undo"]
+    assert complete("look at @sr") == ["src/"]
+    assert complete("look at @src/c") == ["src/calc.js"]
+    assert complete("look at @../") == []
