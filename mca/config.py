@@ -48,12 +48,14 @@ class Settings:
 
     workspace: Path
     home: Path
+    user_home: Path = Path("~")
     provider: str = "mock"
     model: str = "mock"
     base_url: str = ""
     api_key: str = field(default="", repr=False)
     api_key_var: str = ""
     context_window: int = DEFAULT_CONTEXT_WINDOW
+    context_window_known: bool = False
     max_steps: int = DEFAULT_MAX_STEPS
     stream: bool = True
     yes: bool = False
@@ -74,13 +76,13 @@ class Settings:
         return replace(self, **changes)
 
 
-def context_window_for(model: str) -> int:
-    """Default context window for a model name (longest known prefix)."""
+def context_window_for(model: str) -> int | None:
+    """Known context window for a model name (longest matching prefix), or None."""
     best = ""
     for prefix in CONTEXT_WINDOWS:
         if model.startswith(prefix) and len(prefix) > len(best):
             best = prefix
-    return CONTEXT_WINDOWS[best] if best else DEFAULT_CONTEXT_WINDOW
+    return CONTEXT_WINDOWS[best] if best else None
 
 
 def _read_toml(home: Path) -> dict[str, Any]:
@@ -157,16 +159,19 @@ def load_settings(
     model = model or DEFAULT_MODELS[provider]
     base_url = str(pick("MCA_BASE_URL", "base_url") or DEFAULT_BASE_URLS.get(provider, ""))
     window = pick("MCA_CONTEXT_WINDOW", "context_window", 0)
+    known_window = _int(window, "MCA_CONTEXT_WINDOW") if window else context_window_for(model)
     dirs = [Path(p) for p in str(pick("MCA_SKILLS_DIRS", "skills_dirs")).split(":") if p]
     settings = Settings(
         workspace=workspace.resolve(),
         home=home,
+        user_home=Path(env.get("HOME", "~")).expanduser(),
         provider=provider,
         model=model,
         base_url=base_url.rstrip("/"),
         api_key=api_key,
         api_key_var=key_var,
-        context_window=_int(window, "MCA_CONTEXT_WINDOW") if window else context_window_for(model),
+        context_window=known_window or DEFAULT_CONTEXT_WINDOW,
+        context_window_known=known_window is not None,
         max_steps=_int(pick("MCA_MAX_STEPS", "max_steps", DEFAULT_MAX_STEPS), "MCA_MAX_STEPS"),
         mock_script=Path(mock_script) if mock_script else None,
         mock_reason=mock_reason,

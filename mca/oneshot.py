@@ -47,6 +47,8 @@ def progress_line(kind: str, data: Mapping[str, Any]) -> str:
         return tool_result_lines(data["name"], data["ok"], data["result"])
     if kind == "plan.updated":
         return plan_lines(data["plan"])
+    if kind == "skill.hit":
+        return f"skill {data['line']}"
     if kind in ("notice", "model.retry"):
         return str(data.get("message", ""))
     return ""
@@ -69,9 +71,12 @@ def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
         },
         "model": {"provider": session.settings.provider, "name": session.settings.model},
     }
-    for key, extra in session.extras.items():
-        if callable(getattr(extra, "turn_json", None)):
-            obj[key] = extra.turn_json(result)
+    stage = session.skills.stage.last
+    if stage is not None:
+        skills = stage.to_json()
+        skills["injected_tokens"] = session.skills.estimator.count(stage.injected_text)
+        skills["tokens_label"] = session.skills.estimator.label
+        obj["skills"] = skills
     return obj
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -17,6 +19,7 @@ from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output
+from prompt_toolkit.patch_stdout import patch_stdout
 
 from mca import __version__
 from mca.config import Settings
@@ -24,6 +27,8 @@ from mca.errors import McaError
 from mca.oneshot import progress_line
 from mca.render import snapshot_lines, tools_text, undo_lines
 from mca.session import Session, open_session
+from mca.skills.discover import summary_line
+from mca.skills.report import discovery_text, stage_text
 from mca.tools import REGISTRY
 
 PROMPT = "mca> "
@@ -194,6 +199,8 @@ class Repl:
             "/model": Command("show the provider, model and base URL", self._model),
             "/tools": Command("show the eight tools", self._tools),
             "/exit": Command("leave mca (also Ctrl-D)", self._exit),
+            "/skills": Command("skills found, their status and diagnostics", self._skills),
+            "/why": Command("why skills were (not) loaded for the last turn", self._why),
         }
 
     def banner(self) -> str:
@@ -245,6 +252,31 @@ class Repl:
     def _tools(self, arg: str) -> None:
         self.ui.say(tools_text(list(REGISTRY.values())))
 
+    def _skills(self, arg: str) -> None:
+        sk = self.session.skills
+        catalog = sk.discovery.catalog.text
+        tokens = sk.estimator.count(catalog)
+        self.ui.say(
+            discovery_text(sk.discovery)
+            + f"\n\ncatalog in the system prompt: {len(catalog):,} chars, {tokens:,} tokens"
+            f" ({sk.estimator.label})"
+        )
+
+    def _why(self, arg: str) -> None:
+        sk = self.session.skills
+        if not sk.stage.history:
+            self.ui.say("no turn yet: /why explains the skills of the last turn")
+            return
+        turn, result = sk.stage.history[-1]
+        tokens = sk.estimator.count(result.injected_text)
+        self.ui.say(f"turn {turn}:\n" + stage_text(result, tokens, sk.estimator.label))
+
+    def summary(self) -> str:
+        """The startup line about skills (counts tokens: loads the tokenizer)."""
+        sk = self.session.skills
+        tokens = sk.estimator.count(sk.discovery.catalog.text)
+        return summary_line(sk.discovery, tokens, sk.estimator.label)
+
     def _exit(self, arg: str) -> None:
         self.running = False
 
@@ -277,12 +309,6 @@ class Repl:
             self.ui.say(result.answer)
         if result.stopped:
             self.ui.say(result.stopped)
-        for hook in self.session.extras.values():
-            after = getattr(hook, "after_turn", None)
-            if callable(after):
-                text = after(result)
-                if text:
-                    self.ui.say(text)
 
     def read(self) -> str | None:
         """One input; None means exit."""
@@ -301,6 +327,29 @@ class Repl:
     def run(self) -> int:
         """The loop; returns the exit code."""
         self.ui.say(self.banner())
+        deferred = self.out is sys.stdout and sys.stdout.isatty()
+        if not deferred:
+            self.ui.say(self.summary())
+        with patch_stdout() if deferred else contextlib.nullcontext():
+            if deferred:
+                self._after_first_render(self._print_summary)
+            return self._loop()
+
+    def _after_first_render(self, fn: Callable[[], None]) -> None:
+        """Run fn in a thread once the prompt is on screen (never delays the first prompt)."""
+        started = threading.Event()
+
+        def handler(app: object) -> None:
+            if not started.is_set():
+                started.set()
+                threading.Thread(target=fn, name="mca-startup", daemon=True).start()
+
+        self.prompt.app.after_render.add_handler(handler)
+
+    def _print_summary(self) -> None:
+        print(self.summary())  # patch_stdout shows it above the prompt
+
+    def _loop(self) -> int:
         try:
             while self.running:
                 line = self.read()

@@ -1,11 +1,11 @@
-"""Wiring: settings -> model, tools, snapshots, log, system prompt, agent. No terminal I/O here."""
+"""Wiring: settings -> skills, model, tools, snapshots, log, prompt, agent. No terminal I/O."""
 
 from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from mca.agent import Agent
@@ -13,6 +13,9 @@ from mca.config import Settings
 from mca.log import SessionLog
 from mca.models import build_model
 from mca.prompt import SystemPrompt, build_system_prompt
+from mca.skills.runtime import SkillRuntime, log_discovery, refuse_if_strict, run_discovery
+from mca.skills.stage import SkillStage
+from mca.tokens import Estimator
 from mca.tools.base import ToolContext
 from mca.tools.snapshots import SnapshotStore
 from mca.types import Model
@@ -38,8 +41,8 @@ class Session:
     snapshots: SnapshotStore
     log: SessionLog
     system: SystemPrompt
+    skills: SkillRuntime
     id: str
-    extras: dict[str, Any] = field(default_factory=dict)
 
     def close(self) -> None:
         """Release the model client."""
@@ -58,9 +61,9 @@ def open_session(
     *,
     model: Model | None = None,
     log_to_disk: bool = True,
-    catalog: str = "",
+    estimator: Estimator | None = None,
 ) -> Session:
-    """Build a session; `model` may be injected (tests, selftest)."""
+    """Build a session. Skill errors under --strict-skills stop it before any model client."""
     started, sid = new_ids()
     log_path = settings.home / "logs" / f"{started}-{sid}.jsonl" if log_to_disk else None
     log = SessionLog(log_path, secrets=[settings.api_key])
@@ -69,15 +72,31 @@ def open_session(
         log.event(kind, data)
         ui.event(kind, data)
 
+    estimator = estimator or Estimator(settings.encoding)
+    discovery = run_discovery(settings, estimator)
+    log_discovery(discovery, log.event)
+    refuse_if_strict(settings, discovery)
     snapshots = SnapshotStore(settings.workspace, sid, started)
-    tools = ToolContext(settings.workspace, snapshots, approve=ui.approve, emit=emit)
-    system = build_system_prompt(settings.workspace, catalog)
+    snapshots.prune()
+    skill_dirs = {name: s.dir for name, s in discovery.skills.items()}
+    tools = ToolContext(
+        settings.workspace, snapshots, approve=ui.approve, emit=emit, skill_dirs=skill_dirs
+    )
+    stage = SkillStage(
+        discovery.skills,
+        budget=settings.skill_budget,
+        root=settings.workspace,
+        touched=lambda: sorted(tools.touched),
+        emit=emit,
+    )
+    system = build_system_prompt(settings.workspace, discovery.catalog.text)
     model = model or build_model(settings)
     agent = Agent(
         model=model,
         tools=tools,
         system=system.text,
         max_steps=settings.max_steps,
+        pre_turn=stage,
         emit=emit,
         on_text=ui.text,
     )
@@ -90,7 +109,5 @@ def open_session(
             "model": settings.model,
         },
     )
-    return Session(settings, model, agent, snapshots, log, system, sid)
-
-
-ApproveFn = Callable[[str], bool]
+    runtime = SkillRuntime(discovery, stage, estimator)
+    return Session(settings, model, agent, snapshots, log, system, runtime, sid)

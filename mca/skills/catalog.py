@@ -1,0 +1,123 @@
+"""Stage one: the catalog of skills in the system prompt, one entry per skill, within a budget."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from xml.sax.saxutils import escape
+
+from mca.skills.model import Diagnostic, Skill
+
+CATALOG_SHARE = 0.02  # of the context window, in estimated tokens, when the window is known
+FALLBACK_CHARS = 8000  # when it is not
+MIN_DESCRIPTION = 40  # shortening below this is worse than dropping descriptions
+
+PREAMBLE = """\
+# Skills
+Skills are folders of instructions for particular kinds of tasks. Each entry below gives a
+skill's name, when to use it, and the location of its SKILL.md. When a task matches a
+description, read that SKILL.md with read_file before you start, and follow it. Relative paths
+inside a skill resolve against the skill's own directory (the folder holding its SKILL.md).
+mca may already have put a matching skill's text in the conversation, inside <skill> tags; do
+not read it again then."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A limit in 'tokens' (estimated) or 'chars'."""
+
+    limit: int
+    unit: str
+    reason: str
+
+    @staticmethod
+    def for_window(window: int | None) -> Budget:
+        if window:
+            tokens = int(window * CATALOG_SHARE)
+            return Budget(tokens, "tokens", f"2% of a {window:,}-token context window")
+        return Budget(FALLBACK_CHARS, "chars", "context window unknown")
+
+
+@dataclass
+class Catalog:
+    """The rendered catalog and what had to be cut to fit."""
+
+    text: str
+    entries: list[str] = field(default_factory=list)  # skill names published, in order
+    shortened: dict[str, int] = field(default_factory=dict)  # name -> description chars kept
+    descriptions_dropped: bool = False
+    omitted: list[Skill] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def _entry(skill: Skill, description: str | None) -> str:
+    lines = ["  <skill>", f"    <name>{escape(skill.name)}</name>"]
+    if description is not None:
+        lines.append(f"    <description>{escape(description)}</description>")
+    lines.append(f"    <location>{escape(str(skill.path))}</location>")
+    lines.append("  </skill>")
+    return "\n".join(lines)
+
+
+def _shorten(text: str, limit: int | None) -> str:
+    flat = " ".join(text.split())
+    if limit is None or len(flat) <= limit:
+        return flat
+    return flat[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def render(skills: Sequence[Skill], limit: int | None, drop: bool, omitted: int) -> str:
+    """The catalog text; '' when there are no skills at all."""
+    if not skills and not omitted:
+        return ""
+    entries = [_entry(s, None if drop else _shorten(s.description, limit)) for s in skills]
+    note = (
+        f"\n({omitted} more skills are installed but omitted here to fit the catalog budget;"
+        " `mca skills list` shows them.)"
+        if omitted
+        else ""
+    )
+    return f"{PREAMBLE}\n<available_skills>\n" + "\n".join(entries) + f"\n</available_skills>{note}"
+
+
+def build_catalog(
+    skills: Sequence[Skill], budget: Budget, fits: Callable[[str, int], bool]
+) -> Catalog:
+    """Fit the catalog: full, then fairly shortened descriptions, then none, then fewer skills."""
+    ordered = sorted(skills, key=lambda s: s.name)
+    full = render(ordered, None, False, 0)
+    if not ordered or fits(full, budget.limit):
+        return Catalog(full, [s.name for s in ordered])
+    longest = max(len(" ".join(s.description.split())) for s in ordered)
+    lo, hi, best = MIN_DESCRIPTION, longest, None
+    while lo <= hi:  # the largest per-description cap that fits, applied to every skill alike
+        mid = (lo + hi) // 2
+        if fits(render(ordered, mid, False, 0), budget.limit):
+            best, lo = mid, mid + 1
+        else:
+            hi = mid - 1
+    if best is not None:
+        cat = Catalog(render(ordered, best, False, 0), [s.name for s in ordered])
+        for s in ordered:
+            if len(" ".join(s.description.split())) > best:
+                cat.shortened[s.name] = best
+                cat.diagnostics.append(_cut(s, f"description shortened to {best} characters"))
+        return cat
+    kept = list(ordered)
+    omitted: list[Skill] = []
+    by_rank = sorted(ordered, key=lambda s: (s.rank, s.name))  # lowest rank goes first
+    while kept and not fits(render(kept, None, True, len(omitted)), budget.limit):
+        loser = by_rank.pop(0)
+        kept.remove(loser)
+        omitted.append(loser)
+    cat = Catalog(render(kept, None, True, len(omitted)), [s.name for s in kept])
+    cat.descriptions_dropped, cat.omitted = True, omitted
+    for s in kept:
+        cat.diagnostics.append(_cut(s, "description dropped from the catalog"))
+    for s in omitted:
+        cat.diagnostics.append(_cut(s, "omitted from the catalog (lowest rank first)"))
+    return cat
+
+
+def _cut(skill: Skill, what: str) -> Diagnostic:
+    return Diagnostic("catalog-cut", str(skill.path), f"{skill.name}: {what} to fit the budget")

@@ -1,0 +1,106 @@
+"""`mca skills list | check | why`: discovery and judgment without any model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from mca.skills.model import SKILL_FILE, Candidate, Root
+from mca.skills.report import candidate_json, candidates_text, discovery_text, stage_text
+from mca.skills.runtime import run_discovery
+from mca.skills.scan import scan_roots
+from mca.skills.stage import evaluate
+from mca.skills.validate import load_candidate
+from mca.tokens import Estimator
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mca skills", description="inspect skills (no model)")
+    sub = p.add_subparsers(dest="action", required=True)
+    actions = {
+        "list": "every candidate skill and its status",
+        "check": "parse and validate SKILL.md files, skill dirs or roots",
+        "why": "what the pre-turn stage would do for a sentence",
+    }
+    for name, help_text in actions.items():
+        s = sub.add_parser(name, help=help_text)
+        s.add_argument("--json", action="store_true")
+        if name == "check":
+            s.add_argument("paths", nargs="+", metavar="PATH")
+            continue
+        s.add_argument("-C", dest="workspace", metavar="DIR")
+        s.add_argument("--skills-dir", action="append", default=[], metavar="DIR")
+        if name == "why":
+            s.add_argument("sentence")
+            s.add_argument("--path", action="append", default=[], metavar="FILE")
+    return p
+
+
+def _settings(args: argparse.Namespace, env: Mapping[str, str]):  # type: ignore[no-untyped-def]
+    from mca.config import load_settings
+
+    workspace = Path(args.workspace or os.getcwd())
+    overrides = {"skills_dirs": tuple(Path(d) for d in args.skills_dir)}
+    return load_settings(env, workspace=workspace, overrides=overrides)
+
+
+def check_candidates(paths: Sequence[str]) -> list[Candidate]:
+    """Candidates for SKILL.md files, skill directories, or roots to scan."""
+    out: list[Candidate] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_file():
+            out.append(load_candidate(Path(os.path.abspath(p)), None))
+        elif (p / SKILL_FILE).is_file():
+            out.append(load_candidate(Path(os.path.abspath(p / SKILL_FILE)), None))
+        elif p.is_dir():
+            out += scan_roots([Root(Path(os.path.abspath(p)), "check", 0)]).candidates
+        else:
+            sys.stderr.write(f"mca skills check: {raw}: no such file or directory\n")
+    for c in out:
+        c.root = None
+    return out
+
+
+def run_skills_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
+    """Entry for `mca skills ...`; returns the exit code."""
+    args = _parser().parse_args(argv)
+    out = sys.stdout
+    if args.action == "check":
+        cands = check_candidates(args.paths)
+        if args.json:
+            out.write(json.dumps([candidate_json(c) for c in cands], indent=2, ensure_ascii=False))
+            out.write("\n")
+        else:
+            out.write(candidates_text(cands) + "\n")
+        missing = len(cands) == 0
+        return 1 if missing or any(c.has_error for c in cands) else 0
+    settings = _settings(args, env)
+    estimator = Estimator(settings.encoding)
+    discovery = run_discovery(settings, estimator)
+    if args.action == "list":
+        if args.json:
+            rows = [candidate_json(c) for c in discovery.candidates]
+            out.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+        else:
+            out.write(discovery_text(discovery) + "\n")
+        return 0
+    result = evaluate(
+        list(discovery.skills.values()),
+        args.sentence,
+        budget=settings.skill_budget,
+        root=settings.workspace,
+        extra_paths=args.path,
+    )
+    tokens = estimator.count(result.injected_text)
+    if args.json:
+        obj = result.to_json()
+        obj.update(injected_tokens=tokens, tokens_label=estimator.label)
+        out.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+    else:
+        out.write(stage_text(result, tokens, estimator.label) + "\n")
+    return 0

@@ -1,0 +1,84 @@
+"""Stage one end to end: roots -> scan -> validate -> collisions -> catalog, with every finding."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mca.skills.catalog import Budget, Catalog, build_catalog
+from mca.skills.model import Candidate, Diagnostic, Root, Skill
+from mca.skills.scan import discover_roots, resolve_collisions, scan_roots
+
+Fits = Callable[[str, int], bool]
+
+
+def char_fits(text: str, limit: int) -> bool:
+    """A character budget."""
+    return len(text) <= limit
+
+
+@dataclass
+class Discovery:
+    """Everything discovery found: the skills it loaded and why others were not."""
+
+    roots: list[Root]
+    candidates: list[Candidate]
+    diagnostics: list[Diagnostic]  # walk problems, collisions and catalog cuts
+    catalog: Catalog
+    budget: Budget
+    skills: dict[str, Skill] = field(default_factory=dict)
+
+    def count(self, status: str) -> int:
+        return sum(c.status == status for c in self.candidates)
+
+    def all_diagnostics(self) -> list[Diagnostic]:
+        """Per-file diagnostics and the walk's own, without duplicates."""
+        seen: list[Diagnostic] = []
+        for d in [*(d for c in self.candidates for d in c.diagnostics), *self.diagnostics]:
+            if d not in seen:
+                seen.append(d)
+        return seen
+
+
+def discover(roots: Sequence[Root], budget: Budget, fits: Fits) -> Discovery:
+    """Scan the roots and build the catalog. Skills omitted from the catalog stay loadable."""
+    scan = scan_roots(roots)
+    diags = list(scan.diagnostics)
+    diags += resolve_collisions(scan.candidates)
+    loaded = {c.skill.name: c.skill for c in scan.candidates if c.status == "loaded" and c.skill}
+    catalog = build_catalog(list(loaded.values()), budget, fits)
+    omitted = {s.name for s in catalog.omitted}
+    for c in scan.candidates:
+        if c.skill is not None and c.skill.name in omitted and c.status == "loaded":
+            c.status = "omitted"
+    for d in catalog.diagnostics:
+        for c in scan.candidates:
+            if str(c.path) == d.path:
+                c.diagnostics.append(d)
+    diags += catalog.diagnostics
+    return Discovery(list(roots), scan.candidates, diags, catalog, budget, loaded)
+
+
+def session_roots(
+    workspace: Path, home: Path, user_home: Path, explicit: Iterable[Path]
+) -> list[Root]:
+    """The roots a session searches (explicit, project, user)."""
+    return discover_roots(workspace, home, user_home, explicit)
+
+
+def summary_line(d: Discovery, tokens: int | None, label: str) -> str:
+    """The one startup line."""
+    size = f"catalog {len(d.catalog.text):,} chars"
+    if tokens is not None:
+        size += f", {tokens:,} tokens ({label})"
+    cut = ""
+    if d.catalog.shortened or d.catalog.descriptions_dropped or d.catalog.omitted:
+        cut = f" · catalog over budget: {len(d.catalog.diagnostics)} cuts (see /skills)"
+    return (
+        f"skills: {d.count('loaded')} loaded, {d.count('skipped')} skipped,"
+        f" {d.count('shadowed')} shadowed"
+        + (f", {d.count('withheld')} withheld" if d.count("withheld") else "")
+        + (f", {d.count('omitted')} omitted" if d.count("omitted") else "")
+        + f" · {size}{cut}"
+    )

@@ -1,0 +1,98 @@
+"""Stages two and three: skill bodies in structured tags, scripts as command lines (never read)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+from mca.skills.model import RESOURCE_DIRS, Skill
+
+# Interpreter by extension; a script without one of these is run directly (it must be executable).
+INTERPRETERS = {
+    ".py": "python3",
+    ".sh": "bash",
+    ".bash": "bash",
+    ".js": "node",
+    ".mjs": "node",
+    ".cjs": "node",
+    ".ts": "npx tsx",
+    ".rb": "ruby",
+    ".pl": "perl",
+    ".php": "php",
+}
+MAX_LISTED = 50
+RUN_SENTENCE = (
+    "To use a script, run its command line with run_command (add arguments as its skill says);"
+    " do not read or rewrite the script."
+)
+HEADER = (
+    "mca loaded these skills for this turn because your request matched them (reasons are in"
+    " the ledger). Follow them; paths inside a skill are relative to its dir."
+)
+
+
+@dataclass
+class Block:
+    """One rendered skill: the full tagged text and its parts, for the ledger."""
+
+    name: str
+    text: str
+    body_chars: int
+    attachments: list[str] = field(default_factory=list)  # stage three command lines
+
+
+def list_resources(skill_dir: Path) -> dict[str, list[str]]:
+    """File names under scripts/, references/, assets/ (names only; contents are never read)."""
+    out: dict[str, list[str]] = {}
+    for sub in RESOURCE_DIRS:
+        base = skill_dir / sub
+        if not base.is_dir():
+            continue
+        names: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for f in sorted(filenames):
+                if not f.startswith("."):
+                    names.append(os.path.relpath(os.path.join(dirpath, f), skill_dir))
+            if len(names) >= MAX_LISTED:
+                break
+        if names:
+            out[sub] = names[:MAX_LISTED]
+    return out
+
+
+def command_line(script: Path) -> str:
+    """A runnable command line for a script: interpreter by extension, absolute path."""
+    interpreter = INTERPRETERS.get(script.suffix.lower())
+    quoted = shlex.quote(str(script))
+    return f"{interpreter} {quoted}" if interpreter else quoted
+
+
+def render_skill(skill: Skill) -> Block:
+    """The tagged block for one skill."""
+    resources = list_resources(skill.dir)
+    commands = [command_line(skill.dir / rel) for rel in resources.get("scripts", [])]
+    parts = [
+        f"<skill name={quoteattr(skill.name)} dir={quoteattr(str(skill.dir))}>",
+        skill.body.strip(),
+    ]
+    listed = [
+        f"{sub}/: " + ", ".join(Path(n).relative_to(sub).as_posix() for n in names)
+        for sub, names in resources.items()
+    ]
+    if listed:
+        parts.append("<resources>\n" + "\n".join(listed) + "\n</resources>")
+    if commands:
+        parts.append("<scripts>\n" + RUN_SENTENCE + "\n" + "\n".join(commands) + "\n</scripts>")
+    parts.append("</skill>")
+    return Block(skill.name, "\n".join(parts), len(skill.body.strip()), commands)
+
+
+def stage_two_text(blocks: list[Block]) -> str:
+    """The one user-role message for this turn's skills; '' when nothing loaded."""
+    if not blocks:
+        return ""
+    return HEADER + "\n\n" + "\n\n".join(b.text for b in blocks)

@@ -1,0 +1,122 @@
+"""Pure data for the skill runtime: skills, diagnostics, spec limits. Imports nothing heavy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from mca.skills.yamlsub import Value
+
+Level = Literal["error", "warning", "info"]
+
+# Agent Skills spec limits (characters, after NFKC for names).
+NAME_MAX = 64
+DESCRIPTION_MAX = 1024
+COMPATIBILITY_MAX = 500
+
+SKILL_FILE = "SKILL.md"
+RESOURCE_DIRS = ("scripts", "references", "assets")
+
+# Every diagnostic code mca emits, with its level.
+CODES: dict[str, Level] = {
+    "no-frontmatter": "error",
+    "unclosed-frontmatter": "error",
+    "unsupported-yaml": "error",
+    "unreadable": "error",
+    "missing-description": "error",
+    "invalid-field": "error",
+    "symlinked-entry": "error",
+    "duplicate-name": "error",
+    "name-defaulted": "warning",
+    "name-invalid": "warning",
+    "name-mismatch": "warning",
+    "name-too-long": "warning",
+    "description-too-long": "warning",
+    "compatibility-too-long": "warning",
+    "unquoted-colon": "warning",
+    "unquoted-indicator": "warning",
+    "shadowed": "warning",
+    "scan-truncated": "warning",
+    "catalog-cut": "warning",
+    "unknown-field": "info",
+}
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding about one SKILL.md: level, stable code, where, and what to do."""
+
+    code: str
+    path: str
+    message: str
+    line: int | None = None
+
+    @property
+    def level(self) -> Level:
+        return CODES[self.code]
+
+    def to_json(self) -> dict[str, object]:
+        return {"level": self.level, "code": self.code, "line": self.line, "message": self.message}
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{self.level}: {where}: {self.message} [{self.code}]"
+
+
+@dataclass(frozen=True)
+class Root:
+    """A directory searched for skills, with its scope and rank (higher wins)."""
+
+    path: Path
+    scope: str
+    rank: int
+
+
+@dataclass(frozen=True)
+class Skill:
+    """A loaded skill: validated metadata, its body, and where it came from."""
+
+    name: str
+    description: str
+    path: Path  # absolute SKILL.md
+    body: str
+    fields: dict[str, Value] = field(default_factory=dict)
+    scope: str = ""
+    rank: int = 0
+    domain: str = ""
+    priority: int = 0
+    triggers: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+
+    @property
+    def dir(self) -> Path:
+        return self.path.parent
+
+    @property
+    def domain_key(self) -> str:
+        """The gate's domain: a skill without one is its own domain."""
+        return self.domain or f"skill:{self.name}"
+
+
+@dataclass
+class Candidate:
+    """One SKILL.md found on disk, before and after parsing/validation."""
+
+    path: Path
+    root: Root | None
+    skill: Skill | None = None
+    fields: dict[str, Value] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    status: str = "skipped"  # loaded / skipped / shadowed / withheld / omitted
+
+    @property
+    def name(self) -> str:
+        if self.skill is not None:
+            return self.skill.name
+        value = self.fields.get("name")
+        return value if isinstance(value, str) and value else self.path.parent.name
+
+    @property
+    def has_error(self) -> bool:
+        return any(d.level == "error" for d in self.diagnostics)

@@ -1,0 +1,96 @@
+"""SKILL.md -> frontmatter fields + body, split by lines (a --- rule in the body is safe)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mca.skills.model import Diagnostic
+from mca.skills.yamlsub import Parsed, Value, YamlError, parse_yaml
+
+FENCE = "---"
+BOM = "\ufeff"
+MAX_SKILL_BYTES = 1024 * 1024
+
+
+class FrontmatterError(Exception):
+    """No opening or no closing fence; `code` is the diagnostic code."""
+
+    def __init__(self, code: str, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.line = line
+
+
+@dataclass
+class ParsedSkill:
+    """What a SKILL.md says, before validation."""
+
+    fields: dict[str, Value]
+    body: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    key_lines: dict[str, int] = field(default_factory=dict)
+
+
+def split_frontmatter(text: str) -> tuple[str, str, int]:
+    """(frontmatter, body, line of the body's first line). Raises FrontmatterError."""
+    lines = text.removeprefix(BOM).replace("\r\n", "\n").split("\n")
+    if lines[0].rstrip() != FENCE:
+        raise FrontmatterError(
+            "no-frontmatter", "the first line must be --- (the frontmatter's opening fence)", 1
+        )
+    # The first later line that is exactly --- closes it: never split on the delimiter, a
+    # horizontal rule in the body or 'foo---bar' in a value must not cut anything.
+    end = next((i for i, line in enumerate(lines[1:], 1) if line.rstrip(" \t") == FENCE), None)
+    if end is None:
+        raise FrontmatterError(
+            "unclosed-frontmatter", "the frontmatter has no closing --- line", len(lines)
+        )
+    head = "\n".join(lines[1:end]) + "\n"
+    body_lines = lines[end + 1 :]
+    skipped = 0
+    while skipped < len(body_lines) and not body_lines[skipped].strip():
+        skipped += 1
+    return head, "\n".join(body_lines[skipped:]), end + 2 + skipped
+
+
+def parse_text(text: str, path: str) -> ParsedSkill:
+    """Parse SKILL.md text; every failure is a diagnostic, never an exception."""
+    try:
+        head, body, _ = split_frontmatter(text)
+    except FrontmatterError as e:
+        return ParsedSkill({}, "", [Diagnostic(e.code, path, str(e), e.line)])
+    try:
+        parsed: Parsed = parse_yaml(head, first_line=2)
+    except YamlError as e:
+        message = f"{e.message} ({e.construct}); mca reads a YAML subset, see the README"
+        return ParsedSkill({}, body, [Diagnostic("unsupported-yaml", path, message, e.line)])
+    diags = [_lenient(path, line, key, code) for line, key, code in parsed.warnings]
+    return ParsedSkill(parsed.data, body, diags, parsed.lines)
+
+
+def _lenient(path: str, line: int, key: str, code: str) -> Diagnostic:
+    if code == "unquoted-colon":
+        message = (
+            f"the value of {key!r} contains ': ' without quotes; strict YAML parsers reject this"
+            " file. mca kept the whole text; put the value in double quotes"
+        )
+    else:
+        message = (
+            f"the value of {key!r} starts with a reserved YAML character; strict parsers reject"
+            " it. mca kept the text; put the value in double quotes"
+        )
+    return Diagnostic(code, path, message, line)
+
+
+def read_skill_file(path: Path) -> ParsedSkill:
+    """Read and parse one SKILL.md (capped in size, undecodable bytes replaced)."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_SKILL_BYTES + 1)
+    except OSError as e:
+        return ParsedSkill({}, "", [Diagnostic("unreadable", str(path), f"cannot read: {e}")])
+    if len(data) > MAX_SKILL_BYTES:
+        message = f"SKILL.md is over {MAX_SKILL_BYTES} bytes; not loaded"
+        return ParsedSkill({}, "", [Diagnostic("unreadable", str(path), message)])
+    return parse_text(data.decode("utf-8", errors="replace"), str(path))

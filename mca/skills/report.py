@@ -1,0 +1,75 @@
+"""Text and JSON views of discovery and of the stage's decisions. Pure functions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mca.skills.discover import Discovery
+from mca.skills.model import Candidate
+from mca.skills.stage import StageResult
+
+
+def candidate_json(c: Candidate) -> dict[str, Any]:
+    """The stable JSON shape for one SKILL.md (graders read it)."""
+    description = c.skill.description if c.skill else c.fields.get("description")
+    return {
+        "path": str(c.path.absolute()),
+        "name": c.name,
+        "description": description if isinstance(description, str) else None,
+        "status": c.status,
+        "scope": c.root.scope if c.root else None,
+        "rank": c.root.rank if c.root else None,
+        "fields": c.fields,
+        "diagnostics": [d.to_json() for d in c.diagnostics],
+    }
+
+
+def candidates_text(cands: Sequence[Candidate]) -> str:
+    """A table of candidates with their diagnostics underneath."""
+    if not cands:
+        return "no SKILL.md found"
+    out = []
+    for c in cands:
+        scope = f"{c.root.scope}:{c.root.rank}" if c.root else "-"
+        out.append(f"{c.status:<9} {scope:<13} {c.name:<28} {c.path}")
+        for d in c.diagnostics:
+            line = f":{d.line}" if d.line else ""
+            out.append(f"          {d.level}{line} [{d.code}] {d.message}")
+    return "\n".join(out)
+
+
+def discovery_text(d: Discovery) -> str:
+    """`mca skills list` / `/skills`."""
+    roots = "\n".join(
+        f"  {r.rank:>4} {r.scope:<9} {r.path}{'' if r.path.is_dir() else '  (absent)'}"
+        for r in d.roots
+    )
+    walk = "\n".join(f"  {x}" for x in d.diagnostics if x.code == "scan-truncated")
+    budget = f"catalog budget: {d.budget.limit:,} {d.budget.unit} ({d.budget.reason})"
+    return (
+        f"roots, highest rank first:\n{roots}\n"
+        + (f"walk problems:\n{walk}\n" if walk else "")
+        + f"{budget}\n\n"
+        + candidates_text(d.candidates)
+    )
+
+
+def stage_text(r: StageResult, tokens: int, label: str) -> str:
+    """`mca skills why` / `/why`: hits, decisions, injected size."""
+    out = []
+    if r.paths:
+        out.append("paths considered: " + ", ".join(f"{p} ({src})" for p, src in r.paths))
+    out.append("hits:" if r.hits else "hits: none (no skill matched this sentence)")
+    out += [f"  {h.line()}" for h in r.hits]
+    if r.decisions:
+        out.append("decisions:")
+        for dec in r.decisions:
+            mark = "loaded " if dec.loaded else "skipped"
+            out.append(f"  {mark} {dec.name}: {dec.reason}")
+            if dec.loaded and dec.block is not None:
+                out += [f"          stage three: {cmd}" for cmd in dec.block.attachments]
+    out.append(f"stage two injects {len(r.injected_text):,} chars, {tokens:,} tokens ({label})")
+    if r.references:
+        out.append("references: " + ", ".join(f"@{p}" for p, _ in r.references))
+    return "\n".join(out)

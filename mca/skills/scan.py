@@ -1,0 +1,191 @@
+"""Finding skills: roots with declared ranks, a bounded walk, and collision resolution."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mca.skills.model import SKILL_FILE, Candidate, Diagnostic, Root
+from mca.skills.validate import load_candidate
+
+# Where skills are searched, and who wins a name collision (higher rank wins). Project roots
+# lose PARENT_STEP per directory level above the workspace (nearest first).
+ROOT_RANKS: Mapping[str, tuple[str, int]] = {
+    "--skills-dir / MCA_SKILLS_DIRS": ("explicit", 400),
+    "<dir>/.mca/skills": ("project", 300),
+    "<dir>/.agents/skills": ("project", 299),
+    "$MCA_HOME/skills": ("user", 200),
+    "~/.agents/skills": ("user", 199),
+}
+PARENT_STEP = 2
+MAX_PARENT_LEVELS = 40
+DEPTH_LIMIT = 5
+DIR_CAP = 2000
+SKIP_DIRS = frozenset(
+    {".git", "node_modules", "__pycache__", ".venv", "venv", "dist", "build", "target"}
+)
+
+
+def _git_root(start: Path) -> Path | None:
+    for d in (start, *start.parents):
+        if (d / ".git").exists():
+            return d
+    return None
+
+
+def discover_roots(
+    workspace: Path, home: Path, user_home: Path, explicit: Iterable[Path] = ()
+) -> list[Root]:
+    """Every root to search, highest rank first."""
+    roots: list[Root] = []
+    scope, rank = ROOT_RANKS["--skills-dir / MCA_SKILLS_DIRS"]
+    for i, d in enumerate(explicit):
+        roots.append(Root(d.resolve(), scope, rank - i))  # earlier given wins
+    git_root = _git_root(workspace)
+    levels = [workspace, *workspace.parents]
+    for depth, d in enumerate(levels[:MAX_PARENT_LEVELS]):
+        for kind in ("<dir>/.mca/skills", "<dir>/.agents/skills"):
+            scope, rank = ROOT_RANKS[kind]
+            roots.append(Root(d / kind.split("/", 1)[1], scope, rank - PARENT_STEP * depth))
+        if git_root is None or d == git_root:
+            break
+    for kind, path in (
+        ("$MCA_HOME/skills", home / "skills"),
+        ("~/.agents/skills", user_home / ".agents" / "skills"),
+    ):
+        scope, rank = ROOT_RANKS[kind]
+        roots.append(Root(path, scope, rank))
+    seen: set[Path] = set()
+    unique = []
+    for r in roots:
+        key = r.path.resolve() if r.path.exists() else r.path
+        if key not in seen:
+            seen.add(key)
+            unique.append(r)
+    return unique
+
+
+@dataclass
+class ScanResult:
+    """Candidates found under the roots, and problems with the walk itself."""
+
+    candidates: list[Candidate] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    visited: dict[str, int] = field(default_factory=dict)  # root -> directories visited
+
+
+def find_skill_files(
+    root: Path, depth_limit: int = DEPTH_LIMIT, dir_cap: int = DIR_CAP
+) -> tuple[list[Path], list[Path], int, bool]:
+    """(SKILL.md files, symlinked SKILL.md files, dirs visited, truncated) below one root."""
+    found: list[Path] = []
+    symlinked: list[Path] = []
+    visited: set[Path] = set()
+    stack: list[tuple[Path, int]] = [(root, 0)]
+    count = 0
+    while stack:
+        d, depth = stack.pop()
+        try:
+            real = d.resolve()
+        except OSError:
+            continue
+        if real in visited:
+            continue  # a symlink cycle, or the same directory reached twice
+        visited.add(real)
+        count += 1
+        if count > dir_cap:
+            return found, symlinked, count - 1, True
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        entry = next((e for e in entries if e.name == SKILL_FILE), None)
+        if entry is not None:
+            (symlinked if entry.is_symlink() else found).append(Path(d, SKILL_FILE))
+            continue  # a skill directory: never descend into it
+        if depth >= depth_limit:
+            continue
+        subdirs = [
+            e
+            for e in entries
+            if e.name not in SKIP_DIRS and not e.name.startswith(".") and e.is_dir()
+        ]
+        for e in sorted(subdirs, key=lambda e: e.name, reverse=True):
+            stack.append((Path(e.path), depth + 1))
+    return found, symlinked, count, False
+
+
+def scan_roots(
+    roots: Iterable[Root], depth_limit: int = DEPTH_LIMIT, dir_cap: int = DIR_CAP
+) -> ScanResult:
+    """Walk every root and parse every SKILL.md found."""
+    result = ScanResult()
+    for root in roots:
+        if not root.path.is_dir():
+            continue
+        files, symlinked, visited, truncated = find_skill_files(root.path, depth_limit, dir_cap)
+        result.visited[str(root.path)] = visited
+        if truncated:
+            result.diagnostics.append(
+                Diagnostic(
+                    "scan-truncated",
+                    str(root.path),
+                    f"stopped after visiting {dir_cap} directories under this root; skills"
+                    " deeper in it were not found (move them up or use --skills-dir)",
+                )
+            )
+        for path in symlinked:
+            cand = Candidate(path, root)
+            cand.diagnostics.append(
+                Diagnostic(
+                    "symlinked-entry",
+                    str(path),
+                    "SKILL.md is a symlink; mca only loads a real file (symlink the directory"
+                    " instead)",
+                )
+            )
+            result.candidates.append(cand)
+        for path in files:
+            result.candidates.append(load_candidate(path, root))
+    return result
+
+
+def resolve_collisions(candidates: list[Candidate]) -> list[Diagnostic]:
+    """Highest rank wins; lower ranks are shadowed; equal ranks are all withheld."""
+    diags: list[Diagnostic] = []
+    by_name: dict[str, list[Candidate]] = {}
+    for c in candidates:
+        if c.skill is not None:
+            by_name.setdefault(c.skill.name, []).append(c)
+    for name, group in by_name.items():
+        if len(group) < 2:
+            continue
+        group.sort(key=lambda c: -(c.root.rank if c.root else 0))
+        top = group[0].root.rank if group[0].root else 0
+        best = [c for c in group if (c.root.rank if c.root else 0) == top]
+        if len(best) > 1:
+            paths = " and ".join(str(c.path) for c in best)
+            for c in best:
+                d = Diagnostic(
+                    "duplicate-name",
+                    str(c.path),
+                    f"two skills named {name!r} at the same rank: {paths}; both are withheld"
+                    " (rename one)",
+                )
+                c.diagnostics.append(d)
+                c.status = "withheld"
+                diags.append(d)
+        winner = best[0] if len(best) == 1 else None
+        for c in group[len(best) :]:
+            won = f"{winner.path} ({winner.root.scope if winner.root else ''})" if winner else "-"
+            d = Diagnostic(
+                "shadowed",
+                str(c.path),
+                f"skill {name!r} at {c.path} is shadowed by {won}, which ranks higher",
+            )
+            c.diagnostics.append(d)
+            c.status = "shadowed"
+            diags.append(d)
+    return diags

@@ -1,0 +1,189 @@
+"""Validation: every issue is collected; errors skip a skill, warnings load it."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path
+
+from mca.skills.model import (
+    COMPATIBILITY_MAX,
+    DESCRIPTION_MAX,
+    NAME_MAX,
+    Candidate,
+    Diagnostic,
+    Root,
+    Skill,
+)
+from mca.skills.parse import ParsedSkill, read_skill_file
+from mca.skills.yamlsub import Value
+
+SPEC_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+EXTENSION_FIELDS = ("domain", "priority", "triggers", "paths")
+INTEGER = re.compile(r"[+-]?\d{1,9}\Z")
+
+
+def name_problem(name: str) -> str:
+    """Why a name breaks the Agent Skills naming rules, or ''."""
+    norm = unicodedata.normalize("NFKC", name)
+    if not norm:
+        return "the name is empty"
+    bad = sorted({c for c in norm if not (c == "-" or (c.isalnum() and c == c.lower()))})
+    if bad:
+        shown = "".join(bad[:10])
+        return f"use lowercase letters, digits and hyphens only (found {shown!r})"
+    if norm.startswith("-") or norm.endswith("-") or "--" in norm:
+        return "no leading, trailing or double hyphens"
+    return ""
+
+
+class _Checker:
+    def __init__(self, path: Path, parsed: ParsedSkill) -> None:
+        self.path = str(path)
+        self.parsed = parsed
+        self.diags: list[Diagnostic] = list(parsed.diagnostics)
+
+    def add(self, code: str, message: str, key: str | None = None) -> None:
+        line = self.parsed.key_lines.get(key) if key else None
+        self.diags.append(Diagnostic(code, self.path, message, line))
+
+    def invalid(self, key: str, expected: str, got: Value) -> None:
+        shown = got if isinstance(got, str) else type(got).__name__
+        self.add("invalid-field", f"field {key!r} must be {expected}, got {shown!r}", key)
+
+    def string(self, key: str) -> str | None:
+        value = self.parsed.fields.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            self.invalid(key, "a string", value)
+            return None
+        return value
+
+    def string_list(self, key: str, what: str) -> tuple[str, ...]:
+        value = self.parsed.fields.get(key)
+        if value is None or value == "":
+            return ()
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            self.invalid(key, f"a list of {what}", value)
+            return ()
+        return tuple(v.strip() for v in value if isinstance(v, str))
+
+
+def _name(c: _Checker, dirname: str) -> str:
+    name = c.string("name")
+    if name is None or not name.strip():
+        if "name" not in c.parsed.fields or name is not None:
+            c.add("name-defaulted", f"no 'name' field; using the directory name {dirname!r}")
+        return dirname
+    name = name.strip()
+    norm = unicodedata.normalize("NFKC", name)
+    if len(norm) > NAME_MAX:
+        c.add("name-too-long", f"name is {len(norm)} characters (limit {NAME_MAX})", "name")
+    if problem := name_problem(name):
+        c.add("name-invalid", f"name {name!r}: {problem}", "name")
+    if norm != unicodedata.normalize("NFKC", dirname):
+        c.add(
+            "name-mismatch",
+            f"name {name!r} differs from its directory {dirname!r}; rename one of them",
+            "name",
+        )
+    return name
+
+
+def _description(c: _Checker) -> str:
+    description = c.string("description")
+    if "description" in c.parsed.fields and description is None:
+        return ""  # wrong type, already reported
+    if description is None or not description.strip():
+        c.add(
+            "missing-description",
+            "missing or empty 'description': it is the only text the model sees to decide when"
+            " to use the skill, so the skill is skipped. Add a 'Use when ...' description",
+            "description",
+        )
+        return ""
+    description = description.strip()
+    if len(description) > DESCRIPTION_MAX:
+        c.add(
+            "description-too-long",
+            f"description is {len(description)} characters (limit {DESCRIPTION_MAX})",
+            "description",
+        )
+    return description
+
+
+def _spec_fields(c: _Checker) -> None:
+    compat = c.string("compatibility")
+    if compat is not None and len(compat) > COMPATIBILITY_MAX:
+        c.add(
+            "compatibility-too-long",
+            f"compatibility is {len(compat)} characters (limit {COMPATIBILITY_MAX})",
+            "compatibility",
+        )
+    c.string("license")
+    metadata = c.parsed.fields.get("metadata")
+    if metadata not in (None, "") and not isinstance(metadata, dict):
+        c.invalid("metadata", "a map of keys to values", metadata)
+    tools = c.parsed.fields.get("allowed-tools")
+    if isinstance(tools, dict):
+        c.invalid("allowed-tools", "a string or a list", tools)
+    for key in c.parsed.fields:
+        if key not in SPEC_FIELDS and key not in EXTENSION_FIELDS:
+            c.add("unknown-field", f"field {key!r} is not used by mca (kept as is)", key)
+
+
+def _extensions(c: _Checker) -> tuple[str, int, tuple[str, ...], tuple[str, ...]]:
+    domain = c.string("domain") or ""
+    if domain and name_problem(domain):
+        c.invalid("domain", "a name like a skill name (lowercase, digits, hyphens)", domain)
+        domain = ""
+    priority = 0
+    raw = c.parsed.fields.get("priority")
+    if raw not in (None, ""):
+        if isinstance(raw, str) and INTEGER.match(raw.strip()):
+            priority = int(raw)
+        else:
+            c.invalid("priority", "an integer", raw if raw is not None else "")
+    triggers = c.string_list("triggers", "non-empty strings")
+    paths = c.string_list("paths", "relative glob patterns")
+    for pattern in paths:
+        if pattern.startswith(("/", "~")) or ".." in re.split(r"[/\\]", pattern):
+            c.invalid("paths", "relative glob patterns without '..'", pattern)
+            return domain, priority, triggers, ()
+    return domain, priority, triggers, paths
+
+
+def validate(path: Path, parsed: ParsedSkill, root: Root | None) -> Candidate:
+    """Turn a parsed SKILL.md into a candidate: a Skill when no error was found."""
+    cand = Candidate(path, root, fields=parsed.fields)
+    if any(d.level == "error" for d in parsed.diagnostics):
+        cand.diagnostics = list(parsed.diagnostics)
+        return cand
+    c = _Checker(path, parsed)
+    name = _name(c, path.parent.name)
+    description = _description(c)
+    _spec_fields(c)
+    domain, priority, triggers, paths = _extensions(c)
+    cand.diagnostics = c.diags
+    if not cand.has_error:
+        cand.skill = Skill(
+            name=name,
+            description=description,
+            path=path,
+            body=parsed.body,
+            fields=parsed.fields,
+            scope=root.scope if root else "",
+            rank=root.rank if root else 0,
+            domain=domain,
+            priority=priority,
+            triggers=triggers,
+            paths=paths,
+        )
+        cand.status = "loaded"
+    return cand
+
+
+def load_candidate(path: Path, root: Root | None) -> Candidate:
+    """Read, parse and validate one SKILL.md."""
+    return validate(path, read_skill_file(path), root)

@@ -1,0 +1,191 @@
+"""Roots and ranks, the bounded walk, collisions, and the budgeted catalog."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from mca.skills.catalog import Budget, build_catalog
+from mca.skills.discover import char_fits, discover
+from mca.skills.model import Root, Skill
+from mca.skills.scan import (
+    DIR_CAP,
+    ROOT_RANKS,
+    discover_roots,
+    find_skill_files,
+    resolve_collisions,
+    scan_roots,
+)
+from tests.conftest import REPO
+from tests.skills.conftest import MakeSkill, skill_text
+
+BIG = Budget(10**9, "chars", "test")
+
+
+def test_root_ranks_are_one_declared_table(tmp_path: Path) -> None:
+    assert [r for _, r in ROOT_RANKS.values()] == sorted(
+        (r for _, r in ROOT_RANKS.values()), reverse=True
+    )
+    repo = tmp_path / "repo"
+    ws = repo / "pkg" / "app"
+    ws.mkdir(parents=True)
+    (repo / ".git").mkdir()
+    roots = discover_roots(
+        ws, tmp_path / "home", tmp_path / "user", [tmp_path / "x", tmp_path / "y"]
+    )
+    names = [(str(r.path.relative_to(tmp_path)), r.scope, r.rank) for r in roots]
+    assert names == [
+        ("x", "explicit", 400),
+        ("y", "explicit", 399),
+        ("repo/pkg/app/.mca/skills", "project", 300),
+        ("repo/pkg/app/.agents/skills", "project", 299),
+        ("repo/pkg/.mca/skills", "project", 298),
+        ("repo/pkg/.agents/skills", "project", 297),
+        ("repo/.mca/skills", "project", 296),
+        ("repo/.agents/skills", "project", 295),
+        ("home/skills", "user", 200),
+        ("user/.agents/skills", "user", 199),
+    ]
+
+
+def test_a_skill_dir_is_not_descended(tmp_path: Path, make_skill: MakeSkill) -> None:
+    make_skill(tmp_path, "outer")
+    make_skill(tmp_path / "outer" / "references", "inner")
+    found, _, _, _ = find_skill_files(tmp_path)
+    assert [p.parent.name for p in found] == ["outer"]
+
+
+def test_depth_limit_and_skip_set(tmp_path: Path, make_skill: MakeSkill) -> None:
+    make_skill(tmp_path / "a/b/c/d", "deep5")  # 5 levels below the root
+    make_skill(tmp_path / "a/b/c/d/e", "deep6")
+    for skipped in ("node_modules", ".git", ".hidden", "build", "venv", "target", "dist"):
+        make_skill(tmp_path / skipped, f"in-{skipped.strip('.')}")
+    names = sorted(p.parent.name for p in find_skill_files(tmp_path)[0])
+    assert names == ["deep5"]
+
+
+def test_readme_only_dir_is_silent() -> None:
+    result = scan_roots([Root(REPO / "fixtures/broken-packs", "t", 1)])
+    assert not any("readme-only" in str(c.path) for c in result.candidates)
+    assert result.diagnostics == []
+
+
+def test_symlinked_dirs_are_followed_without_cycles(tmp_path: Path, make_skill: MakeSkill) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    make_skill(elsewhere, "linked")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "link").symlink_to(elsewhere)
+    (root / "loop").symlink_to(root)  # a cycle
+    found = find_skill_files(root)[0]
+    assert [p.parent.name for p in found] == ["linked"]
+
+
+def test_symlinked_skill_md_is_rejected(tmp_path: Path, make_skill: MakeSkill) -> None:
+    real = make_skill(tmp_path / "real", "target")
+    d = tmp_path / "root" / "sneaky"
+    d.mkdir(parents=True)
+    (d / "SKILL.md").symlink_to(real)
+    result = scan_roots([Root(tmp_path / "root", "t", 1)])
+    assert [(c.skill, [x.code for x in c.diagnostics]) for c in result.candidates] == [
+        (None, ["symlinked-entry"])
+    ]
+
+
+def test_dir_cap_warns(tmp_path: Path) -> None:
+    for i in range(30):
+        (tmp_path / f"d{i:02d}").mkdir()
+    _, _, visited, truncated = find_skill_files(tmp_path, dir_cap=10)
+    assert truncated and visited == 10
+    result = scan_roots([Root(tmp_path, "t", 1)], dir_cap=10)
+    assert [d.code for d in result.diagnostics] == ["scan-truncated"]
+    assert DIR_CAP == 2000
+
+
+def test_shadowing_across_scopes_keeps_both_paths() -> None:
+    base = REPO / "fixtures/shadowing"
+    roots = [
+        Root(base / "project/.mca/skills", "project", 300),
+        Root(base / "home/skills", "user", 200),
+    ]
+    d = discover(roots, BIG, char_fits)
+    assert d.skills["commit-message"].scope == "project"
+    loser = next(c for c in d.candidates if c.status == "shadowed")
+    msg = next(x for x in loser.diagnostics if x.code == "shadowed")
+    assert msg.level == "warning"
+    assert str(base / "home/skills") in msg.message and str(base / "project/.mca") in msg.message
+
+
+def test_same_rank_duplicates_are_both_withheld(tmp_path: Path, make_skill: MakeSkill) -> None:
+    make_skill(tmp_path, "one", skill_text(name="same"))
+    make_skill(tmp_path, "two", skill_text(name="same"))
+    d = discover([Root(tmp_path, "t", 1)], BIG, char_fits)
+    assert "same" not in d.skills
+    withheld = [c for c in d.candidates if c.status == "withheld"]
+    assert len(withheld) == 2
+    msg = withheld[0].diagnostics[-1].message
+    assert str(tmp_path / "one") in msg and str(tmp_path / "two") in msg
+
+
+def _skills(n: int, desc_len: int = 200) -> list[Skill]:
+    return [
+        Skill(
+            f"skill-{i:03d}",
+            f"Use when {'x' * desc_len} {i}",
+            Path(f"/s/skill-{i:03d}/SKILL.md"),
+            "BODYTEXT",
+            rank=i,
+        )
+        for i in range(n)
+    ]
+
+
+def test_catalog_has_entries_and_no_bodies() -> None:
+    skills = _skills(3)
+    cat = build_catalog(skills, BIG, char_fits)
+    assert cat.text.count("  <skill>\n") == 3 and "BODYTEXT" not in cat.text
+    assert "/s/skill-001/SKILL.md" in cat.text and "relative paths" in cat.text.lower()
+    assert build_catalog([], BIG, char_fits).text == ""
+
+
+def test_catalog_shortens_descriptions_fairly() -> None:
+    skills = _skills(10)
+    full = len(build_catalog(skills, BIG, char_fits).text)
+    cat = build_catalog(skills, Budget(full - 500, "chars", "t"), char_fits)
+    assert len(cat.text) <= full - 500 and len(cat.shortened) == 10
+    assert len(set(cat.shortened.values())) == 1  # the same cap for every skill
+    assert all(d.code == "catalog-cut" for d in cat.diagnostics)
+
+
+def test_catalog_drops_descriptions_then_omits_lowest_rank() -> None:
+    skills = _skills(10)
+    no_desc = build_catalog(skills, Budget(1, "chars", "t"), char_fits)
+    assert no_desc.omitted and no_desc.descriptions_dropped
+    budget = 1200
+    cat = build_catalog(skills, Budget(budget, "chars", "t"), char_fits)
+    assert len(cat.text) <= budget and "<description>" not in cat.text
+    omitted = [s.name for s in cat.omitted]
+    assert omitted == [f"skill-{i:03d}" for i in range(len(omitted))]  # lowest rank first
+    assert f"{len(omitted)} more skills are installed but omitted" in cat.text
+
+
+def test_token_budget_uses_the_estimator() -> None:
+    from mca.tokens import Estimator
+
+    est = Estimator()
+    skills = _skills(40)
+    cat = build_catalog(skills, Budget(2560, "tokens", "2% of 128k"), est.fits)
+    assert est.count(cat.text) <= 2560 and cat.shortened
+
+
+def test_fixture_dirs_are_not_modified(tmp_path: Path) -> None:
+    before = sorted(os.listdir(REPO / "fixtures/broken-packs"))
+    scan_roots([Root(REPO / "fixtures/broken-packs", "t", 1)])
+    assert sorted(os.listdir(REPO / "fixtures/broken-packs")) == before
+
+
+def test_collisions_ignore_skipped_candidates(tmp_path: Path, make_skill: MakeSkill) -> None:
+    make_skill(tmp_path, "a", skill_text(name="dup", description=None))
+    make_skill(tmp_path, "b", skill_text(name="dup"))
+    result = scan_roots([Root(tmp_path, "t", 1)])
+    assert resolve_collisions(result.candidates) == []

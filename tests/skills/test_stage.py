@@ -1,0 +1,371 @@
+"""The pre-turn stage: judgment, gates, injection, attachments, dedup, references, containment."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mca.agent import Agent
+from mca.errors import PathRefused, ToolError
+from mca.skills.catalog import Budget
+from mca.skills.discover import char_fits, discover
+from mca.skills.gates import apply_gates
+from mca.skills.inject import command_line, render_skill
+from mca.skills.model import Root, Skill
+from mca.skills.stage import SkillStage, evaluate
+from mca.skills.trigger import has_word, judge, sentence_paths
+from mca.tools import TOOL_NAMES, get_tool
+from mca.tools.base import ToolContext
+from mca.types import KIND_REFERENCE, KIND_SKILLS
+from tests.conftest import REPO
+from tests.helpers import FakeModel, call, say
+from tests.skills.conftest import MakeSkill, skill_text
+
+LAB = REPO / "skills"
+
+
+def lab_skills() -> dict[str, Skill]:
+    return discover([Root(LAB, "explicit", 400)], Budget(10**6, "chars", "t"), char_fits).skills
+
+
+def sk(name: str, **kw: object) -> Skill:
+    return Skill(name, "Use when testing.", Path(f"/nowhere/{name}/SKILL.md"), f"{name} body", **kw)  # type: ignore[arg-type]
+
+
+# -- judgment ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "word", "hit"),
+    [
+        ("run the test", "test", True),
+        ("the latest release", "test", False),
+        ("a contest", "test", False),
+        ("Test it", "test", True),
+        ("run node --test now", "node --test", True),
+        ("tests/foo", "test", False),
+        ("fix divide-by-zero", "divide-by-zero", True),
+        ("用户登录失败了", "登录", True),
+        ("café au lait", "café", True),
+        ("", "test", False),
+        ("anything", "  ", False),
+        ("a.b(c)", "b(c", True),
+    ],
+)
+def test_has_word(text: str, word: str, hit: bool) -> None:
+    assert has_word(text, word) is hit
+
+
+def test_scores_and_reasons() -> None:
+    calc = sk("calc", paths=("src/calc.js", "test/*.js"), triggers=("divide", "zero divisor"))
+    hits = judge([calc], "fix divide in src/calc.js", [(p, "sentence") for p in ["src/calc.js"]])
+    assert hits[0].score == 13
+    assert hits[0].line() == 'calc  score 13  path src/calc.js (10) + keyword "divide" (3)'
+
+
+def test_explicit_mention_outranks_keywords() -> None:
+    a = sk("alpha", triggers=("x", "y", "z"))
+    b = sk("beta")
+    for sentence in ("use $beta for x y z", "/beta x y z", "beta please, x y z"):
+        hits = judge([a, b], sentence, [])
+        assert hits[0].skill.name == "beta" and hits[0].score == 100
+
+
+def test_priority_only_breaks_ties() -> None:
+    low = sk("aaa", triggers=("word",), priority=1)
+    high = sk("zzz", triggers=("word",), priority=99)
+    unrelated = sk("mmm", triggers=("other",), priority=1000)
+    hits = judge([low, high, unrelated], "a word", [])
+    assert [h.skill.name for h in hits] == ["zzz", "aaa"]  # mmm never matched
+
+
+def test_path_globs_and_path_sources() -> None:
+    s = sk("globby", paths=("src/**/*.ts", "docs/?.md"))
+    paths = [("src/a/b/c.ts", "read or written last turn"), ("docs/x.md", "sentence")]
+    hit = judge([s], "nothing", paths)[0]
+    assert [str(r) for r in hit.reasons] == [
+        "path src/a/b/c.ts, read or written last turn (10)",
+        "path docs/x.md (10)",
+    ]
+
+
+def test_sentence_paths() -> None:
+    assert sentence_paths("fix src/calc.js and @test/calc.test.js, then ./README.md.") == [
+        "test/calc.test.js",
+        "src/calc.js",
+        "README.md",
+    ]
+    assert sentence_paths("no paths at all, v1.2 maybe") == ["v1.2"]
+
+
+# -- gates ------------------------------------------------------------------------------------
+def test_domain_gate_loads_only_the_winner() -> None:
+    result = evaluate(
+        list(lab_skills().values()), "fix the divide-by-zero problem", budget=12_000, root=REPO
+    )
+    names = [(d.name, d.loaded) for d in result.decisions]
+    assert names == [("calc-conventions", True), ("calc-conventions-archived", False)]
+    assert result.decisions[1].reason == "same calc domain as calc-conventions, which won"
+    assert result.hits[0].score > result.hits[1].score
+    assert "must throw" in result.injected_text and "returns `Infinity`" not in result.injected_text
+
+
+def test_budget_gate_says_why() -> None:
+    skills = [sk("a", triggers=("go",)), sk("b", triggers=("go",))]
+    size = len(render_skill(skills[0]).text)
+    decisions = apply_gates(judge(skills, "go", []), size + 10, render_skill, {})
+    assert decisions[0].loaded and not decisions[1].loaded
+    assert decisions[1].reason == f"body is {size} chars, only 10 left"
+
+
+def test_nothing_matched_injects_zero_chars() -> None:
+    result = evaluate(
+        list(lab_skills().values()), "what does this project do?", budget=12_000, root=REPO
+    )
+    assert result.hits == [] and result.injected_text == ""
+
+
+# -- injection --------------------------------------------------------------------------------
+def test_release_block_offers_a_command_line_and_never_the_script() -> None:
+    skills = lab_skills()
+    block = render_skill(skills["release-notes"])
+    script = LAB / "release-notes/scripts/bump-version.mjs"
+    assert f"node {script}" in block.text and block.attachments == [f"node {script}"]
+    assert f'dir="{LAB / "release-notes"}"' in block.text
+    assert "do not read" in block.text
+    for name in ("bumpSemverTriple", "writePackageManifestAtomically"):
+        assert name in script.read_text() and name not in block.text
+
+
+def test_script_contents_are_never_opened(tmp_path: Path, make_skill: MakeSkill) -> None:
+    make_skill(tmp_path, "s")
+    scripts = tmp_path / "s" / "scripts"
+    scripts.mkdir()
+    (scripts / "run.py").write_text("def distinctiveFunctionName(): pass\n")
+    (scripts / "run.py").chmod(0)  # unreadable: rendering must still work
+    (tmp_path / "s" / "references").mkdir()
+    (tmp_path / "s" / "references" / "guide.md").write_text("SECRET GUIDE TEXT")
+    skill = discover([Root(tmp_path, "t", 1)], Budget(10**6, "chars", "t"), char_fits).skills["s"]
+    block = render_skill(skill)
+    assert f"python3 {scripts / 'run.py'}" in block.text
+    assert "distinctiveFunctionName" not in block.text and "SECRET GUIDE" not in block.text
+    assert "references/: guide.md" in block.text
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [("a.py", "python3 "), ("a.sh", "bash "), ("a.mjs", "node "), ("a.rb", "ruby "), ("tool", "")],
+)
+def test_interpreter_by_extension(name: str, expected: str) -> None:
+    assert command_line(Path("/x") / name) == f"{expected}/x/{name}"
+
+
+def test_one_user_message_before_reference_and_sentence(ctx: ToolContext, ws: Path) -> None:
+    shutil.copytree(REPO / "fixtures/workspace", ws, dirs_exist_ok=True)
+    stage = SkillStage(
+        lab_skills(), budget=12_000, root=ws, touched=lambda: [], emit=lambda k, d: None
+    )
+    model = FakeModel([say("ok")])
+    agent = Agent(model=model, tools=ctx, system="s", pre_turn=stage)
+    agent.run_turn("fix the divide-by-zero problem, see @src/calc.js")
+    sent = model.requests[0].messages
+    assert [(m.role, m.kind) for m in sent] == [
+        ("user", KIND_SKILLS),
+        ("user", KIND_REFERENCE),
+        ("user", "chat"),
+    ]
+    assert sent[0].protected and sent[0].skills == ("calc-conventions",)
+    assert "function divide" in sent[1].content and 'path="src/calc.js"' in sent[1].content
+
+
+def test_dedup_across_turns(ctx: ToolContext) -> None:
+    events: list[tuple[str, dict[str, object]]] = []
+    stage = SkillStage(
+        lab_skills(),
+        budget=12_000,
+        root=REPO,
+        touched=lambda: [],
+        emit=lambda k, d: events.append((k, dict(d))),
+    )
+    model = FakeModel([say("one"), say("two")])
+    agent = Agent(model=model, tools=ctx, system="s", pre_turn=stage)
+    agent.run_turn("fix the divide-by-zero problem")
+    agent.run_turn("and the divide function again")
+    assert stage.last is not None and stage.last.injected_text == ""
+    assert stage.last.decisions[0].reason == "already in context since turn 1"
+    # the archived one still loses its domain to the convention already in context
+    assert stage.last.decisions[1].reason.startswith("same calc domain as calc-conventions")
+    skill_msgs = [m for m in agent.messages if m.kind == KIND_SKILLS]
+    assert len(skill_msgs) == 1
+    agent.clear()
+    agent.messages.clear()
+    model.replies.append(say("three"))
+    agent.run_turn("divide again")
+    assert stage.last.decisions[0].loaded  # no longer in context, so injected again
+
+
+def test_files_touched_last_turn_count_as_paths(ctx: ToolContext, ws: Path) -> None:
+    shutil.copytree(REPO / "fixtures/workspace", ws, dirs_exist_ok=True)
+    stage = SkillStage(
+        lab_skills(),
+        budget=12_000,
+        root=ws,
+        touched=lambda: sorted(ctx.touched),
+        emit=lambda k, d: None,
+    )
+    model = FakeModel([call("read_file", path="src/calc.js"), say("read"), say("ok")])
+    agent = Agent(model=model, tools=ctx, system="s", pre_turn=stage)
+    agent.run_turn("show me the code")
+    agent.run_turn("what do you think?")
+    assert stage.last is not None
+    reasons = [str(r) for h in stage.last.hits for r in h.reasons]
+    assert "path src/calc.js, read or written last turn (10)" in reasons
+
+
+def test_reference_is_contained_and_capped(ws: Path) -> None:
+    (ws / "big.txt").write_text("x" * 30_000)
+    result = evaluate([], "look at @big.txt and @../secret and @missing.txt", budget=1, root=ws)
+    texts = dict(result.references)
+    assert "more characters cut" in texts["big.txt"] and len(texts["big.txt"]) < 21_000
+    assert "refused" in texts["../secret"] and "no such file" in texts["missing.txt"]
+
+
+# -- skill resources through read_file ---------------------------------------------------------
+def test_skill_resources_are_readable_but_contained(ctx: ToolContext, tmp_path: Path) -> None:
+    skill_dir = tmp_path / "skills" / "guide"
+    (skill_dir / "references").mkdir(parents=True)
+    (skill_dir / "references" / "a.md").write_text("inside\n")
+    (tmp_path / "skills" / "secret.txt").write_text("secret\n")
+    (skill_dir / "references" / "escape.md").symlink_to(tmp_path / "skills" / "secret.txt")
+    events: list[tuple[str, dict[str, object]]] = []
+    ctx.emit = lambda k, d: events.append((k, dict(d)))
+    ctx.skill_dirs = {"guide": skill_dir}
+    read = get_tool("read_file").run
+    assert "inside" in read(ctx, {"path": str(skill_dir / "references/a.md")})
+    assert events[-1][0] == "skill.resource.loaded" and events[-1][1]["skill"] == "guide"
+    assert events[-1][1]["bytes"] == 7
+    for bad in (
+        str(skill_dir / "../secret.txt"),
+        str(skill_dir / "references/escape.md"),
+        "/etc/passwd",
+        str(skill_dir / "references/../../secret.txt"),
+    ):
+        with pytest.raises(PathRefused):
+            read(ctx, {"path": bad})
+    with pytest.raises(ToolError, match="no such file"):
+        read(ctx, {"path": str(skill_dir / "references/missing.md")})
+
+
+def test_registry_stays_eight_whatever_loads(ctx: ToolContext) -> None:
+    before = TOOL_NAMES
+    stage = SkillStage(
+        lab_skills(), budget=12_000, root=REPO, touched=lambda: [], emit=lambda k, d: None
+    )
+    model = FakeModel([say("ok")])
+    Agent(model=model, tools=ctx, system="s", pre_turn=stage).run_turn("cut a release and test it")
+    assert before == TOOL_NAMES and len(model.requests[0].tools) == 8
+
+
+def test_skills_why_json(capsys: pytest.CaptureFixture[str], ws: Path) -> None:
+    from mca.cli import main
+
+    argv = [
+        "skills",
+        "why",
+        "fix the divide-by-zero problem",
+        "--json",
+        "-C",
+        str(ws),
+        "--skills-dir",
+        str(LAB),
+        "--path",
+        "src/calc.js",
+    ]
+    assert main(argv, {"HOME": str(ws)}) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["hits"][0] == {
+        "name": "calc-conventions",
+        "score": 16,
+        "reasons": [
+            "path src/calc.js, given with --path (10)",
+            'keyword "divide" (3)',
+            'keyword "divide-by-zero" (3)',
+        ],
+    }
+    assert [d["loaded"] for d in obj["decisions"]] == [True, False]
+    assert obj["injected_chars"] == len(obj["injected_text"]) > 0 and obj["injected_tokens"] > 0
+    assert (
+        main(
+            ["skills", "why", "hello there", "--json", "-C", str(ws), "--skills-dir", str(LAB)],
+            {"HOME": str(ws)},
+        )
+        == 0
+    )
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["injected_text"] == "" and obj["injected_chars"] == 0 and obj["hits"] == []
+
+
+def test_skills_list_and_check_json(capsys: pytest.CaptureFixture[str], ws: Path) -> None:
+    from mca.cli import main
+
+    assert (
+        main(
+            ["skills", "list", "--json", "-C", str(ws), "--skills-dir", str(LAB)], {"HOME": str(ws)}
+        )
+        == 0
+    )
+    rows = json.loads(capsys.readouterr().out)
+    by_name = {r["name"]: r for r in rows}
+    assert by_name["broken-pack"]["status"] == "skipped"
+    assert by_name["broken-pack"]["diagnostics"][0]["code"] == "missing-description"
+    assert by_name["calc-conventions"]["fields"]["domain"] == "calc"
+    assert (
+        by_name["calc-conventions"]["scope"] == "explicit"
+        and by_name["calc-conventions"]["rank"] == 400
+    )
+    assert set(rows[0]) >= {
+        "path",
+        "name",
+        "description",
+        "status",
+        "scope",
+        "rank",
+        "fields",
+        "diagnostics",
+    }
+    assert main(["skills", "check", str(REPO / "fixtures/broken-packs/name-mismatch")], {}) == 0
+    assert "name-mismatch" in capsys.readouterr().out
+    assert main(["skills", "check", str(REPO / "fixtures/broken-packs"), "--json"], {}) == 1
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["name"]: r["status"] for r in rows} == {
+        "bad-priority": "skipped",
+        "bare-colon": "loaded",
+        "missing-description": "skipped",
+        "a-different-name": "loaded",
+        "no-closing-fence": "skipped",
+    }
+    assert all(r["scope"] is None and r["rank"] is None for r in rows)
+
+
+def test_strict_skills_refuses_before_any_model(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mca.cli import main
+
+    code = main(
+        ["-C", str(ws), "--skills-dir", str(LAB), "--strict-skills", "-p", "hi"],
+        {"HOME": str(ws), "MCA_HOME": str(ws / "home")},
+    )
+    err = capsys.readouterr().err
+    assert (
+        code == 1
+        and "--strict-skills" in err
+        and "broken-pack" in err
+        and "missing-description" in err
+    )
+
+
+def test_skill_text_helper_round_trips(tmp_path: Path, make_skill: MakeSkill) -> None:
+    path = make_skill(tmp_path, "x", skill_text(name="x", triggers="[a]"))
+    assert "triggers: [a]" in path.read_text()
