@@ -70,6 +70,9 @@ class Settings:
     show_ledger: bool = False
     record: Path | None = None
     debug: bool = False
+    read_timeout: float = 120.0
+    retry_base: float = 1.0
+    max_tokens: int = 8192
 
     def with_(self, **changes: Any) -> Settings:
         """A copy with some fields changed."""
@@ -102,6 +105,16 @@ def _int(value: str | int, name: str) -> int:
         raise ConfigError(f"{name} must be an integer, got {value!r}") from None
     if n <= 0:
         raise ConfigError(f"{name} must be positive, got {n}")
+    return n
+
+
+def _float(value: str | float, name: str) -> float:
+    try:
+        n = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a number, got {value!r}") from None
+    if n < 0:
+        raise ConfigError(f"{name} must not be negative, got {n}")
     return n
 
 
@@ -181,6 +194,9 @@ def load_settings(
         ),
         encoding=str(pick("MCA_ENCODING", "encoding", "o200k_base")),
         lab=str(env.get("MCA_LAB", "")),
+        read_timeout=_float(pick("MCA_READ_TIMEOUT", "read_timeout", 120), "MCA_READ_TIMEOUT"),
+        retry_base=_float(pick("MCA_RETRY_BASE", "retry_base", 1.0), "MCA_RETRY_BASE"),
+        max_tokens=_int(pick("MCA_MAX_TOKENS", "max_tokens", 8192), "MCA_MAX_TOKENS"),
         debug=env.get("MCA_DEBUG") == "1",
     )
     extra_dirs = tuple(o.pop("skills_dirs", ()))

@@ -90,7 +90,7 @@ def open_session(
         emit=emit,
     )
     system = build_system_prompt(settings.workspace, discovery.catalog.text)
-    model = model or build_model(settings)
+    model = model or build_model(settings, lambda m: emit("model.retry", {"message": m}))
     agent = Agent(
         model=model,
         tools=tools,

@@ -11,8 +11,10 @@ if TYPE_CHECKING:
     from mca.config import Settings
     from mca.types import Model
 
+Notice = Callable[[str], None]
 
-def _mock(settings: Settings) -> Model:
+
+def _mock(settings: Settings, notice: Notice) -> Model:
     from mca.models.mock import MockModel, ScriptedModel
 
     if settings.mock_script is not None:
@@ -20,31 +22,36 @@ def _mock(settings: Settings) -> Model:
     return MockModel()
 
 
-def _openai(settings: Settings) -> Model:
+def _openai(settings: Settings, notice: Notice) -> Model:
     from mca.models.openai import OpenAIModel
 
-    return OpenAIModel(settings)
+    return OpenAIModel(settings, notice=notice)
 
 
-def _anthropic(settings: Settings) -> Model:
+def _anthropic(settings: Settings, notice: Notice) -> Model:
     from mca.models.anthropic import AnthropicModel
 
-    return AnthropicModel(settings)
+    return AnthropicModel(settings, notice=notice)
 
 
-BUILDERS: dict[str, Callable[[Settings], Model]] = {
+BUILDERS: dict[str, Callable[[Settings, Notice], Model]] = {
     "anthropic": _anthropic,
     "mock": _mock,
     "openai": _openai,
 }
 
 
-def build_model(settings: Settings) -> Model:
-    """The model client for the configured provider."""
+def build_model(settings: Settings, notice: Notice = lambda s: None) -> Model:
+    """The model client for the configured provider (recording it when asked)."""
     try:
         builder = BUILDERS[settings.provider]
     except KeyError:
         raise ConfigError(
             f"unknown model provider {settings.provider!r} (available: {', '.join(BUILDERS)})"
         ) from None
-    return builder(settings)
+    model = builder(settings, notice)
+    if settings.record is not None:
+        from mca.models.record import RecordingModel
+
+        model = RecordingModel(model, settings.record, (settings.api_key,))
+    return model

@@ -1,0 +1,31 @@
+"""--record FILE: every model response of a session, in MCA_MOCK_SCRIPT format, without secrets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mca.log import scrub
+from mca.models.mock import script_line
+from mca.types import Model, Request, Response, TextSink
+
+
+class RecordingModel:
+    """Wraps a model and appends each response it returns to a replayable script."""
+
+    def __init__(self, inner: Model, path: Path, secrets: tuple[str, ...] = ()) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.path = path
+        self.secrets = secrets
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("", encoding="utf-8")
+
+    def complete(self, request: Request, on_text: TextSink | None = None) -> Response:
+        response = self.inner.complete(request, on_text)
+        line = scrub(script_line(response.message, response.usage), self.secrets)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(line + "\n")
+        return response
+
+    def close(self) -> None:
+        self.inner.close()

@@ -1,0 +1,333 @@
+"""Both wire protocols against httpx.MockTransport: mapping, streaming, errors, retries."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from mca.agent import Agent
+from mca.config import Settings, load_settings
+from mca.errors import ModelError, ModelHTTPError, StreamError
+from mca.models import anthropic as anth
+from mca.models import openai as oai
+from mca.models.http import RetryPolicy, sse_events
+from mca.tools import tool_specs
+from mca.tools.base import ToolContext
+from mca.types import Message, Request, ToolCall, Usage
+from tests.models.wire import (
+    Recorder,
+    anthropic_json,
+    anthropic_sse,
+    openai_json,
+    openai_sse,
+    sse,
+)
+
+KEY = "sk-test-0123456789abcdef"
+PROVIDERS = ["openai", "anthropic"]
+
+
+def settings_for(provider: str, tmp_path: Path, stream: bool = True) -> Settings:
+    var = "OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"
+    env = {var: KEY, "MCA_PROVIDER": provider, "MCA_HOME": str(tmp_path / "home")}
+    env["MCA_MODEL"] = "gpt-4o" if provider == "openai" else "claude-sonnet-4-5"
+    return load_settings(env, workspace=tmp_path).with_(stream=stream)
+
+
+def client(provider: str, settings: Settings, rec: Recorder, sleeps: list[float] | None = None):  # type: ignore[no-untyped-def]
+    cls = oai.OpenAIModel if provider == "openai" else anth.AnthropicModel
+    policy = RetryPolicy(
+        base=0.01,
+        sleep=(sleeps.append if sleeps is not None else lambda s: None),
+        jitter=lambda: 1.0,
+    )
+    notices: list[str] = []
+    model = cls(settings, transport=httpx.MockTransport(rec), policy=policy, notice=notices.append)
+    model.notices = notices  # type: ignore[attr-defined]
+    return model
+
+
+def ok(
+    provider: str, stream: bool, text: str = "", calls: list[Any] = (), **kw: Any
+) -> httpx.Response:  # type: ignore[assignment]
+    if stream:
+        body = (
+            openai_sse(text, calls, **kw)
+            if provider == "openai"
+            else anthropic_sse(text, calls, **kw)
+        )
+        return sse(body)
+    return httpx.Response(
+        200, json=openai_json(text, calls) if provider == "openai" else anthropic_json(text, calls)
+    )
+
+
+REQ = Request("be helpful", (Message("user", "hi"),), tool_specs())
+
+
+# -- pure mapping ------------------------------------------------------------------------------
+HISTORY = (
+    Message("user", "skills block", kind="skills"),
+    Message("user", "read a.txt"),
+    Message(
+        "assistant",
+        "",
+        tool_calls=(ToolCall("t1", "read_file", {"path": "a.txt"}), ToolCall("t2", "list_dir", {})),
+    ),
+    Message("tool", "content", tool_call_id="t1", tool_name="read_file"),
+    Message("tool", "boom", tool_call_id="t2", tool_name="list_dir", is_error=True),
+    Message("assistant", "done"),
+)
+
+
+def test_openai_mapping() -> None:
+    wire = oai.to_wire_messages("sys", HISTORY)
+    assert [m["role"] for m in wire] == [
+        "system",
+        "user",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+    ]
+    assert wire[3]["tool_calls"][0] == {
+        "id": "t1",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'},
+    }
+    assert wire[3]["content"] is None and wire[4] == {
+        "role": "tool",
+        "tool_call_id": "t1",
+        "content": "content",
+    }
+    tools = oai.to_wire_tools(tool_specs())
+    assert tools[0]["type"] == "function" and tools[0]["function"]["name"] == "read_file"
+    resp = oai.from_wire_response(openai_json("", [("c1", "list_dir", {"path": "."})]))
+    assert resp.message.tool_calls == (
+        ToolCall("c1", "list_dir", {"path": "."}),
+    ) and resp.usage == Usage(100, 7)
+
+
+def test_anthropic_mapping_merges_user_side_messages() -> None:
+    wire = anth.to_wire_messages(HISTORY)
+    assert [m["role"] for m in wire] == ["user", "assistant", "user", "assistant"]
+    assert [b["type"] for b in wire[0]["content"]] == ["text", "text"]
+    assert wire[1]["content"][0] == {
+        "type": "tool_use",
+        "id": "t1",
+        "name": "read_file",
+        "input": {"path": "a.txt"},
+    }
+    assert wire[2]["content"][1] == {
+        "type": "tool_result",
+        "tool_use_id": "t2",
+        "content": "boom",
+        "is_error": True,
+    }
+    body = anth.request_body("claude", 100, Request("sys", HISTORY, tool_specs()), True)
+    assert body["system"] == "sys" and body["tools"][0]["input_schema"]["type"] == "object"
+    resp = anth.from_wire_response(anthropic_json("hi", [("u1", "read_file", {"path": "x"})]))
+    assert resp.message.content == "hi" and resp.message.tool_calls[0].name == "read_file"
+
+
+def test_sse_parser() -> None:
+    lines = ["event: a", "data: 1", "", ": comment", "data: x", "data: y", "", "data: tail"]
+    assert list(sse_events(iter(lines))) == [("a", "1"), ("", "x\ny"), ("", "tail")]
+
+
+# -- round trips -------------------------------------------------------------------------------
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("stream", [True, False])
+def test_plain_text(provider: str, stream: bool, tmp_path: Path) -> None:
+    rec = Recorder(ok(provider, stream, "hello there"))
+    seen: list[str] = []
+    resp = client(provider, settings_for(provider, tmp_path, stream), rec).complete(
+        REQ, seen.append
+    )
+    assert resp.message.content.strip() == "hello there" and "".join(seen).strip() == "hello there"
+    assert resp.usage == Usage(100, 7)
+    req = rec.requests[0]
+    if provider == "openai":
+        assert (
+            req.url.path == "/v1/chat/completions"
+            and req.headers["authorization"] == f"Bearer {KEY}"
+        )
+        assert rec.bodies()[0]["stream"] is stream
+        if stream:
+            assert rec.bodies()[0]["stream_options"] == {"include_usage": True}
+    else:
+        assert req.url.path == "/v1/messages" and req.headers["x-api-key"] == KEY
+        assert req.headers["anthropic-version"] == "2023-06-01"
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("stream", [True, False])
+def test_one_and_two_parallel_tool_calls(provider: str, stream: bool, tmp_path: Path) -> None:
+    calls = [("c1", "read_file", {"path": "a.txt"}), ("c2", "list_dir", {"path": ".", "depth": 2})]
+    for n in (1, 2):
+        rec = Recorder(ok(provider, stream, "", calls[:n]))
+        resp = client(provider, settings_for(provider, tmp_path, stream), rec).complete(REQ)
+        assert resp.message.tool_calls == tuple(ToolCall(i, name, a) for i, name, a in calls[:n])
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_stream_and_non_stream_give_the_same_message(provider: str, tmp_path: Path) -> None:
+    calls = [("c1", "read_file", {"path": "a.txt"})]
+    a = client(
+        provider, settings_for(provider, tmp_path, True), Recorder(ok(provider, True, "", calls))
+    ).complete(REQ)
+    b = client(
+        provider, settings_for(provider, tmp_path, False), Recorder(ok(provider, False, "", calls))
+    ).complete(REQ)
+    assert a.message == b.message
+
+
+# -- errors ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize(
+    ("status", "body", "expect"),
+    [
+        (
+            401,
+            {"error": {"message": "invalid key"}},
+            "API key is missing or wrong; mca sent the key from",
+        ),
+        (403, {"error": {"message": "forbidden"}}, "API key is missing or wrong"),
+        (404, {"error": {"message": "no such model"}}, "was not found at base URL"),
+        (
+            400,
+            {"error": {"message": "This model's maximum context length is 8192 tokens"}},
+            "longer than the model's context window",
+        ),
+        (
+            400,
+            {"error": {"type": "invalid_request_error", "message": "prompt is too long"}},
+            "context window",
+        ),
+    ],
+)
+def test_error_statuses_are_clear(
+    provider: str, status: int, body: dict[str, Any], expect: str, tmp_path: Path
+) -> None:
+    rec = Recorder(httpx.Response(status, json=body))
+    with pytest.raises(ModelHTTPError) as info:
+        client(provider, settings_for(provider, tmp_path), rec).complete(REQ)
+    msg = str(info.value)
+    assert expect in msg and KEY not in msg and len(rec.requests) == 1
+    if status in (401, 403):
+        assert ("OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY") in msg
+    if status == 404:
+        assert "gpt-4o" in msg or "claude" in msg
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_retry_honours_retry_after(provider: str, tmp_path: Path) -> None:
+    sleeps: list[float] = []
+    rec = Recorder(
+        httpx.Response(429, json={"error": {"message": "slow"}}, headers={"retry-after": "3"}),
+        httpx.Response(503, json={"error": {"message": "busy"}}),
+        ok(provider, True, "finally"),
+    )
+    model = client(provider, settings_for(provider, tmp_path), rec, sleeps)
+    assert model.complete(REQ).message.content.strip() == "finally"
+    assert sleeps[0] == 3.0 and 0 < sleeps[1] <= 0.02 and len(model.notices) == 2
+    assert "HTTP 429" in model.notices[0]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_server_error_that_never_clears(provider: str, tmp_path: Path) -> None:
+    sleeps: list[float] = []
+    rec = Recorder(*[httpx.Response(500, json={"error": {"message": "down"}}) for _ in range(5)])
+    with pytest.raises(ModelHTTPError, match="HTTP 500"):
+        client(provider, settings_for(provider, tmp_path), rec, sleeps).complete(REQ)
+    assert len(rec.requests) == 5 and len(sleeps) == 4
+    assert sleeps == sorted(sleeps)  # exponential
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("exc", [httpx.ConnectError("refused"), httpx.ReadTimeout("slow")])
+def test_connection_errors_retry_then_fail_clearly(
+    provider: str, exc: Exception, tmp_path: Path
+) -> None:
+    rec = Recorder(exc, ok(provider, False, "ok"))
+    s = settings_for(provider, tmp_path, False)
+    assert client(provider, s, rec).complete(REQ).message.content == "ok"
+    rec = Recorder(*[exc] * 5)
+    with pytest.raises(ModelError, match="cannot reach"):
+        client(provider, s, rec).complete(REQ)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("kw", [{"cut": True}, {"bad_args": True}])
+def test_cut_or_malformed_stream_is_a_clear_error(
+    provider: str, kw: dict[str, bool], tmp_path: Path
+) -> None:
+    rec = Recorder(ok(provider, True, "", [("c1", "read_file", {"path": "a.txt"})], **kw))
+    with pytest.raises(StreamError, match=r"cut off|invalid JSON"):
+        client(provider, settings_for(provider, tmp_path), rec).complete(REQ)
+
+
+class _Dropping(httpx.SyncByteStream):
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        yield b'data: {"choices": [{"index": 0, "delta": {"content": "par"}}]}\n\n'
+        raise httpx.ReadError("connection reset")
+
+
+def test_connection_dropped_mid_stream(tmp_path: Path) -> None:
+    rec = Recorder(
+        httpx.Response(200, stream=_Dropping(), headers={"content-type": "text/event-stream"})
+    )
+    with pytest.raises(StreamError, match="cut off"):
+        client("openai", settings_for("openai", tmp_path), rec).complete(REQ)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_failed_turn_leaves_the_conversation_intact(
+    provider: str, ctx: ToolContext, tmp_path: Path
+) -> None:
+    rec = Recorder(
+        ok(provider, True, "first answer"),
+        ok(provider, True, "", [("c1", "list_dir", {})]),
+        ok(provider, True, "", [("c2", "read_file", {"path": "x"})], cut=True),
+    )
+    agent = Agent(
+        model=client(provider, settings_for(provider, tmp_path), rec), tools=ctx, system="s"
+    )
+    agent.run_turn("one")
+    before = list(agent.messages)
+    with pytest.raises(StreamError):
+        agent.run_turn("two")
+    assert agent.messages == before
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_agent_round_trip_sends_tool_results_back(
+    provider: str, ctx: ToolContext, ws: Path, tmp_path: Path
+) -> None:
+    (ws / "a.txt").write_text("distinctive-content\n")
+    rec = Recorder(
+        ok(provider, True, "", [("c1", "read_file", {"path": "a.txt"})]),
+        ok(provider, True, "it says hi"),
+    )
+    agent = Agent(
+        model=client(provider, settings_for(provider, tmp_path), rec), tools=ctx, system="s"
+    )
+    result = agent.run_turn("read a.txt")
+    assert result.answer.strip() == "it says hi" and result.usage == Usage(200, 14)
+    second = str(rec.bodies()[1]["messages"])
+    assert "distinctive-content" in second and "c1" in second
+
+
+def test_url_joining(tmp_path: Path) -> None:
+    s = settings_for("anthropic", tmp_path).with_(base_url="http://h:1/v1")
+    rec = Recorder(ok("anthropic", True, "x"))
+    client("anthropic", s, rec).complete(REQ)
+    assert str(rec.requests[0].url) == "http://h:1/v1/messages"
+
+
+Factory = Callable[..., Any]
