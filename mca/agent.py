@@ -52,6 +52,7 @@ class TurnResult:
     usage: Usage = field(default_factory=Usage)
     usage_reported: bool = False
     requests: list[Request] = field(default_factory=list)
+    request_usage: list[Usage | None] = field(default_factory=list)
     stopped: str = ""  # why the turn ended early, if it did
 
 
@@ -92,6 +93,7 @@ class Agent:
             request = Request(self.system, tuple(self.messages), tool_specs())
             result.requests.append(request)
             response = self.model.complete(request, self.on_text)
+            result.request_usage.append(response.usage)
             if response.usage is not None:
                 result.usage += response.usage
                 result.usage_reported = True

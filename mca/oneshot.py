@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 from mca.agent import TurnResult
 from mca.config import Settings
-from mca.render import plan_lines, tool_call_line, tool_result_lines
+from mca.render import ledger_table, plan_lines, tool_call_line, tool_result_lines
 from mca.session import Session, open_session
 
 
@@ -49,6 +49,8 @@ def progress_line(kind: str, data: Mapping[str, Any]) -> str:
         return plan_lines(data["plan"])
     if kind == "skill.hit":
         return f"skill {data['line']}"
+    if kind == "context.compacted":
+        return f"context compacted: {data['before_tokens']:,} -> {data['after_tokens']:,} tokens"
     if kind in ("notice", "model.retry"):
         return str(data.get("message", ""))
     return ""
@@ -77,6 +79,8 @@ def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
         skills["injected_tokens"] = session.skills.estimator.count(stage.injected_text)
         skills["tokens_label"] = session.skills.estimator.label
         obj["skills"] = skills
+    if session.ledger.last is not None:
+        obj["ledger"] = session.ledger.last.to_json()
     return obj
 
 
@@ -90,11 +94,13 @@ def run_oneshot(
     if settings.mock_reason:
         sys.stderr.write(f"mca: using the offline mock model ({settings.mock_reason})\n")
     try:
-        result = session.agent.run_turn(sentence)
+        result = session.run_turn(sentence)
     finally:
         session.close()
     if as_json:
         out.write(json.dumps(turn_json(session, result), indent=2, ensure_ascii=False) + "\n")
     else:
         out.write(result.answer.rstrip("\n") + "\n")
+        if settings.show_ledger and session.ledger.last is not None:
+            sys.stderr.write(ledger_table(session.ledger.last) + "\n")
     return 1 if result.stopped else 0

@@ -35,6 +35,10 @@ class SystemPrompt:
             out.append(("skill catalog (stage one)", self.catalog))
         return out
 
+    def exact_pieces(self) -> list[tuple[str, str]]:
+        """Pieces whose texts concatenate to exactly `text` (separators go with the next)."""
+        return [(label, ("\n\n" if i else "") + t) for i, (label, t) in enumerate(self.pieces())]
+
     @property
     def text(self) -> str:
         return "\n\n".join(text for _, text in self.pieces())

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mca.agent import describe_call
+from mca.ledger import TurnLedger
 from mca.tools.base import Tool
 from mca.tools.plan import render_plan
 from mca.tools.snapshots import UndoReport
@@ -80,3 +81,65 @@ def tools_json(tools: Sequence[Tool]) -> str:
         [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools],
         indent=2,
     )
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def ledger_table(entry: TurnLedger) -> str:
+    """The per-turn ledger as a terminal table."""
+    head = (
+        f"turn {entry.turn} ledger · tokens estimated with {entry.encoding}"
+        f" · context window {entry.window:,} · {entry.model_calls} model call(s), last one shown"
+    )
+    lines = [head, f"{'piece':<46} {'chars':>8} {'tokens':>7} {'window':>7}  why"]
+    for r in entry.rows:
+        share = f"{r.tokens / entry.window:.1%}" if r.chars else "-"
+        lines.append(
+            f"{_cut(r.label, 46):<46} {r.chars:>8,} {r.tokens:>7,} {share:>7}  {_cut(r.reason, 70)}"
+        )
+    remaining = entry.window - entry.tokens
+    lines.append(
+        f"{'total':<46} {entry.chars:>8,} {entry.tokens:>7,} {entry.tokens / entry.window:>7.1%}"
+        f"  window remaining {remaining:,} tokens"
+    )
+    if entry.provider_prompt_tokens:
+        ratio = entry.provider_prompt_tokens / max(entry.tokens, 1)
+        lines.append(
+            f"provider reported {entry.provider_prompt_tokens:,} prompt tokens"
+            f" (ratio {ratio:.2f} to the estimate)"
+        )
+    if entry.calibrated is not None and entry.calibration is not None:
+        lines.append(
+            f"calibrated estimate {entry.calibrated:,} tokens (factor {entry.calibration:.3f},"
+            " moving average of provider/estimate for this model)"
+        )
+    if entry.compaction:
+        c = entry.compaction
+        kept = ", ".join(c["protected_kept"]) or "none"
+        lines.append(
+            f"compaction: {c['before_tokens']:,} -> {c['after_tokens']:,} tokens;"
+            f" protected skills kept verbatim: {kept}"
+        )
+    return "\n".join(lines)
+
+
+def ledger_summary(entries: Sequence[TurnLedger]) -> str:
+    """/ledger all: one line per turn."""
+    if not entries:
+        return "no turns yet"
+    lines = [
+        "tokens estimated per turn (last request of each turn)",
+        f"{'turn':>4} {'total':>8} {'stage1':>7} {'stage2':>7} {'stage3':>7} {'history':>8}"
+        f" {'calls':>5}  notes",
+    ]
+    for e in entries:
+        history = e.stage_tokens("history") + e.stage_tokens("tools-turn")
+        note = "compacted" if e.compaction else ""
+        lines.append(
+            f"{e.turn:>4} {e.tokens:>8,} {e.stage_tokens('stage1'):>7,}"
+            f" {e.stage_tokens('stage2'):>7,} {e.stage_tokens('stage3'):>7,} {history:>8,}"
+            f" {e.model_calls:>5}  {note}"
+        )
+    return "\n".join(lines)

@@ -25,7 +25,7 @@ from mca import __version__
 from mca.config import Settings
 from mca.errors import McaError
 from mca.oneshot import progress_line
-from mca.render import snapshot_lines, tools_text, undo_lines
+from mca.render import ledger_summary, ledger_table, snapshot_lines, tools_text, undo_lines
 from mca.session import Session, open_session
 from mca.skills.discover import summary_line
 from mca.skills.report import discovery_text, stage_text
@@ -201,6 +201,10 @@ class Repl:
             "/exit": Command("leave mca (also Ctrl-D)", self._exit),
             "/skills": Command("skills found, their status and diagnostics", self._skills),
             "/why": Command("why skills were (not) loaded for the last turn", self._why),
+            "/ledger": Command(
+                "what the last turn put in the context ('all': every turn)", self._ledger
+            ),
+            "/compact": Command("summarise older turns now (skill bodies are kept)", self._compact),
         }
 
     def banner(self) -> str:
@@ -271,6 +275,18 @@ class Repl:
         tokens = sk.estimator.count(result.injected_text)
         self.ui.say(f"turn {turn}:\n" + stage_text(result, tokens, sk.estimator.label))
 
+    def _ledger(self, arg: str) -> None:
+        book = self.session.ledger
+        if arg.strip() == "all":
+            self.ui.say(ledger_summary(book.turns))
+        elif book.last is None:
+            self.ui.say("no turn yet")
+        else:
+            self.ui.say(ledger_table(book.last))
+
+    def _compact(self, arg: str) -> None:
+        self.ui.say(self.session.compact())
+
     def summary(self) -> str:
         """The startup line about skills (counts tokens: loads the tokenizer)."""
         sk = self.session.skills
@@ -296,7 +312,7 @@ class Repl:
     def handle_turn(self, sentence: str) -> None:
         """Run one turn, reporting errors and cancellation without losing the conversation."""
         try:
-            result = self.session.agent.run_turn(sentence)
+            result = self.session.run_turn(sentence)
         except KeyboardInterrupt:
             self.ui.say("turn cancelled; the conversation is as it was before it")
             return
@@ -309,6 +325,8 @@ class Repl:
             self.ui.say(result.answer)
         if result.stopped:
             self.ui.say(result.stopped)
+        if self.settings.show_ledger and self.session.ledger.last is not None:
+            self.ui.say(ledger_table(self.session.ledger.last))
 
     def read(self) -> str | None:
         """One input; None means exit."""

@@ -5,17 +5,20 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mca.agent import Agent
+from mca.agent import Agent, TurnResult
+from mca.compact import Compactor
 from mca.config import Settings
+from mca.ledger import Calibration, LedgerBook, TurnLedger, build_ledger
 from mca.log import SessionLog
 from mca.models import build_model
 from mca.prompt import SystemPrompt, build_system_prompt
 from mca.skills.runtime import SkillRuntime, log_discovery, refuse_if_strict, run_discovery
 from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
+from mca.tools import tool_specs
 from mca.tools.base import ToolContext
 from mca.tools.snapshots import SnapshotStore
 from mca.types import Model
@@ -42,7 +45,56 @@ class Session:
     log: SessionLog
     system: SystemPrompt
     skills: SkillRuntime
+    compactor: Compactor
     id: str
+    ledger: LedgerBook = field(default_factory=LedgerBook)
+
+    def run_turn(self, sentence: str) -> TurnResult:
+        """One turn through the agent, then its ledger (logged as a JSON event)."""
+        compacted_before = self.compactor.last
+        result = self.agent.run_turn(sentence)
+        entry = self.record_ledger(result)
+        if self.compactor.last is not compacted_before and self.compactor.last is not None:
+            entry.compaction = self.compactor.last.to_json()
+        self.log.event("ledger", entry.to_json())
+        return result
+
+    def record_ledger(self, result: TurnResult) -> TurnLedger:
+        """Build the turn's ledger from the last request it sent; calibrate with usage."""
+        stage = next((r for t, r in self.skills.stage.history if t == result.turn), None)
+        entry = build_ledger(
+            result.turn,
+            result.requests[-1],
+            self.system.exact_pieces(),
+            self.skills.estimator,
+            self.settings.context_window,
+            stage,
+        )
+        entry.model_calls = len(result.requests)
+        calibration = Calibration(self.settings.home)
+        usage = result.request_usage[-1] if result.request_usage else None
+        if usage is not None and usage.prompt_tokens:
+            entry.provider_prompt_tokens = usage.prompt_tokens
+            entry.calibration = calibration.update(
+                self.settings.model, entry.tokens, usage.prompt_tokens
+            )
+        else:
+            entry.calibration = calibration.factor(self.settings.model)
+        self.ledger.turns.append(entry)
+        return entry
+
+    def compact(self) -> str:
+        """/compact: summarise older turns now."""
+        before = self.compactor.last
+        self.agent.messages[:] = self.compactor.compact(self.agent.messages, self.agent.turn)
+        report = self.compactor.last
+        if report is None or report is before:
+            return "nothing to compact: the conversation is only the last turns"
+        return (
+            f"compacted: {report.before_tokens:,} -> {report.after_tokens:,} tokens"
+            f" ({report.summarized_messages} messages summarised; protected skills kept:"
+            f" {', '.join(report.protected_kept) or 'none'})"
+        )
 
     def close(self) -> None:
         """Release the model client."""
@@ -91,12 +143,21 @@ def open_session(
     )
     system = build_system_prompt(settings.workspace, discovery.catalog.text)
     model = model or build_model(settings, lambda m: emit("model.retry", {"message": m}))
+    compactor = Compactor(
+        model,
+        estimator,
+        window=settings.context_window,
+        system=system.text,
+        tools=tool_specs(),
+        emit=lambda k, d: emit(k, d),
+    )
     agent = Agent(
         model=model,
         tools=tools,
         system=system.text,
         max_steps=settings.max_steps,
         pre_turn=stage,
+        before_model=compactor,
         emit=emit,
         on_text=ui.text,
     )
@@ -110,4 +171,4 @@ def open_session(
         },
     )
     runtime = SkillRuntime(discovery, stage, estimator)
-    return Session(settings, model, agent, snapshots, log, system, runtime, sid)
+    return Session(settings, model, agent, snapshots, log, system, runtime, compactor, sid)

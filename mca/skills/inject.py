@@ -40,7 +40,7 @@ class Block:
 
     name: str
     text: str
-    body_chars: int
+    body: str
     attachments: list[str] = field(default_factory=list)  # stage three command lines
 
 
@@ -88,7 +88,7 @@ def render_skill(skill: Skill) -> Block:
     if commands:
         parts.append("<scripts>\n" + RUN_SENTENCE + "\n" + "\n".join(commands) + "\n</scripts>")
     parts.append("</skill>")
-    return Block(skill.name, "\n".join(parts), len(skill.body.strip()), commands)
+    return Block(skill.name, "\n".join(parts), skill.body.strip(), commands)
 
 
 def stage_two_text(blocks: list[Block]) -> str:

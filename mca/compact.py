@@ -1,0 +1,116 @@
+"""Compaction: when the context nears the window, older turns become a summary.
+
+Protected messages (skill bodies injected by the pre-turn stage) are never summarised away:
+they are kept verbatim, ahead of the summary, so a convention loaded early still applies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mca.ledger import message_text, tools_text
+from mca.tokens import Estimator
+from mca.types import KIND_SUMMARY, Message, Model, Request, ToolSpec
+
+THRESHOLD = 0.80
+KEEP_TURNS = 2
+SUMMARIZE_PROMPT = (
+    "SUMMARIZE: you are compacting a coding session. Write a short summary of the"
+    " conversation below: what the user asked, what was changed (files, commands), what was"
+    " decided and what is still open. Plain text, no preamble."
+)
+Emit = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class CompactionReport:
+    """What one compaction did."""
+
+    turn: int
+    before_tokens: int
+    after_tokens: int
+    summarized_messages: int
+    protected_kept: list[str]
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "turn": self.turn,
+            "before_tokens": self.before_tokens,
+            "after_tokens": self.after_tokens,
+            "summarized_messages": self.summarized_messages,
+            "protected_kept": self.protected_kept,
+            "reason": self.reason,
+        }
+
+
+def _transcript(messages: list[Message]) -> str:
+    lines = []
+    for m in messages:
+        who = {"user": "User", "assistant": "Assistant", "tool": f"Tool {m.tool_name}"}[m.role]
+        text = message_text(m)
+        lines.append(f"{who}: {text[:2000]}")
+    return "\n".join(lines)
+
+
+class Compactor:
+    """The agent's before-model hook, and /compact."""
+
+    def __init__(
+        self,
+        model: Model,
+        estimator: Estimator,
+        *,
+        window: int,
+        system: str,
+        tools: tuple[ToolSpec, ...],
+        threshold: float = THRESHOLD,
+        keep_turns: int = KEEP_TURNS,
+        emit: Emit = lambda k, d: None,
+    ) -> None:
+        self.model = model
+        self.est = estimator
+        self.window = window
+        self.fixed = estimator.count(system) + estimator.count(tools_text(tools))
+        self.threshold = threshold
+        self.keep_turns = keep_turns
+        self.emit = emit
+        self.last: CompactionReport | None = None
+
+    def tokens(self, history: list[Message]) -> int:
+        """Estimated tokens of the whole context (per-message counts are cached)."""
+        return self.fixed + sum(self.est.count(message_text(m)) for m in history)
+
+    def __call__(self, history: list[Message], turn: int) -> list[Message]:
+        if self.tokens(history) <= self.threshold * self.window:
+            return history
+        reason = f"context passed {self.threshold:.0%} of the {self.window:,}-token window"
+        return self.compact(history, turn, reason)
+
+    def compact(self, history: list[Message], turn: int, reason: str = "/compact") -> list[Message]:
+        """Summarise all but the last turns; keep protected messages verbatim."""
+        keep_from = turn - self.keep_turns + 1
+        older = [m for m in history if m.turn < keep_from]
+        recent = [m for m in history if m.turn >= keep_from]
+        protected = [m for m in older if m.protected]
+        to_summarize = [m for m in older if not m.protected]
+        if not to_summarize:
+            return history
+        before = self.tokens(history)
+        request = Request(SUMMARIZE_PROMPT, (Message("user", _transcript(to_summarize)),), ())
+        summary = self.model.complete(request).message.content.strip()
+        note = Message(
+            "user",
+            f"[Summary of earlier turns, made by compaction]\n{summary}",
+            kind=KIND_SUMMARY,
+            turn=keep_from - 1,
+        )
+        out = [*protected, note, *recent]
+        kept = [name for m in protected for name in m.skills]
+        self.last = CompactionReport(
+            turn, before, self.tokens(out), len(to_summarize), kept, reason
+        )
+        self.emit("context.compacted", self.last.to_json())
+        return out

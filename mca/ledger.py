@@ -1,0 +1,223 @@
+"""The injection ledger: per turn, every piece of context sent, why, and what it cost.
+
+Rows are built from the very request that was sent (the turn's last model call, the largest
+context), so their characters add up to that request exactly. Token figures are estimates by
+the session's encoding; when the provider reports prompt tokens the ledger shows both and a
+per-model calibration factor (a moving average kept in $MCA_HOME/calibration.json).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mca.fsutil import atomic_write
+from mca.skills.inject import Block
+from mca.skills.stage import StageResult
+from mca.tokens import Estimator
+from mca.types import KIND_REFERENCE, KIND_SKILLS, KIND_SUMMARY, Message, Request, ToolSpec
+
+CALIBRATION_FILE = "calibration.json"
+CALIBRATION_WINDOW = 20  # samples in the moving average
+
+
+@dataclass
+class Row:
+    """One piece of context (or a considered skill that was left out: 0 chars)."""
+
+    label: str
+    kind: str
+    chars: int
+    tokens: int
+    reason: str = ""
+
+
+@dataclass
+class TurnLedger:
+    """The ledger of one turn."""
+
+    turn: int
+    rows: list[Row]
+    window: int
+    encoding: str
+    provider_prompt_tokens: int | None = None
+    calibration: float | None = None
+    model_calls: int = 1
+    compaction: dict[str, Any] | None = None
+
+    @property
+    def chars(self) -> int:
+        return sum(r.chars for r in self.rows)
+
+    @property
+    def tokens(self) -> int:
+        return sum(r.tokens for r in self.rows)
+
+    @property
+    def calibrated(self) -> int | None:
+        return round(self.tokens * self.calibration) if self.calibration else None
+
+    def stage_tokens(self, kind: str) -> int:
+        return sum(r.tokens for r in self.rows if r.kind == kind)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "turn": self.turn,
+            "estimate": f"estimated, {self.encoding}",
+            "rows": [asdict(r) for r in self.rows],
+            "total_chars": self.chars,
+            "total_tokens": self.tokens,
+            "window": self.window,
+            "window_remaining": self.window - self.tokens,
+            "provider_prompt_tokens": self.provider_prompt_tokens,
+            "calibration_factor": self.calibration,
+            "calibrated_tokens": self.calibrated,
+            "model_calls": self.model_calls,
+            "compaction": self.compaction,
+        }
+
+
+def message_text(m: Message) -> str:
+    """The text of a message as the ledger prices it (content plus tool-call arguments)."""
+    calls = "".join(c.name + json.dumps(dict(c.arguments)) for c in m.tool_calls)
+    return m.content + calls
+
+
+def tools_text(tools: Sequence[ToolSpec]) -> str:
+    """The tool schemas as sent (compact JSON)."""
+    return json.dumps(
+        [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools],
+        separators=(",", ":"),
+    )
+
+
+class _Builder:
+    def __init__(self, est: Estimator) -> None:
+        self.est = est
+        self.rows: list[Row] = []
+
+    def add(self, label: str, kind: str, text: str, reason: str = "") -> None:
+        self.rows.append(Row(label, kind, len(text), self.est.count(text), reason))
+
+    def add_many(self, label: str, kind: str, texts: Sequence[str]) -> None:
+        if texts:
+            chars = sum(len(t) for t in texts)
+            self.rows.append(Row(label, kind, chars, sum(self.est.count(t) for t in texts)))
+
+    def skills(self, m: Message, stage: StageResult | None) -> None:
+        blocks = {b.name: b for b in stage.blocks} if stage else {}
+        reasons = {d.name: d for d in stage.decisions} if stage else {}
+        rest = m.content
+        for name in m.skills:
+            block: Block | None = blocks.get(name)
+            if block is None:
+                continue
+            body = block.body
+            hit = reasons[name].hit.line().split("  ", 2)[-1] if name in reasons else ""
+            self.add(f"skill body: {name}", "stage2", body, f"{hit} → loaded")
+            rest = rest.replace(body, "", 1)
+            for cmd in block.attachments:
+                self.add(f"attachment: {cmd}", "stage3", cmd + "\n", f"script of {name}")
+                rest = rest.replace(cmd + "\n", "", 1)
+        self.add("skill tags, header and resource names", "stage2", rest)
+
+
+def build_ledger(
+    turn: int,
+    request: Request,
+    system_pieces: Sequence[tuple[str, str]],
+    est: Estimator,
+    window: int,
+    stage: StageResult | None = None,
+) -> TurnLedger:
+    """Rows for every piece of the request, in the order they were sent."""
+    b = _Builder(est)
+    for label, text in system_pieces:
+        b.add(label, "stage1" if "catalog" in label else "system", text)
+    b.add(f"tool schemas ({len(request.tools)} tools)", "tools", tools_text(request.tools))
+    msgs = request.messages
+    sentences = [i for i, m in enumerate(msgs) if m.role == "user" and m.kind == "chat"]
+    sentence_at = max((i for i in sentences if msgs[i].turn == turn), default=len(msgs))
+    history: list[str] = []
+    for i, m in enumerate(msgs):
+        text = message_text(m)
+        if m.kind == KIND_SKILLS and m.turn == turn:
+            b.skills(m, stage)
+        elif m.kind == KIND_SKILLS:
+            label = f"skills from turn {m.turn}: {', '.join(m.skills)}"
+            b.add(label, "stage2", text, "protected, already in context")
+        elif m.kind == KIND_REFERENCE and m.turn == turn:
+            refs = ", ".join(p for p, _ in (stage.references if stage else []))
+            b.add(f"@references: {refs}", "reference", text)
+        elif m.kind == KIND_SUMMARY:
+            b.add("compaction summary", "history", text)
+        elif i == sentence_at:
+            b.add("your sentence", "sentence", text)
+        elif i > sentence_at:
+            continue
+        else:
+            history.append(text)
+    b.add_many(f"conversation history ({len(history)} messages)", "history", history)
+    b.add_many(
+        "this turn's tool calls and results",
+        "tools-turn",
+        [message_text(m) for m in msgs[sentence_at + 1 :]],
+    )
+    if stage is not None:
+        for d in stage.decisions:
+            if not d.loaded:
+                b.rows.append(Row(f"skill not loaded: {d.name}", "considered", 0, 0, d.reason))
+    return TurnLedger(turn, b.rows, window, est.encoding)
+
+
+def request_chars(request: Request) -> int:
+    """Characters of everything a request carries, counted the ledger's way."""
+    return (
+        len(request.system)
+        + len(tools_text(request.tools))
+        + sum(len(message_text(m)) for m in request.messages)
+    )
+
+
+class Calibration:
+    """Per-model ratio of provider-reported prompt tokens to mca's estimate (moving average)."""
+
+    def __init__(self, home: Path) -> None:
+        self.path = home / CALIBRATION_FILE
+
+    def _load(self) -> dict[str, dict[str, float]]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def factor(self, model: str) -> float | None:
+        entry = self._load().get(model)
+        return float(entry["factor"]) if entry else None
+
+    def update(self, model: str, estimated: int, reported: int) -> float:
+        """Fold one observation in; returns the new factor."""
+        data = self._load()
+        entry = data.get(model, {"factor": 0.0, "samples": 0})
+        n = min(int(entry["samples"]), CALIBRATION_WINDOW - 1)
+        ratio = reported / max(estimated, 1)
+        factor = (entry["factor"] * n + ratio) / (n + 1)
+        data[model] = {"factor": round(factor, 4), "samples": n + 1}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.path, json.dumps(data, indent=1).encode())
+        return factor
+
+
+@dataclass
+class LedgerBook:
+    """All turn ledgers of a session."""
+
+    turns: list[TurnLedger] = field(default_factory=list)
+
+    @property
+    def last(self) -> TurnLedger | None:
+        return self.turns[-1] if self.turns else None

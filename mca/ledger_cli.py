@@ -1,0 +1,134 @@
+"""`mca ledger compare`: three loading strategies priced on the same sentences."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mca.skills.discover import Discovery
+from mca.skills.inject import render_skill, stage_two_text
+from mca.skills.runtime import run_discovery
+from mca.skills.stage import evaluate
+from mca.skills.trigger import judge, sentence_paths
+from mca.tokens import Estimator
+
+STRATEGIES = ("eager", "matched", "gated")
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Stage-one and stage-two tokens of one strategy for one sentence."""
+
+    stage1: int
+    stage2: int
+
+    @property
+    def total(self) -> int:
+        return self.stage1 + self.stage2
+
+    def to_json(self, eager_total: int) -> dict[str, Any]:
+        saving = 100.0 * (eager_total - self.total) / eager_total if eager_total else 0.0
+        return {
+            "stage1_tokens": self.stage1,
+            "stage2_tokens": self.stage2,
+            "total_tokens": self.total,
+            "saving_pct": round(saving, 1),
+        }
+
+
+def price(d: Discovery, sentence: str, est: Estimator, budget: int, root: Path) -> dict[str, Cost]:
+    """Eager: every body resident. Matched: catalog + every hit. Gated: catalog + what passes."""
+    skills = sorted(d.skills.values(), key=lambda s: s.name)
+    eager = stage_two_text([render_skill(s) for s in skills])
+    catalog = est.count(d.catalog.text)
+    paths = [(p, "sentence") for p in sentence_paths(sentence)]
+    hits = judge(skills, sentence, paths)
+    matched = stage_two_text([render_skill(h.skill) for h in hits])
+    gated = evaluate(skills, sentence, budget=budget, root=root).injected_text
+    return {
+        "eager": Cost(est.count(eager), 0),
+        "matched": Cost(catalog, est.count(matched)),
+        "gated": Cost(catalog, est.count(gated)),
+    }
+
+
+def compare(
+    d: Discovery, sentences: Sequence[str], est: Estimator, budget: int, root: Path
+) -> dict[str, Any]:
+    """Per sentence and in total, per strategy."""
+    rows = []
+    totals = {k: Cost(0, 0) for k in STRATEGIES}
+    for s in sentences:
+        costs = price(d, s, est, budget, root)
+        eager = costs["eager"].total
+        rows.append({"sentence": s, "strategies": {k: costs[k].to_json(eager) for k in STRATEGIES}})
+        totals = {
+            k: Cost(totals[k].stage1 + costs[k].stage1, totals[k].stage2 + costs[k].stage2)
+            for k in STRATEGIES
+        }
+    eager_total = totals["eager"].total
+    return {
+        "estimate": est.label,
+        "skills": len(d.skills),
+        "sentences": rows,
+        "total": {k: totals[k].to_json(eager_total) for k in STRATEGIES},
+    }
+
+
+def compare_text(report: dict[str, Any]) -> str:
+    """A readable table of the comparison."""
+    lines = [
+        f"{report['skills']} skills · tokens {report['estimate']} · stage1 + stage2 = total"
+        " (saved vs eager)",
+        f"{'sentence':<44} {'eager':>14} {'matched':>24} {'gated':>24}",
+    ]
+
+    def cell(c: dict[str, Any], with_saving: bool) -> str:
+        text = f"{c['stage1_tokens']:,}+{c['stage2_tokens']:,}={c['total_tokens']:,}"
+        return text + (f" ({c['saving_pct']:.0f}%)" if with_saving else "")
+
+    def row(label: str, st: dict[str, Any]) -> str:
+        label = label if len(label) <= 44 else label[:43] + "…"
+        return (
+            f"{label:<44} {cell(st['eager'], False):>14} {cell(st['matched'], True):>24}"
+            f" {cell(st['gated'], True):>24}"
+        )
+
+    lines += [row(r["sentence"], r["strategies"]) for r in report["sentences"]]
+    lines.append(row("total", report["total"]))
+    return "\n".join(lines)
+
+
+def run_ledger_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
+    """Entry for `mca ledger compare`."""
+    p = argparse.ArgumentParser(prog="mca ledger", description="context cost reports")
+    sub = p.add_subparsers(dest="action", required=True)
+    c = sub.add_parser("compare", help="eager vs matched vs gated skill loading")
+    c.add_argument("sentences", nargs="*", help="sentences (default: stdin, one per line)")
+    c.add_argument("--json", action="store_true")
+    c.add_argument("-C", dest="workspace", metavar="DIR")
+    c.add_argument("--skills-dir", action="append", default=[], metavar="DIR")
+    args = p.parse_args(argv)
+    sentences = list(args.sentences) or [ln.strip() for ln in sys.stdin if ln.strip()]
+    if not sentences:
+        sys.stderr.write("mca ledger compare: no sentences (give them as arguments or on stdin)\n")
+        return 1
+    from mca.config import load_settings
+
+    workspace = Path(args.workspace or os.getcwd())
+    overrides = {"skills_dirs": tuple(Path(d) for d in args.skills_dir)}
+    settings = load_settings(env, workspace=workspace, overrides=overrides)
+    est = Estimator(settings.encoding)
+    discovery = run_discovery(settings, est)
+    report = compare(discovery, sentences, est, settings.skill_budget, settings.workspace)
+    if args.json:
+        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(compare_text(report) + "\n")
+    return 0

@@ -1,0 +1,173 @@
+"""Estimator golden counts, ledger rows that add up to the request, calibration, compare,
+compaction that keeps protected skill bodies."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mca.config import load_settings
+from mca.ledger import Calibration, request_chars
+from mca.ledger_cli import compare
+from mca.models.mock import MockModel
+from mca.session import Session, open_session
+from mca.skills.catalog import Budget
+from mca.skills.discover import char_fits, discover
+from mca.skills.model import Root
+from mca.tokens import Estimator, load_encoding
+from mca.types import KIND_SKILLS, KIND_SUMMARY, Usage
+from tests.conftest import REPO
+from tests.helpers import FakeModel, call, say
+
+GOLDEN = REPO / "fixtures" / "tokens" / "sample.txt"
+# Regenerate with: make golden (prints the counts for fixtures/tokens/sample.txt)
+GOLDEN_COUNTS = {"o200k_base": 173, "cl100k_base": 182}
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_golden_counts(encoding: str) -> None:
+    text = GOLDEN.read_text(encoding="utf-8")
+    assert Estimator(encoding).count(text) == GOLDEN_COUNTS[encoding]
+
+
+def test_known_token_ids() -> None:
+    assert load_encoding("cl100k_base").encode_ordinary("hello world") == [15339, 1917]
+    assert load_encoding("o200k_base").encode_ordinary("hello world") == [24912, 2375]
+
+
+def test_estimator_caches_and_labels() -> None:
+    est = Estimator("cl100k_base")
+    assert est.label == "estimated, cl100k_base"
+    assert est.count("") == 0 and est.count("hello world") == 2
+    assert est.fits("abc", 3) and not est.fits("hello world " * 50, 10)
+
+
+class _UI:
+    def approve(self, command: str) -> bool:
+        return True
+
+    def event(self, kind: str, data: object) -> None:
+        return None
+
+    def text(self, delta: str) -> None:
+        return None
+
+
+def session(ws: Path, model: object, **env: str) -> Session:
+    settings = load_settings(
+        {"MCA_HOME": str(ws.parent / "home"), "HOME": str(ws.parent), **env}, workspace=ws
+    ).with_(skills_dirs=(REPO / "skills",))
+    return open_session(settings, _UI(), model=model)  # type: ignore[arg-type]
+
+
+def test_rows_add_up_to_the_request_sent(ws: Path) -> None:
+    shutil.copytree(REPO / "fixtures/workspace", ws, dirs_exist_ok=True)
+    model = FakeModel([say("first"), call("read_file", path="src/calc.js"), say("done")])
+    s = session(ws, model)
+    s.run_turn("hello")
+    s.run_turn("fix the divide-by-zero problem, see @README.md")
+    entry = s.ledger.last
+    assert entry is not None
+    assert entry.chars == request_chars(model.requests[-1])
+    labels = [r.label for r in entry.rows]
+    expected = [
+        "system base prompt",
+        "skill catalog (stage one)",
+        "tool schemas (8 tools)",
+        "skill body: calc-conventions",
+        "@references: README.md",
+        "your sentence",
+        "conversation history (2 messages)",
+        "this turn's tool calls and results",
+        "skill not loaded: calc-conventions-archived",
+    ]
+    assert set(expected) <= set(labels)
+    body = next(r for r in entry.rows if r.label == "skill body: calc-conventions")
+    assert "keyword" in body.reason and body.reason.endswith("→ loaded")
+    assert entry.tokens == sum(r.tokens for r in entry.rows)
+    assert entry.to_json()["window_remaining"] == entry.window - entry.tokens
+
+
+def test_attachment_rows_for_scripts(ws: Path) -> None:
+    model = FakeModel([say("ok")])
+    s = session(ws, model)
+    s.run_turn("cut a release")
+    entry = s.ledger.last
+    assert entry is not None and entry.chars == request_chars(model.requests[-1])
+    rows = [r for r in entry.rows if r.kind == "stage3"]
+    assert len(rows) == 1 and rows[0].label.startswith("attachment: node ")
+
+
+def test_calibration_from_provider_usage(ws: Path) -> None:
+    model = FakeModel([say("a", Usage(5000, 3)), say("b", Usage(5200, 3))])
+    s = session(ws, model)
+    s.run_turn("hello")
+    first = s.ledger.last
+    assert first is not None and first.provider_prompt_tokens == 5000
+    assert first.calibration == pytest.approx(5000 / first.tokens, rel=1e-3)
+    s.run_turn("again")
+    second = s.ledger.last
+    assert second is not None and second.calibrated is not None
+    stored = json.loads((ws.parent / "home" / "calibration.json").read_text())
+    assert stored["mock"]["samples"] == 2
+    assert Calibration(ws.parent / "home").factor("mock") == pytest.approx(
+        second.calibration, rel=1e-3
+    )
+
+
+def test_ledger_in_json_and_log(ws: Path) -> None:
+    s = session(ws, FakeModel([say("ok")]))
+    s.run_turn("hello")
+    events = [e for e in s.log.events if e["event"] == "ledger"]
+    assert len(events) == 1 and events[0]["total_tokens"] > 0
+
+
+def test_compare_on_the_lab_packs() -> None:
+    d = discover([Root(REPO / "skills", "explicit", 400)], Budget(10**6, "chars", "t"), char_fits)
+    est = Estimator()
+    report = compare(
+        d, ["what does this project do?", "fix the divide-by-zero problem"], est, 12_000, REPO
+    )
+    nothing, divide = report["sentences"]
+    assert nothing["strategies"]["gated"]["stage2_tokens"] == 0
+    assert nothing["strategies"]["eager"]["saving_pct"] == 0
+    assert (
+        divide["strategies"]["matched"]["stage2_tokens"]
+        > divide["strategies"]["gated"]["stage2_tokens"]
+        > 0
+    )
+    for strat in ("eager", "matched", "gated"):
+        total = report["total"][strat]
+        assert total["total_tokens"] == sum(
+            r["strategies"][strat]["total_tokens"] for r in report["sentences"]
+        )
+        assert set(total) == {"stage1_tokens", "stage2_tokens", "total_tokens", "saving_pct"}
+    assert report["total"]["gated"]["saving_pct"] > report["total"]["matched"]["saving_pct"] > 0
+
+
+def test_compaction_keeps_the_protected_skill_and_the_conversation_works(ws: Path) -> None:
+    shutil.copytree(REPO / "fixtures/workspace", ws, dirs_exist_ok=True)
+    s = session(ws, MockModel(), MCA_CONTEXT_WINDOW="4000", MOCK="1")
+    s.run_turn("fix the divide-by-zero problem in src/calc.js")
+    for i in range(8):
+        s.run_turn(f"read src/calc.js please ({i})")
+    kinds = [m.kind for m in s.agent.messages]
+    assert KIND_SUMMARY in kinds
+    skills = [m for m in s.agent.messages if m.kind == KIND_SKILLS]
+    assert skills and "must throw" in skills[0].content and skills[0].protected
+    compacted = [t for t in s.ledger.turns if t.compaction]
+    assert compacted and compacted[0].compaction["protected_kept"] == ["calc-conventions"]  # type: ignore[index]
+    assert compacted[0].compaction["after_tokens"] < compacted[0].compaction["before_tokens"]  # type: ignore[index]
+    result = s.run_turn("read README.md")
+    assert "calc sample" in result.answer
+
+
+def test_compact_command(ws: Path) -> None:
+    s = session(ws, MockModel(), MOCK="1")
+    assert "nothing to compact" in s.compact()
+    for i in range(4):
+        s.run_turn(f"list the files {i}")
+    assert s.compact().startswith("compacted:")
