@@ -166,6 +166,15 @@ def build_ledger(
         "tools-turn",
         [message_text(m) for m in msgs[sentence_at + 1 :]],
     )
+    if not any(
+        r.kind == "stage2" and r.chars for r in b.rows if not r.label.startswith("skills from")
+    ):
+        why = (
+            "no skill matched this sentence"
+            if stage is None or not stage.hits
+            else "none passed the gates"
+        )
+        b.rows.append(Row("skill bodies (stage two): none injected", "stage2", 0, 0, why))
     if stage is not None:
         for d in stage.decisions:
             if not d.loaded:

@@ -128,7 +128,7 @@ class ReplUI:
     def event(self, kind: str, data: Mapping[str, Any]) -> None:
         line = progress_line(kind, data)
         if line:
-            self._end_stream()
+            self.end_stream()
             self.out.write(line + "\n")
             self.out.flush()
 
@@ -137,13 +137,13 @@ class ReplUI:
         self.out.write(delta)
         self.out.flush()
 
-    def _end_stream(self) -> None:
+    def end_stream(self) -> None:
         if self.streamed:
             self.out.write("\n")
             self.streamed = False
 
     def say(self, text: str) -> None:
-        self._end_stream()
+        self.end_stream()
         self.out.write(text.rstrip("\n") + "\n")
         self.out.flush()
 
@@ -320,7 +320,7 @@ class Repl:
             self.ui.say(f"error: {e}\nthe conversation is as it was before this turn")
             return
         if self.ui.streamed:
-            self.ui.say("")
+            self.ui.end_stream()
         elif result.answer:
             self.ui.say(result.answer)
         if result.stopped:

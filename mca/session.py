@@ -140,6 +140,7 @@ def open_session(
         root=settings.workspace,
         touched=lambda: sorted(tools.touched),
         emit=emit,
+        policy=discovery.policy,
     )
     system = build_system_prompt(settings.workspace, discovery.catalog.text)
     model = model or build_model(settings, lambda m: emit("model.retry", {"message": m}))

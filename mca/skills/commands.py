@@ -12,9 +12,8 @@ from pathlib import Path
 from mca.skills.model import SKILL_FILE, Candidate, Root
 from mca.skills.report import candidate_json, candidates_text, discovery_text, stage_text
 from mca.skills.runtime import run_discovery
-from mca.skills.scan import scan_roots
+from mca.skills.scan import load_candidate, scan_roots
 from mca.skills.stage import evaluate
-from mca.skills.validate import load_candidate
 from mca.tokens import Estimator
 
 
@@ -95,6 +94,7 @@ def run_skills_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
         budget=settings.skill_budget,
         root=settings.workspace,
         extra_paths=args.path,
+        policy=discovery.policy,
     )
     tokens = estimator.count(result.injected_text)
     if args.json:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from mca.skills.catalog import Budget, Catalog, build_catalog
 from mca.skills.model import Candidate, Diagnostic, Root, Skill
+from mca.skills.policy import PRODUCTION, Policy
 from mca.skills.scan import discover_roots, resolve_collisions, scan_roots
 
 Fits = Callable[[str, int], bool]
@@ -28,6 +29,7 @@ class Discovery:
     catalog: Catalog
     budget: Budget
     skills: dict[str, Skill] = field(default_factory=dict)
+    policy: Policy = PRODUCTION
 
     def count(self, status: str) -> int:
         return sum(c.status == status for c in self.candidates)
@@ -41,9 +43,11 @@ class Discovery:
         return seen
 
 
-def discover(roots: Sequence[Root], budget: Budget, fits: Fits) -> Discovery:
+def discover(
+    roots: Sequence[Root], budget: Budget, fits: Fits, policy: Policy = PRODUCTION
+) -> Discovery:
     """Scan the roots and build the catalog. Skills omitted from the catalog stay loadable."""
-    scan = scan_roots(roots)
+    scan = scan_roots(roots, policy=policy)
     diags = list(scan.diagnostics)
     diags += resolve_collisions(scan.candidates)
     loaded = {c.skill.name: c.skill for c in scan.candidates if c.status == "loaded" and c.skill}
@@ -57,7 +61,7 @@ def discover(roots: Sequence[Root], budget: Budget, fits: Fits) -> Discovery:
             if str(c.path) == d.path:
                 c.diagnostics.append(d)
     diags += catalog.diagnostics
-    return Discovery(list(roots), scan.candidates, diags, catalog, budget, loaded)
+    return Discovery(list(roots), scan.candidates, diags, catalog, budget, loaded, policy)
 
 
 def session_roots(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,10 +55,13 @@ def split_frontmatter(text: str) -> tuple[str, str, int]:
     return head, "\n".join(body_lines[skipped:]), end + 2 + skipped
 
 
-def parse_text(text: str, path: str) -> ParsedSkill:
+SplitFn = Callable[[str], tuple[str, str, int]]
+
+
+def parse_text(text: str, path: str, split: SplitFn = split_frontmatter) -> ParsedSkill:
     """Parse SKILL.md text; every failure is a diagnostic, never an exception."""
     try:
-        head, body, _ = split_frontmatter(text)
+        head, body, _ = split(text)
     except FrontmatterError as e:
         return ParsedSkill({}, "", [Diagnostic(e.code, path, str(e), e.line)])
     try:
@@ -83,7 +87,7 @@ def _lenient(path: str, line: int, key: str, code: str) -> Diagnostic:
     return Diagnostic(code, path, message, line)
 
 
-def read_skill_file(path: Path) -> ParsedSkill:
+def read_skill_file(path: Path, split: SplitFn = split_frontmatter) -> ParsedSkill:
     """Read and parse one SKILL.md (capped in size, undecodable bytes replaced)."""
     try:
         with path.open("rb") as f:
@@ -93,4 +97,4 @@ def read_skill_file(path: Path) -> ParsedSkill:
     if len(data) > MAX_SKILL_BYTES:
         message = f"SKILL.md is over {MAX_SKILL_BYTES} bytes; not loaded"
         return ParsedSkill({}, "", [Diagnostic("unreadable", str(path), message)])
-    return parse_text(data.decode("utf-8", errors="replace"), str(path))
+    return parse_text(data.decode("utf-8", errors="replace"), str(path), split)

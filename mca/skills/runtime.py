@@ -10,6 +10,7 @@ from mca.config import Settings
 from mca.errors import SkillsRefused
 from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, char_fits, discover, session_roots
+from mca.skills.policy import select_policy
 from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
 
@@ -28,7 +29,7 @@ def run_discovery(settings: Settings, estimator: Estimator) -> Discovery:
     )
     budget = catalog_budget(settings)
     fits = estimator.fits if budget.unit == "tokens" else char_fits
-    return discover(roots, budget, fits)
+    return discover(roots, budget, fits, select_policy(settings.lab))
 
 
 def refuse_if_strict(settings: Settings, d: Discovery) -> None:

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mca.skills.model import SKILL_FILE, Candidate, Diagnostic, Root
-from mca.skills.validate import load_candidate
+from mca.skills.parse import read_skill_file
+from mca.skills.policy import PRODUCTION, Policy
 
 # Where skills are searched, and who wins a name collision (higher rank wins). Project roots
 # lose PARENT_STEP per directory level above the workspace (nearest first).
@@ -26,6 +27,11 @@ DIR_CAP = 2000
 SKIP_DIRS = frozenset(
     {".git", "node_modules", "__pycache__", ".venv", "venv", "dist", "build", "target"}
 )
+
+
+def load_candidate(path: Path, root: Root | None, policy: Policy = PRODUCTION) -> Candidate:
+    """Read, parse and validate one SKILL.md."""
+    return policy.validate(path, read_skill_file(path, policy.split), root)
 
 
 def _git_root(start: Path) -> Path | None:
@@ -118,7 +124,10 @@ def find_skill_files(
 
 
 def scan_roots(
-    roots: Iterable[Root], depth_limit: int = DEPTH_LIMIT, dir_cap: int = DIR_CAP
+    roots: Iterable[Root],
+    depth_limit: int = DEPTH_LIMIT,
+    dir_cap: int = DIR_CAP,
+    policy: Policy = PRODUCTION,
 ) -> ScanResult:
     """Walk every root and parse every SKILL.md found."""
     result = ScanResult()
@@ -148,7 +157,7 @@ def scan_roots(
             )
             result.candidates.append(cand)
         for path in files:
-            result.candidates.append(load_candidate(path, root))
+            result.candidates.append(load_candidate(path, root, policy))
     return result
 
 

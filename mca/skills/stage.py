@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import ToolError
-from mca.skills.gates import Decision, apply_gates
-from mca.skills.inject import Block, render_skill, stage_two_text
+from mca.skills.gates import Decision
+from mca.skills.inject import Block, stage_two_text
 from mca.skills.model import Skill
-from mca.skills.trigger import Hit, judge, sentence_paths
+from mca.skills.policy import PRODUCTION, Policy
+from mca.skills.trigger import Hit, sentence_paths
 from mca.tools.paths import resolve_in
 from mca.types import KIND_REFERENCE, KIND_SKILLS, Message
 
@@ -75,14 +76,14 @@ def evaluate(
     touched: Sequence[str] = (),
     extra_paths: Sequence[str] = (),
     in_context: Mapping[str, int] | None = None,
-    render: Callable[[Skill], Block] = render_skill,
+    policy: Policy = PRODUCTION,
 ) -> StageResult:
     """Judgment + gates + rendering for one sentence; no model, no side effects."""
     paths = [(p, "sentence") for p in sentence_paths(sentence)]
     paths += [(p, "given with --path") for p in extra_paths]
     paths += [(p, "read or written last turn") for p in touched]
-    hits = judge(skills, sentence, paths)
-    decisions = apply_gates(hits, budget, render, in_context or {})
+    hits = policy.judge(skills, sentence, paths)
+    decisions = policy.gates(hits, budget, policy.render, in_context or {})
     result = StageResult(hits, decisions, paths=paths)
     result.injected_text = stage_two_text(result.blocks)
     refs = [p for p in sentence_paths(sentence) if f"@{p}" in sentence]
@@ -109,14 +110,14 @@ class SkillStage:
         root: Path,
         touched: Callable[[], Sequence[str]],
         emit: Emit,
-        render: Callable[[Skill], Block] = render_skill,
+        policy: Policy = PRODUCTION,
     ) -> None:
         self.skills = skills
         self.budget = budget
         self.root = root
         self.touched = touched
         self.emit = emit
-        self.render = render
+        self.policy = policy
         self.last: StageResult | None = None
         self.history: list[tuple[int, StageResult]] = []
 
@@ -129,7 +130,7 @@ class SkillStage:
             root=self.root,
             touched=sorted(self.touched()),
             in_context=present,
-            render=self.render,
+            policy=self.policy,
         )
         self.last = result
         self.history.append((turn, result))

@@ -15,7 +15,7 @@ from mca.skills.model import (
     Root,
     Skill,
 )
-from mca.skills.parse import ParsedSkill, read_skill_file
+from mca.skills.parse import ParsedSkill
 from mca.skills.yamlsub import Value
 
 SPEC_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
@@ -182,8 +182,3 @@ def validate(path: Path, parsed: ParsedSkill, root: Root | None) -> Candidate:
         )
         cand.status = "loaded"
     return cand
-
-
-def load_candidate(path: Path, root: Root | None) -> Candidate:
-    """Read, parse and validate one SKILL.md."""
-    return validate(path, read_skill_file(path), root)

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from mca.skills.parse import FrontmatterError, parse_text, split_frontmatter
-from mca.skills.validate import load_candidate
+from mca.skills.scan import load_candidate
 from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.skipif(

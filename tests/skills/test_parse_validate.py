@@ -8,7 +8,8 @@ import pytest
 
 from mca.skills.model import DESCRIPTION_MAX, NAME_MAX
 from mca.skills.parse import FrontmatterError, parse_text, split_frontmatter
-from mca.skills.validate import load_candidate, name_problem
+from mca.skills.scan import load_candidate
+from mca.skills.validate import name_problem
 from tests.conftest import REPO
 from tests.skills.conftest import MakeSkill, skill_text
 

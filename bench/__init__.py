@@ -1,0 +1,1 @@
+"""Benchmarks and the generators they use (make bench)."""

@@ -1,0 +1,80 @@
+"""Generate N realistic skill packs (for the 30-pack comparison and the 1,000-skill benchmark).
+
+    python -m bench.packs DIR [N]
+
+Packs get a domain, triggers, paths and a body of several sections (~2-4 KB, like the median
+public SKILL.md); every tenth has a scripts/ folder. Deterministic: same N, same files.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+TOPICS = [
+    ("api-errors", "HTTP API error responses", ["error response", "status code", "problem json"]),
+    ("db-migrations", "database schema migrations", ["migration", "schema change", "alembic"]),
+    ("logging", "structured logging", ["logging", "log line", "structured log"]),
+    ("feature-flags", "feature flags", ["feature flag", "rollout", "kill switch"]),
+    ("i18n", "translations and locales", ["translation", "locale", "i18n"]),
+    ("caching", "cache layers", ["cache", "ttl", "invalidation"]),
+    ("auth", "authentication and sessions", ["login", "session token", "oauth"]),
+    ("payments", "payment flows", ["payment", "refund", "invoice"]),
+    ("docs", "documentation style", ["docs", "docstring", "readme"]),
+    ("ci", "continuous integration", ["ci pipeline", "workflow", "github actions"]),
+    ("docker", "container images", ["dockerfile", "container", "image size"]),
+    ("perf", "performance work", ["slow", "profile", "latency"]),
+    ("security", "security review", ["secret", "injection", "xss"]),
+    ("frontend", "frontend components", ["component", "css", "accessibility"]),
+    ("cli", "command-line tools", ["cli flag", "argparse", "exit code"]),
+]
+
+
+def body(rng: random.Random, title: str, triggers: list[str]) -> str:
+    steps = [
+        f"{i}. {rng.choice(['Check', 'Read', 'Update', 'Verify', 'Run'])} the {t} rules in"
+        f" `{rng.choice(['src', 'lib', 'app'])}/{t.replace(' ', '_')}.py` before changing"
+        " anything, and keep the change small enough to review in one sitting."
+        for i, t in enumerate(triggers * 2, 1)
+    ]
+    sections = [f"# {title.capitalize()}", "", f"How this team handles {title}.", ""]
+    for heading in ("When to use", "Procedure", "Pitfalls", "Verification"):
+        sections += [f"## {heading}", "", *rng.sample(steps, k=min(4, len(steps))), ""]
+    return "\n".join(sections)
+
+
+def write_packs(root: Path, n: int, seed: int = 7) -> list[Path]:
+    """Write n packs under root; returns their directories."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        slug, title, triggers = TOPICS[i % len(TOPICS)]
+        name = f"{slug}-{i:04d}"
+        d = root / name
+        d.mkdir(parents=True, exist_ok=True)
+        trig = ", ".join(triggers)
+        (d / "SKILL.md").write_text(
+            "---\n"
+            f"name: {name}\n"
+            f'description: "Team conventions for {title} (set {i}). Use when the task involves'
+            f' {triggers[0]} or {triggers[1]}."\n'
+            f"domain: {slug}\n"
+            f"priority: {i % 7}\n"
+            f"triggers: [{trig}]\n"
+            f"paths:\n  - 'src/{slug}/**'\n"
+            "---\n\n" + body(rng, title, triggers),
+            encoding="utf-8",
+        )
+        if i % 10 == 0:
+            (d / "scripts").mkdir(exist_ok=True)
+            (d / "scripts" / "check.py").write_text("print('ok')\n")
+        out.append(d)
+    return out
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1])
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else 26
+    write_packs(target, count)
+    print(f"wrote {count} packs to {target}")
