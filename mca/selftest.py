@@ -84,7 +84,7 @@ class Lab:
         return discover([root], Budget(8000, "chars", "selftest"), char_fits, self.policy)
 
     def stage(self, sentence: str, budget: int = 12_000, paths: Sequence[str] = ()) -> StageResult:
-        skills = list(self.discover().skills.values())
+        skills = self.discover().skill_set
         return evaluate(
             skills, sentence, budget=budget, root=self.repo, extra_paths=paths, policy=self.policy
         )

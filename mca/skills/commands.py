@@ -89,7 +89,7 @@ def run_skills_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
             out.write(discovery_text(discovery) + "\n")
         return 0
     result = evaluate(
-        list(discovery.skills.values()),
+        discovery.skill_set,
         args.sentence,
         budget=settings.skill_budget,
         root=settings.workspace,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,6 +11,7 @@ from mca.skills.catalog import Budget, Catalog, build_catalog
 from mca.skills.model import Candidate, Diagnostic, Root, Skill
 from mca.skills.policy import PRODUCTION, Policy
 from mca.skills.scan import discover_roots, resolve_collisions, scan_roots
+from mca.skills.trigger import SkillSet
 
 Fits = Callable[[str, int], bool]
 
@@ -30,6 +32,11 @@ class Discovery:
     budget: Budget
     skills: dict[str, Skill] = field(default_factory=dict)
     policy: Policy = PRODUCTION
+
+    @functools.cached_property
+    def skill_set(self) -> SkillSet:
+        """The loaded skills with their judgment index (built once)."""
+        return SkillSet(self.skills[k] for k in sorted(self.skills))
 
     def count(self, status: str) -> int:
         return sum(c.status == status for c in self.candidates)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -92,6 +93,11 @@ class Skill:
     @property
     def dir(self) -> Path:
         return self.path.parent
+
+    @functools.cached_property
+    def lowered(self) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """(name, ((trigger, lowercased trigger), ...)) computed once, for judgment."""
+        return self.name.lower(), tuple((t, t.strip().lower()) for t in self.triggers)
 
     @property
     def domain_key(self) -> str:

@@ -35,24 +35,40 @@ class ParsedSkill:
 
 def split_frontmatter(text: str) -> tuple[str, str, int]:
     """(frontmatter, body, line of the body's first line). Raises FrontmatterError."""
-    lines = text.removeprefix(BOM).replace("\r\n", "\n").split("\n")
-    if lines[0].rstrip() != FENCE:
+    text = text.removeprefix(BOM)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    first, _, rest = text.partition("\n")
+    if first.rstrip() != FENCE:
         raise FrontmatterError(
             "no-frontmatter", "the first line must be --- (the frontmatter's opening fence)", 1
         )
     # The first later line that is exactly --- closes it: never split on the delimiter, a
     # horizontal rule in the body or 'foo---bar' in a value must not cut anything.
-    end = next((i for i, line in enumerate(lines[1:], 1) if line.rstrip(" \t") == FENCE), None)
-    if end is None:
-        raise FrontmatterError(
-            "unclosed-frontmatter", "the frontmatter has no closing --- line", len(lines)
-        )
-    head = "\n".join(lines[1:end]) + "\n"
-    body_lines = lines[end + 1 :]
-    skipped = 0
-    while skipped < len(body_lines) and not body_lines[skipped].strip():
-        skipped += 1
-    return head, "\n".join(body_lines[skipped:]), end + 2 + skipped
+    pos = 0
+    while True:
+        end = rest.find("\n", pos)
+        line = rest[pos:] if end < 0 else rest[pos:end]
+        if line.rstrip(" \t") == FENCE:
+            break
+        nxt = rest.find("\n" + FENCE, pos) if end >= 0 else -1
+        if nxt < 0:
+            raise FrontmatterError(
+                "unclosed-frontmatter",
+                "the frontmatter has no closing --- line",
+                text.count("\n") + 1,
+            )
+        pos = nxt + 1
+    head = rest[:pos] or "\n"
+    body = "" if end < 0 else rest[end + 1 :]
+    body_line = 3 + rest.count("\n", 0, pos)
+    while body:  # skip blank lines before the body
+        nl = body.find("\n")
+        if (body if nl < 0 else body[:nl]).strip():
+            break
+        body = "" if nl < 0 else body[nl + 1 :]
+        body_line += 1
+    return head, body, body_line
 
 
 SplitFn = Callable[[str], tuple[str, str, int]]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,18 +90,19 @@ def find_skill_files(
     """(SKILL.md files, symlinked SKILL.md files, dirs visited, truncated) below one root."""
     found: list[Path] = []
     symlinked: list[Path] = []
-    visited: set[Path] = set()
-    stack: list[tuple[Path, int]] = [(root, 0)]
+    visited: set[tuple[int, int]] = set()
+    stack: list[tuple[str, int]] = [(str(root), 0)]
     count = 0
     while stack:
         d, depth = stack.pop()
         try:
-            real = d.resolve()
+            st = os.stat(d)  # follows symlinks: (device, inode) names the real directory
         except OSError:
             continue
-        if real in visited:
+        key = (st.st_dev, st.st_ino)
+        if key in visited:
             continue  # a symlink cycle, or the same directory reached twice
-        visited.add(real)
+        visited.add(key)
         count += 1
         if count > dir_cap:
             return found, symlinked, count - 1, True
@@ -119,7 +122,7 @@ def find_skill_files(
             if e.name not in SKIP_DIRS and not e.name.startswith(".") and e.is_dir()
         ]
         for e in sorted(subdirs, key=lambda e: e.name, reverse=True):
-            stack.append((Path(e.path), depth + 1))
+            stack.append((e.path, depth + 1))
     return found, symlinked, count, False
 
 
@@ -130,6 +133,23 @@ def scan_roots(
     policy: Policy = PRODUCTION,
 ) -> ScanResult:
     """Walk every root and parse every SKILL.md found."""
+    with _gc_paused():
+        return _scan(roots, depth_limit, dir_cap, policy)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Bulk loading keeps nearly every object it makes; collecting meanwhile is wasted work."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _scan(roots: Iterable[Root], depth_limit: int, dir_cap: int, policy: Policy) -> ScanResult:
     result = ScanResult()
     for root in roots:
         if not root.path.is_dir():

@@ -12,7 +12,7 @@ from mca.skills.gates import Decision
 from mca.skills.inject import Block, stage_two_text
 from mca.skills.model import Skill
 from mca.skills.policy import PRODUCTION, Policy
-from mca.skills.trigger import Hit, sentence_paths
+from mca.skills.trigger import Hit, SkillSet, sentence_paths
 from mca.tools.paths import resolve_in
 from mca.types import KIND_REFERENCE, KIND_SKILLS, Message
 
@@ -113,6 +113,7 @@ class SkillStage:
         policy: Policy = PRODUCTION,
     ) -> None:
         self.skills = skills
+        self.skill_set = SkillSet(skills[k] for k in sorted(skills))
         self.budget = budget
         self.root = root
         self.touched = touched
@@ -124,7 +125,7 @@ class SkillStage:
     def __call__(self, sentence: str, history: Sequence[Message], turn: int) -> list[Message]:
         present = {name: m.turn for m in history if m.kind == KIND_SKILLS for name in m.skills}
         result = evaluate(
-            list(self.skills.values()),
+            self.skill_set,
             sentence,
             budget=self.budget,
             root=self.root,

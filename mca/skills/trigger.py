@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -48,28 +49,42 @@ class Hit:
         return f"{self.skill.name}  score {self.score}  " + " + ".join(map(str, self.reasons))
 
 
+@functools.lru_cache(maxsize=65536)
+def _word_rx(needle: str) -> re.Pattern[str]:
+    # A boundary means "neither side is a letter or digit", so `node --test` still matches.
+    return re.compile(rf"(?:^|[^a-z0-9]){re.escape(needle)}(?:$|[^a-z0-9])")
+
+
+def _matches_word(haystack: str, needle: str) -> bool:
+    """has_word on an already-lowercased sentence and trigger."""
+    if needle not in haystack:  # cheap and necessary: most triggers stop here
+        return False
+    if not needle.isascii():
+        return True  # scripts without spaces between words: a substring is a match
+    return _word_rx(needle).search(haystack) is not None
+
+
 def has_word(text: str, word: str) -> bool:
     """Whole-word, case-insensitive match for ASCII; substring for non-ASCII (no word spaces)."""
-    target = word.strip()
-    if not target:
-        return False
-    haystack, needle = text.lower(), target.lower()
-    if not target.isascii():
-        return needle in haystack
-    # A boundary means "neither side is a letter or digit", so `node --test` still matches.
-    pattern = rf"(?:^|[^a-z0-9]){re.escape(needle)}(?:$|[^a-z0-9])"
-    return re.search(pattern, haystack) is not None
+    needle = word.strip().lower()
+    return bool(needle) and _matches_word(text.lower(), needle)
 
 
 def mentioned(sentence: str, name: str) -> str:
     """How the user named the skill explicitly ($name, /name, or the name as a word), or ''."""
     low = sentence.lower()
+    if name.lower() not in low:
+        return ""
     for form in (f"${name}", f"/{name}"):
         if re.search(rf"(?:^|\s){re.escape(form)}(?:$|[^\w-])", low):
             return form
+    return name if _mention_rx(name.lower()).search(low) else ""
+
+
+@functools.lru_cache(maxsize=65536)
+def _mention_rx(name: str) -> re.Pattern[str]:
     # As a word, but not inside a path or file name (calc in src/calc.js is not a mention).
-    word = rf"(?<![\w./\-]){re.escape(name.lower())}(?![\w/\-]|\.\w)"
-    return name if re.search(word, low) else ""
+    return re.compile(rf"(?<![\w./\-]){re.escape(name)}(?![\w/\-]|\.\w)")
 
 
 def sentence_paths(sentence: str) -> list[str]:
@@ -87,26 +102,101 @@ def sentence_paths(sentence: str) -> list[str]:
     return out
 
 
+def _path_reasons(patterns: Sequence[str], paths: Sequence[tuple[str, str]]) -> list[Reason]:
+    """10 points per pattern that matches any considered path (first match named)."""
+    out = []
+    for pattern in patterns:
+        for p, src in paths:
+            if glob_match(pattern, p):
+                where = f", {src}" if src != "sentence" else ""
+                out.append(Reason("path", f"{p}{where}", PATH_POINTS))
+                break
+    return out
+
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def _first_token(text: str) -> str:
+    m = _TOKEN.search(text)
+    return m.group(0) if m else ""
+
+
+def _prefix_dir(pattern: str) -> str:
+    """The literal directory a glob is anchored in ('' when it can match anywhere)."""
+    if "/" not in pattern:
+        return ""
+    lit = pattern[: min((i for i, c in enumerate(pattern) if c in "*?["), default=len(pattern))]
+    return lit[: lit.rfind("/") + 1]
+
+
+class SkillSet(tuple[Skill, ...]):
+    """Skills plus an index built once, so judging a sentence does not touch every trigger.
+
+    The index only narrows candidates; every candidate is still checked with the same rules
+    (a word-boundary match implies the trigger's first word is a word of the sentence).
+    """
+
+    @functools.cached_property
+    def lookup(self) -> _Index:
+        return _Index(self)
+
+
+class _Index:
+    def __init__(self, skills: Sequence[Skill]) -> None:
+        self.by_word: dict[str, list[tuple[int, int]]] = {}  # token -> (skill, trigger no.)
+        self.anywhere: list[tuple[int, int]] = []  # non-ASCII or wordless triggers
+        self.names: dict[str, list[int]] = {}
+        self.paths: dict[str, list[tuple[int, int]]] = {}  # prefix dir -> (skill, pattern no.)
+        for si, skill in enumerate(skills):
+            name, triggers = skill.lowered
+            self.names.setdefault(_first_token(name), []).append(si)  # '' = check always
+            for ti, (_, needle) in enumerate(triggers):
+                token = _first_token(needle) if needle.isascii() else ""
+                if token:
+                    self.by_word.setdefault(token, []).append((si, ti))
+                elif needle:
+                    self.anywhere.append((si, ti))
+            for pi, pattern in enumerate(skill.paths):
+                self.paths.setdefault(_prefix_dir(pattern), []).append((si, pi))
+
+    def candidates(self, low: str, paths: Sequence[tuple[str, str]]) -> set[int]:
+        tokens = set(_TOKEN.findall(low))
+        found = {si for t in (*tokens, "") for si in self.names.get(t, ())}
+        found.update(si for t in tokens for si, _ in self.by_word.get(t, ()))
+        found.update(si for si, _ in self.anywhere)
+        for p, _ in paths:
+            dirs = [""] + [p[: i + 1] for i, c in enumerate(p) if c == "/"]
+            found.update(si for d in dirs for si, _ in self.paths.get(d, ()))
+        return found
+
+
+def _score(skill: Skill, sentence: str, low: str, paths: Sequence[tuple[str, str]]) -> list[Reason]:
+    reasons: list[Reason] = []
+    name, triggers = skill.lowered
+    if name in low and (form := mentioned(sentence, skill.name)):
+        reasons.append(Reason("mention", form, MENTION_POINTS))
+    if paths:
+        reasons += _path_reasons(skill.paths, paths)
+    for trigger, needle in triggers:
+        if needle and needle in low and _matches_word(low, needle):
+            reasons.append(Reason("keyword", f'"{trigger}"', KEYWORD_POINTS))
+    return reasons
+
+
 def judge(skills: Iterable[Skill], sentence: str, paths: Sequence[tuple[str, str]]) -> list[Hit]:
     """Score every skill; hits sorted by score, then priority, then name.
 
     `paths` is (path, where it came from) for the sentence, @references and last turn's files.
     Priority never decides whether a skill matched: it only orders equal scores.
     """
+    pool = skills if isinstance(skills, SkillSet) else SkillSet(skills)
+    low = sentence.lower()
     hits: list[Hit] = []
-    for skill in skills:
-        hit = Hit(skill)
-        if form := mentioned(sentence, skill.name):
-            hit.reasons.append(Reason("mention", form, MENTION_POINTS))
-        for pattern in skill.paths:
-            match = next(((p, src) for p, src in paths if glob_match(pattern, p)), None)
-            if match is not None:
-                where = f", {match[1]}" if match[1] != "sentence" else ""
-                hit.reasons.append(Reason("path", f"{match[0]}{where}", PATH_POINTS))
-        for trigger in skill.triggers:
-            if has_word(sentence, trigger):
-                hit.reasons.append(Reason("keyword", f'"{trigger}"', KEYWORD_POINTS))
-        if hit.reasons:
-            hits.append(hit)
+    for si in sorted(pool.lookup.candidates(low, paths)):
+        skill = pool[si]
+        reasons = _score(skill, sentence, low, paths)
+        if reasons:
+            hits.append(Hit(skill, reasons))
     hits.sort(key=lambda h: (-h.score, -h.skill.priority, h.skill.name))
     return hits

@@ -23,8 +23,13 @@ EXTENSION_FIELDS = ("domain", "priority", "triggers", "paths")
 INTEGER = re.compile(r"[+-]?\d{1,9}\Z")
 
 
+ASCII_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+
+
 def name_problem(name: str) -> str:
     """Why a name breaks the Agent Skills naming rules, or ''."""
+    if ASCII_NAME.match(name):
+        return ""
     norm = unicodedata.normalize("NFKC", name)
     if not norm:
         return "the name is empty"

@@ -12,6 +12,7 @@ and reported as a warning, because that is the commonest breakage in real skills
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -39,6 +40,8 @@ _ESCAPES = {
 }
 _HEX = {"x": 2, "u": 4, "U": 8}
 _INDICATORS = "&*!|>%@`"
+_DQ_END = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_SQ_END = re.compile(r"'(?:[^']|'')*'(?!')", re.S)
 
 
 class YamlError(Exception):
@@ -94,6 +97,8 @@ class _Parser:
         self.warnings: list[tuple[int, str, str]] = []
         # A virtual line lets a compact "- key: v" be parsed as a map at a deeper column.
         self.virtual: dict[int, tuple[int, str]] = {}
+        # (indent, content) per line, computed once: the parser looks at lines many times.
+        self.cooked: list[tuple[int, str] | None] = [None] * len(self.raw)
 
     # -- line access -----------------------------------------------------------------------
     def lineno(self, i: int | None = None) -> int:
@@ -101,20 +106,25 @@ class _Parser:
 
     def line(self, i: int) -> tuple[int, str]:
         """(indent, content) of line i, content without indentation."""
-        if i in self.virtual:
+        if self.virtual and i in self.virtual:
             return self.virtual[i]
+        cooked = self.cooked[i]
+        if cooked is not None:
+            return cooked
         text = self.raw[i].rstrip(" \t")
-        lead = text[: len(text) - len(text.lstrip(" \t"))]
-        if "\t" in lead and text.strip() and not text.strip().startswith("#"):
+        content = text.lstrip(" ")
+        if content.startswith("\t") and not content.lstrip("\t").startswith("#"):
             raise YamlError(self.lineno(i), "tab", "a tab character is used for indentation")
-        return _indent(text), text.lstrip(" ")
+        cooked = self.cooked[i] = (len(text) - len(content), content)
+        return cooked
 
     def blank(self, i: int) -> bool:
-        _, content = self.line(i)
-        return not content or content.startswith("#")
+        content = self.line(i)[1]
+        return not content or content[0] == "#"
 
     def next_content(self, i: int) -> int:
-        while i < len(self.raw) and self.blank(i):
+        n = len(self.raw)
+        while i < n and self.blank(i):
             i += 1
         return i
 
@@ -173,19 +183,9 @@ class _Parser:
         return content[:colon].rstrip(), content[colon + 1 :].strip()
 
     def _quoted_end(self, content: str) -> int:
-        q = content[0]
-        i = 1
-        while i < len(content):
-            if q == '"' and content[i] == "\\":
-                i += 2
-                continue
-            if content[i] == q:
-                if q == "'" and content[i + 1 : i + 2] == "'":
-                    i += 2
-                    continue
-                return i
-            i += 1
-        return -1
+        """Index of the closing quote of the scalar that starts content, or -1."""
+        m = (_DQ_END if content[0] == '"' else _SQ_END).match(content)
+        return m.end() - 1 if m else -1
 
     def _unquote_key(self, token: str) -> str:
         return self._single(token[1:-1]) if token[0] == "'" else self._double(token[1:-1])
@@ -354,6 +354,8 @@ class _Parser:
         return self._unescape(folded)
 
     def _unescape(self, text: str) -> str:
+        if "\\" not in text:
+            return text
         out: list[str] = []
         i = 0
         while i < len(text):
@@ -614,9 +616,86 @@ class _Flow:
         return self.s[start : self.i].strip()
 
 
+_SIMPLE_KEY = re.compile(r"([A-Za-z_][\w-]*):(?: +(.*))?\Z")
+_SIMPLE_PLAIN = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`](?:[^:#]|:(?! )|(?<! )#)*\Z")
+_SIMPLE_DQ = re.compile(r'"([^"\\]*)"\Z')
+_SIMPLE_SQ = re.compile(r"'([^']*)'\Z")
+_SIMPLE_FLOW = re.compile(r"\[([^\[\]{}\"'#:]*)\]\Z")
+
+
+def _simple_scalar(value: str) -> str | None:
+    """A one-line scalar the full parser would read the same way, or None."""
+    if (m := _SIMPLE_DQ.match(value) or _SIMPLE_SQ.match(value)) is not None:
+        return m.group(1)
+    if _SIMPLE_PLAIN.match(value) and not value.endswith(":"):
+        return value.rstrip()
+    return None
+
+
+def _fast(text: str, first_line: int) -> Parsed | None:
+    """The common case (flat keys, one-line scalars, simple lists) without the full parser.
+
+    Returns None as soon as anything is not obviously simple; the full parser then decides.
+    """
+    data: dict[str, Value] = {}
+    lines: dict[str, int] = {}
+    current: list[Value] | None = None
+    for n, raw in enumerate(text.split("\n")):
+        line = raw.rstrip(" ")
+        if not line:
+            continue
+        if line[0] == " ":
+            item = line.lstrip(" ")
+            if current is None or not item.startswith("- "):
+                return None
+            value = _simple_scalar(item[2:].strip())
+            if value is None:
+                return None
+            current.append(value)
+            continue
+        m = _SIMPLE_KEY.match(line)
+        if m is None or m.group(1) in data:
+            return None
+        key, rest = m.group(1), (m.group(2) or "").strip()
+        lines[key] = first_line + n
+        current = None
+        if not rest:
+            data[key] = ""
+            current = []
+            data[key] = current
+            continue
+        if rest[0] == "[":
+            flow = _SIMPLE_FLOW.match(rest)
+            if flow is None:
+                return None
+            items = [x.strip() for x in flow.group(1).split(",")]
+            if items[-1] == "":
+                items.pop()
+            if any(not x or _simple_scalar(x) != x for x in items):
+                return None
+            data[key] = list(items)
+            continue
+        value = _simple_scalar(rest)
+        if value is None:
+            return None
+        data[key] = value
+    for key in [k for k, v in data.items() if v == []]:
+        data[key] = ""  # a key with nothing under it is an empty value
+    return Parsed(data, [], lines)
+
+
 def parse_yaml(text: str, first_line: int = 2) -> Parsed:
     """Parse frontmatter text (lines start at `first_line` in the file)."""
-    p = _Parser(text.replace("\r\n", "\n").replace("\r", "\n"), first_line)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    fast = _fast(text, first_line) if "\t" not in text else None
+    if fast is not None:
+        return fast
+    return parse_yaml_full(text, first_line)
+
+
+def parse_yaml_full(text: str, first_line: int = 2) -> Parsed:
+    """The full subset parser (what _fast falls back to)."""
+    p = _Parser(text, first_line)
     p.key_lines = {}
     data = p.document()
     return Parsed(data, p.warnings, p.key_lines)

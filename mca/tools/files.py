@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -127,6 +128,7 @@ def _files(root: Path) -> Iterator[Path]:
             yield Path(dirpath, name)
 
 
+@functools.lru_cache(maxsize=65536)
 def _glob_regex(pattern: str) -> re.Pattern[str]:
     """Translate a glob with ** into a regex over /-separated relative paths."""
     out = ""
@@ -150,10 +152,20 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(out + r"\Z")
 
 
+@functools.lru_cache(maxsize=65536)
+def _literal_prefix(pattern: str) -> str:
+    """The part of a glob before its first wildcard (a cheap pre-check)."""
+    cut = min((i for i, c in enumerate(pattern) if c in "*?["), default=len(pattern))
+    return pattern[:cut]
+
+
 def glob_match(pattern: str, rel: str) -> bool:
     """Match a relative path against a glob; a pattern without / also matches the base name."""
-    if "/" not in pattern and fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], pattern):
-        return True
+    if "/" not in pattern:
+        if fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], pattern):
+            return True
+    elif not rel.startswith(_literal_prefix(pattern)):
+        return False
     return _glob_regex(pattern).match(rel) is not None
 
 

@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mca.agent import Agent
 from mca.errors import PathRefused, ToolError
@@ -16,7 +18,7 @@ from mca.skills.gates import apply_gates
 from mca.skills.inject import command_line, render_skill
 from mca.skills.model import Root, Skill
 from mca.skills.stage import SkillStage, evaluate
-from mca.skills.trigger import has_word, judge, sentence_paths
+from mca.skills.trigger import _score, has_word, judge, sentence_paths
 from mca.tools import TOOL_NAMES, get_tool
 from mca.tools.base import ToolContext
 from mca.types import KIND_REFERENCE, KIND_SKILLS
@@ -369,3 +371,43 @@ def test_strict_skills_refuses_before_any_model(
 def test_skill_text_helper_round_trips(tmp_path: Path, make_skill: MakeSkill) -> None:
     path = make_skill(tmp_path, "x", skill_text(name="x", triggers="[a]"))
     assert "triggers: [a]" in path.read_text()
+
+
+# -- the judgment index never changes the result -------------------------------------------------
+WORDS = ["test", "latest", "node --test", "divide", "by-zero", "登录", "café", "src", "a.b", "x"]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["alpha", "beta-gamma", "test", "calc", "登录"]),
+            st.lists(st.sampled_from(WORDS), max_size=3),
+            st.lists(
+                st.sampled_from(["src/*.js", "**/x.py", "docs/", "*.md", "src/a/**"]), max_size=2
+            ),
+        ),
+        max_size=8,
+    ),
+    st.lists(
+        st.sampled_from([*WORDS, "alpha", "$beta-gamma", "/calc", "src/a/b.js", "x.md", " ", "-"]),
+        max_size=8,
+    ),
+)
+@settings(max_examples=300, deadline=None)
+def test_index_agrees_with_brute_force(
+    specs: list[tuple[str, list[str], list[str]]], words: list[str]
+) -> None:
+    skills = [
+        sk(f"{n}{i}" if i else n, triggers=tuple(t), paths=tuple(p))
+        for i, (n, t, p) in enumerate(specs)
+    ]
+    sentence = " ".join(words)
+    paths = [(p, "sentence") for p in sentence_paths(sentence)]
+    low = sentence.lower()
+    brute = [(s.name, [str(r) for r in _score(s, sentence, low, paths)]) for s in skills]
+    brute = sorted((b for b in brute if b[1]), key=lambda b: b[0])
+    fast = sorted(
+        ((h.skill.name, [str(r) for r in h.reasons]) for h in judge(skills, sentence, paths)),
+        key=lambda b: b[0],
+    )
+    assert fast == brute

@@ -1,0 +1,398 @@
+"""`make bench`: every performance target, measured against its baseline in the same run.
+
+Prints one table (target, median, baseline, ratio, pass/fail) and writes bench/results.json.
+Machines are shared and noisy: commands alternate with their baselines and medians are used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pexpect
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+MCA = str(BIN / "mca")
+PY = sys.executable
+CORPUS = REPO.parent / "shared" / "corpus" / "skills"
+QUICK = os.environ.get("MCA_BENCH_QUICK") == "1"
+
+
+@dataclass
+class Result:
+    """One row of the report."""
+
+    name: str
+    median: float
+    unit: str
+    baseline: float | None
+    baseline_name: str
+    ratio: float | None
+    target: str
+    passed: bool | None
+    note: str = ""
+
+
+def median_of(fn: Callable[[], float], n: int) -> float:
+    return statistics.median(fn() for _ in range(n))
+
+
+def alternate(a: Callable[[], float], b: Callable[[], float], n: int) -> tuple[float, float]:
+    """Medians of a and b, measured in alternation so drift hits both."""
+    xs, ys = [], []
+    for _ in range(n):
+        xs.append(a())
+        ys.append(b())
+    return statistics.median(xs), statistics.median(ys)
+
+
+def run_time(argv: list[str], env: dict[str, str] | None = None) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
+    return time.perf_counter() - start
+
+
+def time_to_prompt(ws: Path, home: Path) -> float:
+    env = {
+        **os.environ,
+        "MOCK": "1",
+        "MCA_HOME": str(home),
+        "PROMPT_TOOLKIT_NO_CPR": "1",
+        "TERM": "xterm",
+    }
+    start = time.perf_counter()
+    child = pexpect.spawn(MCA, ["-C", str(ws)], env=env, encoding="utf-8", timeout=20)
+    child.expect("mca>")
+    elapsed = time.perf_counter() - start
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    return elapsed
+
+
+def baseline_prompt_toolkit() -> float:
+    start = time.perf_counter()
+    child = pexpect.spawn(PY, ["-c", "import prompt_toolkit"], encoding="utf-8", timeout=20)
+    child.expect(pexpect.EOF)
+    elapsed = time.perf_counter() - start
+    child.close()
+    return elapsed
+
+
+def bench_startup(results: list[Result]) -> None:
+    n = 5 if QUICK else 15
+    with tempfile.TemporaryDirectory() as tmp:
+        ws, home = Path(tmp) / "ws", Path(tmp) / "home"
+        ws.mkdir()
+        prompt, base = alternate(lambda: time_to_prompt(ws, home), baseline_prompt_toolkit, n)
+    ratio = prompt / base
+    results.append(
+        Result(
+            "time to first prompt",
+            prompt * 1000,
+            "ms",
+            base * 1000,
+            "python -c 'import prompt_toolkit'",
+            ratio,
+            "<= 1.3x",
+            ratio <= 1.3,
+        )
+    )
+    version, base = alternate(
+        lambda: run_time([MCA, "--version"]), lambda: run_time([PY, "-c", "pass"]), n * 2
+    )
+    ratio = version / base
+    results.append(
+        Result(
+            "mca --version",
+            version * 1000,
+            "ms",
+            base * 1000,
+            "python -c pass",
+            ratio,
+            "<= 1.5x",
+            ratio <= 1.5,
+        )
+    )
+
+
+def bench_pre_turn(results: list[Result]) -> dict[str, float]:
+    from bench.packs import write_packs
+    from mca.skills.catalog import Budget
+    from mca.skills.discover import char_fits, discover
+    from mca.skills.model import Root
+    from mca.skills.stage import evaluate
+
+    scaling: dict[str, float] = {}
+    sentence = "fix the error response status code in src/api-errors/handler.py"
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (100, 1000) if QUICK else (100, 1000, 10_000):
+            root = Path(tmp) / f"s{n}"
+            write_packs(root, n)
+            # the index is built once at discovery, as in a session
+            skills = discover(
+                [Root(root, "x", 1)], Budget(10**9, "chars", "b"), char_fits
+            ).skill_set
+            evaluate(skills, sentence, budget=12_000, root=Path(tmp))  # warm up
+            reps = 30 if n <= 1000 else 7
+            ms = median_of(lambda s=skills: _timed(lambda: _stage(s, sentence, Path(tmp))), reps)
+            scaling[str(n)] = ms
+    target = scaling["1000"]
+    results.append(
+        Result(
+            "pre-turn stage, 1,000 skills",
+            target,
+            "ms",
+            None,
+            "-",
+            None,
+            "<= 2 ms",
+            target <= 2.0,
+            "scaling " + ", ".join(f"{k}: {v:.2f} ms" for k, v in scaling.items()),
+        )
+    )
+    return scaling
+
+
+def _stage(skills: Any, sentence: str, root: Path) -> Any:
+    from mca.skills.stage import evaluate
+
+    return evaluate(skills, sentence, budget=12_000, root=root)
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1000
+
+
+def bench_scan(results: list[Result]) -> None:
+    from bench.packs import write_packs
+    from mca.skills.model import Root
+    from mca.skills.scan import scan_roots
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "proj"
+        write_packs(root / "skills", 2000)
+        nm = root / "node_modules"
+        count = 10_000 if QUICK else 100_000
+        for i in range(count // 100):
+            pkg = nm / f"pkg{i}"
+            for j in range(100):
+                (pkg / f"d{j}").mkdir(parents=True, exist_ok=True)
+        roots = [Root(root, "project", 300)]
+        scan_roots(roots, dir_cap=10**6)
+        ms = median_of(lambda: _timed(lambda: scan_roots(roots, dir_cap=10**6)), 5)
+    results.append(
+        Result(
+            f"scan 2,000 skills beside {count:,} node_modules dirs",
+            ms,
+            "ms",
+            None,
+            "-",
+            None,
+            "<= 300 ms",
+            ms <= 300,
+        )
+    )
+
+
+def bench_corpus(results: list[Result]) -> None:
+    if not CORPUS.is_dir():
+        results.append(
+            Result(
+                "corpus parse+validate vs skills-ref",
+                0,
+                "ms",
+                None,
+                "skills-ref",
+                None,
+                ">= 10x faster",
+                None,
+                "corpus absent",
+            )
+        )
+        return
+    files = sorted(CORPUS.rglob("SKILL.md"))
+    from mca.skills.scan import load_candidate
+
+    def ours() -> float:
+        return _timed(lambda: [load_candidate(f, None) for f in files])
+
+    try:
+        from skills_ref.validator import validate as ref_validate  # type: ignore[import-not-found]
+    except ImportError:
+        results.append(
+            Result(
+                "corpus parse+validate vs skills-ref",
+                median_of(ours, 5),
+                "ms",
+                None,
+                "skills-ref",
+                None,
+                ">= 10x faster",
+                None,
+                "skills-ref not installed",
+            )
+        )
+        return
+
+    def theirs() -> float:
+        def go() -> None:
+            for f in files:  # validate() reads, parses and validates, like load_candidate
+                ref_validate(f.parent)
+
+        return _timed(go)
+
+    mine, ref = alternate(ours, theirs, 3 if QUICK else 7)
+    ratio = ref / mine
+    results.append(
+        Result(
+            f"corpus parse+validate ({len(files)} files)",
+            mine,
+            "ms",
+            ref,
+            "skills-ref",
+            ratio,
+            ">= 10x faster",
+            ratio >= 10,
+            "ratio = skills-ref / mca",
+        )
+    )
+
+
+def bench_ledger(results: list[Result]) -> None:
+    from mca.config import load_settings
+    from mca.models.mock import MockModel
+    from mca.session import open_session
+
+    class UI:
+        def approve(self, c: str) -> bool:
+            return True
+
+        def event(self, k: str, d: Any) -> None:
+            return None
+
+        def text(self, d: str) -> None:
+            return None
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp) / "ws"
+        shutil.copytree(REPO / "fixtures" / "workspace", ws)
+        settings = load_settings(
+            {"MOCK": "1", "MCA_HOME": str(Path(tmp) / "h"), "HOME": tmp}, workspace=ws
+        ).with_(skills_dirs=(REPO / "skills",))
+        s = open_session(settings, UI(), model=MockModel(), log_to_disk=False)
+        s.skills.estimator.count("warm up")
+        costs = []
+        for i in range(50):
+            result = s.agent.run_turn(f"read src/calc.js ({i})" if i % 2 else f"list the files {i}")
+            costs.append(_timed(lambda result=result: s.record_ledger(result)))
+    ms = statistics.median(costs)
+    results.append(
+        Result(
+            "ledger cost per turn (50-turn conversation)",
+            ms,
+            "ms",
+            None,
+            "-",
+            None,
+            "< 5 ms",
+            ms < 5,
+            f"max {max(costs):.2f} ms",
+        )
+    )
+
+
+def bench_savings(results: list[Result]) -> dict[str, Any]:
+    from bench.packs import write_packs
+    from mca.ledger_cli import compare
+    from mca.skills.catalog import Budget
+    from mca.skills.discover import discover
+    from mca.skills.model import Root
+    from mca.tokens import Estimator
+
+    est = Estimator()
+    sentences = ["what does this project do?", "fix the divide-by-zero problem in src/calc.js"]
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        thirty = Path(tmp) / "p30"
+        shutil.copytree(REPO / "skills", thirty)
+        write_packs(thirty, 26)
+        for label, root in (("4 packs", REPO / "skills"), ("30 packs", thirty)):
+            d = discover([Root(root, "x", 1)], Budget(2560, "tokens", "2%"), est.fits)
+            report = compare(d, sentences, est, 12_000, REPO / "fixtures" / "workspace")
+            nothing = report["sentences"][0]["strategies"]["gated"]["saving_pct"]
+            matching = report["sentences"][1]["strategies"]["gated"]["saving_pct"]
+            out[label] = report
+            results.append(
+                Result(
+                    f"context saved vs eager, {label}",
+                    nothing,
+                    "%",
+                    None,
+                    "eager",
+                    None,
+                    "report",
+                    None,
+                    f"no-match turn {nothing:.0f}%, matching turn {matching:.0f}%",
+                )
+            )
+    return out
+
+
+def table(results: list[Result]) -> str:
+    lines = [
+        f"{'target':<46} {'median':>12} {'baseline':>12} {'ratio':>7} {'goal':>14}  result",
+        "-" * 104,
+    ]
+    for r in results:
+        base = f"{r.baseline:,.1f} {r.unit}" if r.baseline is not None else "-"
+        ratio = f"{r.ratio:.2f}x" if r.ratio is not None else "-"
+        verdict = {True: "PASS", False: "FAIL", None: "info"}[r.passed]
+        median = f"{r.median:>9,.2f} {r.unit:<2}"
+        lines.append(f"{r.name:<46} {median} {base:>12} {ratio:>7} {r.target:>14}  {verdict}")
+        if r.note:
+            lines.append(f"{'':<46}   {r.note}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    results: list[Result] = []
+    extra: dict[str, Any] = {}
+    steps: list[tuple[str, Callable[[], Any]]] = [
+        ("startup", lambda: bench_startup(results)),
+        ("pre_turn_scaling_ms", lambda: bench_pre_turn(results)),
+        ("scan", lambda: bench_scan(results)),
+        ("corpus", lambda: bench_corpus(results)),
+        ("ledger", lambda: bench_ledger(results)),
+        ("savings", lambda: bench_savings(results)),
+    ]
+    only = set(sys.argv[1:])
+    for name, step in steps:
+        if only and name not in only:
+            continue
+        print(f"... {name}", file=sys.stderr, flush=True)
+        value = step()
+        if value is not None:
+            extra[name] = value
+    print(table(results))
+    out = REPO / "bench" / "results.json"
+    out.write_text(json.dumps({"results": [asdict(r) for r in results], **extra}, indent=2))
+    print(f"\nwritten: {out.relative_to(REPO)}")
+    return 0 if all(r.passed is not False for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
