@@ -12,12 +12,16 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# compileall: with PYTHONDONTWRITEBYTECODE set, nothing else would cache mca's bytecode and
+# every start would recompile it (it is on the path to the first prompt).
 $(RUN_STAMP): pyproject.toml | $(VENV)/bin/python
 	$(BIN)/python -m pip install -q -e .
+	$(BIN)/python -m compileall -q mca
 	touch $@
 
 $(DEV_STAMP): pyproject.toml | $(VENV)/bin/python
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m compileall -q mca
 	touch $(RUN_STAMP) $@
 
 run: $(RUN_STAMP)
@@ -42,6 +46,7 @@ demo: $(RUN_STAMP)
 	$(BIN)/python -m mca.demo
 
 bench: $(DEV_STAMP)
+	$(BIN)/python -m compileall -q mca bench
 	$(BIN)/python -m bench.run $(ARGS)
 
 stress: $(DEV_STAMP)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -122,13 +121,3 @@ class Agent:
     def clear(self) -> None:
         """Start a new conversation (files and snapshots are untouched)."""
         self.messages.clear()
-
-
-def describe_call(call_name: str, arguments: Mapping[str, Any]) -> str:
-    """One line for a tool call: name(arg=value, ...)."""
-    parts = []
-    for k, v in arguments.items():
-        text = v if isinstance(v, str) else json.dumps(v)
-        text = text.replace("\n", "\\n")
-        parts.append(f"{k}={text[:60] + '…' if len(text) > 60 else text}")
-    return f"{call_name}({', '.join(parts)})"

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from mca import __version__
 from mca.errors import McaError
+
+if TYPE_CHECKING:  # kept out of the import path: `mca --version` must start fast
+    import argparse
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import TextIO
 
 EXIT_OK, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 130
 
@@ -27,6 +28,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def main_parser() -> argparse.ArgumentParser:
     """The parser for `mca` itself (REPL and -p)."""
+    import argparse
+
     p = argparse.ArgumentParser(
         prog="mca",
         description="mini coding agent. Subcommands: tools, skills, ledger, selftest.",
@@ -46,6 +49,8 @@ def main_parser() -> argparse.ArgumentParser:
 
 def settings_from(args: argparse.Namespace, env: Mapping[str, str]) -> Any:
     """Settings from parsed args and the environment."""
+    from pathlib import Path
+
     from mca.config import load_settings
 
     overrides: dict[str, Any] = {
@@ -72,6 +77,8 @@ def settings_from(args: argparse.Namespace, env: Mapping[str, str]) -> Any:
 
 
 def _run_tools(argv: Sequence[str], out: TextIO) -> int:
+    import argparse
+
     p = argparse.ArgumentParser(prog="mca tools", description="print the tool registry")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
@@ -125,6 +132,9 @@ def _dispatch(argv: Sequence[str], env: Mapping[str, str]) -> int:
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     """Entry point: returns the exit code (0 ok, 1 error, 130 interrupted)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # the fast path: nothing else to import
+        sys.stdout.write(f"mca {__version__}\n")
+        return EXIT_OK
     env = dict(os.environ if env is None else env)
     try:
         return _dispatch(argv, env)
@@ -140,4 +150,6 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
 
 def print_json(obj: Any, out: TextIO) -> None:
     """Pretty JSON with a trailing newline."""
+    import json
+
     out.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")

@@ -73,7 +73,8 @@ class Compactor:
         self.model = model
         self.est = estimator
         self.window = window
-        self.fixed = estimator.count(system) + estimator.count(tools_text(tools))
+        self.system, self.tools = system, tools
+        self._fixed: int | None = None  # counted on first use: the tokenizer loads lazily
         self.threshold = threshold
         self.keep_turns = keep_turns
         self.emit = emit
@@ -81,7 +82,9 @@ class Compactor:
 
     def tokens(self, history: list[Message]) -> int:
         """Estimated tokens of the whole context (per-message counts are cached)."""
-        return self.fixed + sum(self.est.count(message_text(m)) for m in history)
+        if self._fixed is None:
+            self._fixed = self.est.count(self.system) + self.est.count(tools_text(self.tools))
+        return self._fixed + sum(self.est.count(message_text(m)) for m in history)
 
     def __call__(self, history: list[Message], turn: int) -> list[Message]:
         if self.tokens(history) <= self.threshold * self.window:

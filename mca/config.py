@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -92,6 +91,8 @@ def _read_toml(home: Path) -> dict[str, Any]:
     path = home / "config.toml"
     if not path.is_file():
         return {}
+    import tomllib  # only when there is a config file: it is not free to import
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:

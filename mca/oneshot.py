@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 from mca.agent import TurnResult
 from mca.config import Settings
-from mca.render import ledger_table, plan_lines, tool_call_line, tool_result_lines
+from mca.render import ledger_table, progress_line
 from mca.session import Session, open_session
 
 
@@ -37,23 +37,6 @@ class StderrUI:
 
     def text(self, delta: str) -> None:
         return None  # the answer goes to stdout once, at the end
-
-
-def progress_line(kind: str, data: Mapping[str, Any]) -> str:
-    """The short line a person sees for an event, or ''."""
-    if kind == "tool.call":
-        return tool_call_line(data["name"], data["arguments"])
-    if kind == "tool.result":
-        return tool_result_lines(data["name"], data["ok"], data["result"])
-    if kind == "plan.updated":
-        return plan_lines(data["plan"])
-    if kind == "skill.hit":
-        return f"skill {data['line']}"
-    if kind == "context.compacted":
-        return f"context compacted: {data['before_tokens']:,} -> {data['after_tokens']:,} tokens"
-    if kind in ("notice", "model.retry"):
-        return str(data.get("message", ""))
-    return ""
 
 
 def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:

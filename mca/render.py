@@ -4,15 +4,47 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mca.agent import describe_call
-from mca.ledger import TurnLedger
-from mca.tools.base import Tool
-from mca.tools.plan import render_plan
-from mca.tools.snapshots import UndoReport
+if TYPE_CHECKING:  # this module is on the path to the first prompt: import nothing heavy
+    from mca.ledger import TurnLedger
+    from mca.tools.base import Tool
+    from mca.tools.snapshots import UndoReport
 
 MAX_RESULT_PREVIEW = 6
+PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
+
+
+def describe_call(call_name: str, arguments: Mapping[str, Any]) -> str:
+    """One line for a tool call: name(arg=value, ...)."""
+    parts = []
+    for k, v in arguments.items():
+        text = v if isinstance(v, str) else json.dumps(v)
+        text = text.replace("\n", "\\n")
+        parts.append(f"{k}={text[:60] + '…' if len(text) > 60 else text}")
+    return f"{call_name}({', '.join(parts)})"
+
+
+def render_plan(plan: list[dict[str, str]]) -> str:
+    """The plan as checklist lines."""
+    return "\n".join(f"{PLAN_MARKS[s['status']]} {s['step']}" for s in plan)
+
+
+def progress_line(kind: str, data: Mapping[str, Any]) -> str:
+    """The short line a person sees for a session event, or ''."""
+    if kind == "tool.call":
+        return tool_call_line(data["name"], data["arguments"])
+    if kind == "tool.result":
+        return tool_result_lines(data["name"], data["ok"], data["result"])
+    if kind == "plan.updated":
+        return plan_lines(data["plan"])
+    if kind == "skill.hit":
+        return f"skill {data['line']}"
+    if kind == "context.compacted":
+        return f"context compacted: {data['before_tokens']:,} -> {data['after_tokens']:,} tokens"
+    if kind in ("notice", "model.retry"):
+        return str(data.get("message", ""))
+    return ""
 
 
 def tool_call_line(name: str, arguments: Mapping[str, Any]) -> str:

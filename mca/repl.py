@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
@@ -24,12 +24,24 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from mca import __version__
 from mca.config import Settings
 from mca.errors import McaError
-from mca.oneshot import progress_line
-from mca.render import ledger_summary, ledger_table, snapshot_lines, tools_text, undo_lines
-from mca.session import Session, open_session
-from mca.skills.discover import summary_line
-from mca.skills.report import discovery_text, stage_text
-from mca.tools import REGISTRY
+from mca.render import (
+    ledger_summary,
+    ledger_table,
+    progress_line,
+    snapshot_lines,
+    tools_text,
+    undo_lines,
+)
+
+if TYPE_CHECKING:  # imported when the session is built, after the prompt is on screen
+    from mca.session import Session
+
+
+def _open_session(settings: Settings, ui: ReplUI) -> Session:
+    from mca.session import open_session
+
+    return open_session(settings, ui)
+
 
 PROMPT = "mca> "
 EXIT_WINDOW = 2.0  # seconds between two Ctrl-C at an empty prompt
@@ -173,18 +185,47 @@ class Repl:
             completer=McaCompleter(settings.workspace, lambda: self.commands),
             complete_while_typing=False,
         )
-        self.asker = PromptSession[str](input=input, output=output, history=InMemoryHistory())
+        self._io = (input, output)
+        self._asker: PromptSession[str] | None = None  # built on first use: it costs ~25 ms
         self.ui = ReplUI(self.out, self._ask)
         self.ui.always = settings.yes
-        factory = session_factory or (lambda s, ui: open_session(s, ui))
-        self.session = factory(settings, self.ui)
+        self._factory = session_factory or _open_session
+        self._session: Session | None = None
+        self._session_error: BaseException | None = None
+        self._session_ready = threading.Event()
+        self._session_lock = threading.Lock()
         self.commands: dict[str, Command] = self._base_commands()
         self.running = True
         self.last_interrupt = 0.0
 
+    @property
+    def session(self) -> Session:
+        """The session; built on first use, or in the background once the prompt is up."""
+        self._build_session()
+        if self._session_error is not None:
+            raise self._session_error
+        assert self._session is not None
+        return self._session
+
+    def _build_session(self) -> None:
+        with self._session_lock:
+            if self._session_ready.is_set():
+                return
+            try:
+                self._session = self._factory(self.settings, self.ui)
+            except McaError as e:  # reported on first use, in the main thread
+                self._session_error = e
+            except OSError as e:
+                self._session_error = McaError(f"cannot start the session: {e}")
+            finally:
+                self._session_ready.set()
+
     def _ask(self, question: str) -> str:
+        if self._asker is None:
+            inp, outp = self._io
+            self._asker = PromptSession[str](input=inp, output=outp, history=InMemoryHistory())
         try:
-            return self.asker.prompt(question)
+            return self._asker.prompt(question)
         except (EOFError, KeyboardInterrupt):
             return "n"
 
@@ -254,9 +295,13 @@ class Repl:
         )
 
     def _tools(self, arg: str) -> None:
+        from mca.tools import REGISTRY
+
         self.ui.say(tools_text(list(REGISTRY.values())))
 
     def _skills(self, arg: str) -> None:
+        from mca.skills.report import discovery_text
+
         sk = self.session.skills
         catalog = sk.discovery.catalog.text
         tokens = sk.estimator.count(catalog)
@@ -267,6 +312,8 @@ class Repl:
         )
 
     def _why(self, arg: str) -> None:
+        from mca.skills.report import stage_text
+
         sk = self.session.skills
         if not sk.stage.history:
             self.ui.say("no turn yet: /why explains the skills of the last turn")
@@ -289,6 +336,8 @@ class Repl:
 
     def summary(self) -> str:
         """The startup line about skills (counts tokens: loads the tokenizer)."""
+        from mca.skills.discover import summary_line
+
         sk = self.session.skills
         tokens = sk.estimator.count(sk.discovery.catalog.text)
         return summary_line(sk.discovery, tokens, sk.estimator.label)
@@ -345,7 +394,11 @@ class Repl:
     def run(self) -> int:
         """The loop; returns the exit code."""
         self.ui.say(self.banner())
-        deferred = self.out is sys.stdout and sys.stdout.isatty()
+        # On a terminal the session (skills, tokenizer, ...) is built while the person reads
+        # the prompt; --strict-skills must refuse before that, so it builds first.
+        deferred = (
+            self.out is sys.stdout and sys.stdout.isatty() and not self.settings.strict_skills
+        )
         if not deferred:
             self.ui.say(self.summary())
         with patch_stdout() if deferred else contextlib.nullcontext():
@@ -365,7 +418,9 @@ class Repl:
         self.prompt.app.after_render.add_handler(handler)
 
     def _print_summary(self) -> None:
-        print(self.summary())  # patch_stdout shows it above the prompt
+        self._build_session()
+        if self._session_error is None:
+            print(self.summary())  # patch_stdout shows it above the prompt
 
     def _loop(self) -> int:
         try:
@@ -379,8 +434,12 @@ class Repl:
                     self.handle_command(line)
                 else:
                     self.handle_turn(line)
+        except McaError as e:
+            self.ui.say(f"error: {e}")
+            return 1
         finally:
-            self.session.close()
+            if self._session is not None:
+                self._session.close()
         self.ui.say("bye")
         return 0
 

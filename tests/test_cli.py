@@ -18,9 +18,11 @@ def env(**extra: str) -> dict[str, str]:
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as info:
-        main(["--version"], env())
-    assert info.value.code == 0 and capsys.readouterr().out.startswith("mca ")
+    assert main(["--version"], env()) == 0
+    assert capsys.readouterr().out.startswith("mca ")
+    with pytest.raises(SystemExit) as info:  # also via argparse, with other flags
+        main(["-C", ".", "--version"], env())
+    assert info.value.code == 0
 
 
 def test_prompt_prints_the_answer_on_stdout(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from xml.sax.saxutils import escape
 
 from mca.skills.model import Diagnostic, Skill
+from mca.skills.model import xml_escape as escape
 
 CATALOG_SHARE = 0.02  # of the context window, in estimated tokens, when the window is known
 FALLBACK_CHARS = 8000  # when it is not

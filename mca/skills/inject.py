@@ -6,9 +6,8 @@ import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from xml.sax.saxutils import quoteattr
 
-from mca.skills.model import RESOURCE_DIRS, Skill
+from mca.skills.model import RESOURCE_DIRS, Skill, xml_escape
 
 # Interpreter by extension; a script without one of these is run directly (it must be executable).
 INTERPRETERS = {
@@ -76,7 +75,7 @@ def render_skill(skill: Skill) -> Block:
     resources = list_resources(skill.dir)
     commands = [command_line(skill.dir / rel) for rel in resources.get("scripts", [])]
     parts = [
-        f"<skill name={quoteattr(skill.name)} dir={quoteattr(str(skill.dir))}>",
+        f'<skill name="{xml_escape(skill.name, True)}" dir="{xml_escape(str(skill.dir), True)}">',
         skill.body.strip(),
     ]
     listed = [

@@ -44,6 +44,12 @@ CODES: dict[str, Level] = {
 }
 
 
+def xml_escape(text: str, quote: bool = False) -> str:
+    """Escape text for the catalog's and the injection's XML-like tags."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace('"', "&quot;") if quote else text
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """One finding about one SKILL.md: level, stable code, where, and what to do."""

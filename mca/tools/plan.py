@@ -6,15 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from mca.errors import ToolError
+from mca.render import render_plan
 from mca.tools.base import ToolContext
 
 STATUSES = ("pending", "in_progress", "completed")
-MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
-
-
-def render_plan(plan: list[dict[str, str]]) -> str:
-    """The plan as checklist lines."""
-    return "\n".join(f"{MARKS[s['status']]} {s['step']}" for s in plan)
 
 
 def update_plan(ctx: ToolContext, args: Mapping[str, Any]) -> str:
