@@ -49,8 +49,10 @@ bench: $(DEV_STAMP)
 	$(BIN)/python -m compileall -q mca bench
 	$(BIN)/python -m bench.run $(ARGS)
 
+# The reliability suite at full size (CI runs the same tests smaller, as part of make test).
 stress: $(DEV_STAMP)
-	MCA_STRESS=1 $(BIN)/python -m pytest -m stress tests/stress $(ARGS)
+	MCA_STRESS=1 MCA_FUZZ_EXAMPLES=100000 $(BIN)/python -m pytest -s -m stress \
+		tests/stress tests/skills/test_fuzz.py tests/skills/test_corpus.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache

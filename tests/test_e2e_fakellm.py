@@ -56,6 +56,9 @@ rules:
       tool_calls:
         - {name: read_file, arguments: {path: parallel.txt}}
         - {name: list_dir, arguments: {path: ".", depth: 1}}
+  - name: unauthorized
+    when: {messages_contain: "unauthorized please"}
+    respond: {status: 401, error: "invalid api key"}
   - name: default
     respond: {content: "default answer"}
 """
@@ -197,3 +200,45 @@ def test_record_then_replay_offline(fakellm: str, ws: Path, tmp_path: Path) -> N
     )
     assert replay.returncode == 0, replay.stderr
     assert json.loads(replay.stdout)["answer"].strip() == "The file says MAGIC-42."
+
+
+def test_planted_key_appears_in_no_artifact(fakellm: str, ws: Path, tmp_path: Path) -> None:
+    """Every file a session writes, and everything it prints, is searched for the key."""
+    (ws / "notes.txt").write_text("the code is MAGIC-42\n")
+    record = tmp_path / "rec.jsonl"
+    outputs = []
+    for sentence, extra in (
+        ("what does notes.txt say? (secrets)", ("--record", str(record), "--ledger")),
+        ("unauthorized please", ("--no-stream",)),
+        ("broken server (secrets)", ("--no-stream",)),
+    ):
+        proc = run_mca(fakellm, "openai", ws, sentence, *extra)
+        outputs += [proc.stdout, proc.stderr]
+    assert "invalid api key" in outputs[3] and "OPENAI_API_KEY" in outputs[3]
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(ws.parent),
+        "MCA_HOME": str(ws.parent / "home"),
+        "OPENAI_API_KEY": KEY,
+        "MCA_BASE_URL": f"{fakellm}/v1",
+        "MCA_MODEL": "gpt-4o-mini",
+    }
+    repl = subprocess.run(
+        [str(MCA), "-C", str(ws)],
+        input="/model\n/exit\n",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    outputs += [repl.stdout, repl.stderr]
+    assert "key from OPENAI_API_KEY" in repl.stdout
+    artifacts = [
+        record,
+        *(p for p in (ws.parent / "home").rglob("*") if p.is_file()),
+        *(p for p in (ws / ".mca").rglob("*") if p.is_file()),
+    ]
+    assert any(p.suffix == ".jsonl" for p in artifacts)  # session logs were written
+    leaks = [str(p) for p in artifacts if KEY.encode() in p.read_bytes()]
+    leaks += [f"output {i}" for i, text in enumerate(outputs) if KEY in text]
+    assert leaks == []

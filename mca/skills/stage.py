@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import ToolError
+from mca.fsutil import ContainmentError, read_contained
 from mca.skills.gates import Decision
 from mca.skills.inject import Block, stage_two_text
 from mca.skills.model import Skill
@@ -56,7 +57,9 @@ def read_reference(root: Path, rel: str) -> str:
     if target.is_dir():
         raise ToolError(f"@{rel} is a directory")
     try:
-        text = target.read_bytes().decode("utf-8", errors="replace")
+        text = read_contained(target, root.resolve()).decode("utf-8", errors="replace")
+    except ContainmentError as e:
+        raise ToolError(f"@{rel}: {e}") from None
     except FileNotFoundError:
         raise ToolError(f"@{rel}: no such file") from None
     except OSError as e:

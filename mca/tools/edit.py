@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import PathRefused, ToolError
-from mca.fsutil import atomic_write
+from mca.fsutil import ContainmentError, atomic_write, read_contained
 from mca.tools.base import ToolContext, arg_str
 from mca.tools.paths import relative_label, resolve_in
 
@@ -30,9 +30,14 @@ def _commit(ctx: ToolContext, target: Path, rel: str, data: bytes) -> None:
     if len(data) > MAX_WRITE_BYTES:
         raise ToolError(f"{rel}: content is {len(data)} bytes, over the {MAX_WRITE_BYTES} limit")
     mode = target.stat().st_mode & 0o7777 if target.exists() else None
-    ctx.snapshots.before_write(ctx.turn, rel, target, data, note=f"turn {ctx.turn}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(target, data, mode)
+    try:
+        ctx.snapshots.before_write(ctx.turn, rel, target, data, note=f"turn {ctx.turn}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, data, mode, root=ctx.root.resolve())
+    except ContainmentError as e:
+        raise PathRefused(str(e)) from None
+    except OSError as e:  # the directory vanished, the disk is full, ...: the old file stays
+        raise ToolError(f"{rel}: not written ({e.strerror or e}); the file is unchanged") from None
     ctx.touched.add(rel)
     ctx.emit("file.changed", {"path": rel, "bytes": len(data)})
 
@@ -61,11 +66,15 @@ def edit_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
         raise ToolError("old_text is empty; use write_file to create or replace a whole file")
     target, rel = _target(ctx, path)
     try:
-        text = target.read_bytes().decode("utf-8")
+        text = read_contained(target, ctx.root.resolve()).decode("utf-8")
     except FileNotFoundError:
         raise ToolError(f"{path}: no such file") from None
     except UnicodeDecodeError:
         raise ToolError(f"{path}: not a UTF-8 text file") from None
+    except ContainmentError as e:
+        raise PathRefused(str(e)) from None
+    except OSError as e:
+        raise ToolError(f"{path}: cannot read ({e.strerror})") from None
     count = text.count(old)
     if count == 0:
         raise ToolError(f"old_text not found in {rel} (it matched 0 times; read the file first)")

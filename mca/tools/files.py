@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import PathRefused, ToolError
+from mca.fsutil import ContainmentError, read_contained
 from mca.tools.base import ToolContext, arg_int, arg_str
 from mca.tools.paths import inside, relative_label, resolve_in, resolve_in_skill
 
@@ -54,10 +55,13 @@ def read_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     target, skill = _resolve_readable(ctx, path)
     if target.is_dir():
         raise ToolError(f"{path} is a directory; use list_dir")
+    allowed = ctx.root.resolve() if skill is None else ctx.skill_dirs[skill].resolve()
     try:
-        data = target.read_bytes()
+        data = read_contained(target, allowed)
     except FileNotFoundError:
         raise ToolError(f"{path}: no such file") from None
+    except ContainmentError as e:
+        raise PathRefused(str(e)) from None
     except OSError as e:
         raise ToolError(f"{path}: cannot read ({e.strerror})") from None
     if skill is not None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import UndoError
-from mca.fsutil import atomic_write, sha256
+from mca.fsutil import atomic_write, read_contained, sha256
 
 KEEP_SESSIONS = 20
 
@@ -92,7 +92,7 @@ class SnapshotStore:
         if entry is None:
             entry = {"path": rel, "existed": False, "mode": None, "old": None}
             if target.exists():
-                data = target.read_bytes()
+                data = read_contained(target, self.root.resolve())
                 obj = self.base / "objects" / sha256(data)
                 if not obj.exists():
                     atomic_write(obj, data, 0o600)

@@ -11,9 +11,13 @@ from mca.skills.parse import FrontmatterError, parse_text, split_frontmatter
 from mca.skills.scan import load_candidate
 from tests.conftest import CORPUS
 
-pytestmark = pytest.mark.skipif(
-    not CORPUS.is_dir(), reason=f"the shared corpus is not here ({CORPUS}); it exists only in CI"
-)
+pytestmark = [
+    pytest.mark.stress,
+    pytest.mark.skipif(
+        not CORPUS.is_dir(),
+        reason=f"the shared corpus is not here ({CORPUS}); it exists only in CI",
+    ),
+]
 TARGET = 0.995
 # Files where mca deliberately differs from PyYAML on name/description: (path suffix, why).
 # Measured: none on the current corpus. Add an entry here, with the reason, for any new one.

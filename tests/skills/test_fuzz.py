@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +13,7 @@ from mca.skills.parse import parse_text
 from mca.skills.validate import validate
 from mca.skills.yamlsub import YamlError, parse_yaml
 
+pytestmark = pytest.mark.stress
 EXAMPLES = int(os.environ.get("MCA_FUZZ_EXAMPLES", "300"))
 PIECES = [
     "---",

@@ -1,0 +1,117 @@
+"""Commands under load, and API faults: each ends in a retry that succeeds or a clear error,
+with the conversation exactly as it was before the failed turn."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mca.agent import Agent
+from mca.config import load_settings
+from mca.errors import ModelError
+from mca.models.http import RetryPolicy
+from mca.models.openai import OpenAIModel
+from mca.tools.base import ToolContext
+from tests.models.wire import Recorder, openai_json, openai_sse, sse
+
+pytestmark = pytest.mark.stress
+
+MEASURE = """
+import sys
+from mca.tools.command import execute
+cmd = "head -c 50000000 /dev/zero | tr '\\\\0' x; echo; echo END"
+code, out, timed_out = execute(cmd, ".", 120)
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the forking parent (pytest)
+hwm = next(ln for ln in open("/proc/self/status") if ln.startswith("VmHWM"))
+peak_mb = int(hwm.split()[1]) / 1024
+print(code, len(out), out.rstrip().endswith("END"), round(peak_mb))
+"""
+
+
+def test_fifty_megabytes_of_output_stay_bounded() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", MEASURE], capture_output=True, text=True, timeout=180
+    )
+    code, length, tail_kept, peak_mb = proc.stdout.split()
+    assert code == "0" and int(length) < 12_000 and tail_kept == "True"
+    assert int(peak_mb) < 120, f"peak RSS {peak_mb} MB while reading 50 MB of output"
+
+
+def _model(
+    tmp_path: Path, rec: Recorder | None = None, base: str = "http://fake/v1"
+) -> OpenAIModel:
+    env = {
+        "OPENAI_API_KEY": "sk-fault-test-000000",
+        "MCA_MODEL": "gpt-4o",
+        "MCA_HOME": str(tmp_path),
+        "MCA_BASE_URL": base,
+        "MCA_READ_TIMEOUT": "0.5",
+    }
+    s = load_settings(env, workspace=tmp_path)
+    transport = httpx.MockTransport(rec) if rec is not None else None
+    return OpenAIModel(s, transport=transport, policy=RetryPolicy(base=0.001, sleep=lambda _: None))
+
+
+CALL = [("c9", "read_file", {"path": "a.txt"})]
+FAULTS = {
+    "429 with Retry-After, then ok": (
+        [httpx.Response(429, headers={"retry-after": "1"}), sse(openai_sse("fine"))],
+        "ok",
+    ),
+    "500 then ok": ([httpx.Response(500), sse(openai_sse("fine"))], "ok"),
+    "503 forever": ([httpx.Response(503)] * 5, "HTTP 503"),
+    "read timeout forever": ([httpx.ReadTimeout("slow")] * 5, "cannot reach"),
+    "stream cut mid tool call": ([sse(openai_sse("", CALL, cut=True))], "cut off"),
+    "invalid JSON in tool arguments": ([sse(openai_sse("", CALL, bad_args=True))], "invalid JSON"),
+    "empty response": ([httpx.Response(200, json={"choices": []})], "unexpected response shape"),
+    "not JSON at all": ([httpx.Response(200, text="<html>proxy error</html>")], "invalid JSON"),
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_api_faults(fault: str, ctx: ToolContext, tmp_path: Path) -> None:
+    replies, expect = FAULTS[fault]
+    first = [sse(openai_sse("first answer"))]
+    # non-streamed for the empty/not-JSON bodies, streamed otherwise
+    stream = fault not in ("empty response", "not JSON at all")
+    rec = Recorder(*first, *replies)
+    model = _model(tmp_path, rec)
+    model.settings = model.settings.with_(stream=stream)
+    if not stream:
+        rec.responses[0] = httpx.Response(200, json=openai_json("first answer"))
+    agent = Agent(model=model, tools=ctx, system="s")
+    agent.run_turn("one")
+    before = list(agent.messages)
+    if expect == "ok":
+        assert agent.run_turn("two").answer.strip() == "fine"
+        return
+    with pytest.raises(ModelError, match=expect):
+        agent.run_turn("two")
+    assert agent.messages == before
+
+
+def test_unknown_tool_name_goes_back_to_the_model(ctx: ToolContext, tmp_path: Path) -> None:
+    rec = Recorder(sse(openai_sse("", [("c1", "delete_everything", {})])), sse(openai_sse("sorry")))
+    agent = Agent(model=_model(tmp_path, rec), tools=ctx, system="s")
+    result = agent.run_turn("go")
+    sent = json.loads(rec.requests[1].content)["messages"][-1]
+    assert sent["role"] == "tool" and "unknown tool 'delete_everything'" in sent["content"]
+    assert result.answer.strip() == "sorry"
+
+
+def test_connection_refused(ctx: ToolContext, tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again when the block ends: nothing listens there
+    agent = Agent(
+        model=_model(tmp_path, None, f"http://127.0.0.1:{port}/v1"), tools=ctx, system="s"
+    )
+    with pytest.raises(ModelError, match="cannot reach"):
+        agent.run_turn("hello")
+    assert agent.messages == []
