@@ -401,6 +401,8 @@ class Repl:
         )
         if not deferred:
             self.ui.say(self.summary())
+            if self.settings.verbose:
+                self._skills("")
         with patch_stdout() if deferred else contextlib.nullcontext():
             if deferred:
                 self._after_first_render(self._print_summary)
@@ -421,6 +423,8 @@ class Repl:
         self._build_session()
         if self._session_error is None:
             print(self.summary())  # patch_stdout shows it above the prompt
+            if self.settings.verbose:
+                self._skills("")
 
     def _loop(self) -> int:
         try:

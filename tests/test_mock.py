@@ -125,3 +125,12 @@ def test_bad_script_line_is_a_clear_error(tmp_path: Path) -> None:
     path.write_text("{not json\n")
     with pytest.raises(ScriptExhausted, match=r"s.jsonl:1: not valid JSON"):
         ScriptedModel(path).complete(Request("", (), ()))
+
+
+def test_fixture_script_replays_through_the_real_loop(ctx: ToolContext, ws: Path) -> None:
+    shutil.copytree(REPO / "fixtures" / "workspace", ws, dirs_exist_ok=True)
+    script = REPO / "fixtures" / "mock-scripts" / "read-and-answer.jsonl"
+    result = Agent(model=ScriptedModel(script), tools=ctx, system="sys").run_turn("explain divide")
+    assert [t.name for t in result.tools] == ["update_plan", "read_file", "update_plan"]
+    assert all(t.ok for t in result.tools) and ctx.plan[-1]["status"] == "completed"
+    assert "Infinity" in result.answer and result.usage == Usage(1500, 20)

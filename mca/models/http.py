@@ -13,6 +13,7 @@ import httpx
 
 from mca.config import Settings
 from mca.errors import ModelError, ModelHTTPError, StreamError
+from mca.types import Request, Response, TextSink
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 CONTEXT_HINTS = (
@@ -165,3 +166,63 @@ def iter_sse(response: httpx.Response) -> Iterator[tuple[str, str]]:
         yield from sse_events(response.iter_lines())
     except httpx.HTTPError as e:
         raise StreamError(f"the response stream was cut off: {e!r}") from None
+
+
+class HttpModel:
+    """What both wire protocols share: one client, retries, stream or not, cleanup.
+
+    A protocol supplies `url`, `headers`, `body`, `assemble` (SSE events -> Response) and
+    `parse` (a JSON body -> Response).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        policy: RetryPolicy | None = None,
+        notice: Notice = lambda s: None,
+    ) -> None:
+        self.settings = settings
+        self.name = settings.model
+        self.client = make_client(settings, transport)
+        self.policy = policy or RetryPolicy(base=settings.retry_base)
+        self.notice = notice
+
+    def url(self) -> str:
+        raise NotImplementedError
+
+    def headers(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def body(self, request: Request, stream: bool) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def assemble(self, events: Iterator[tuple[str, str]], on_text: TextSink | None) -> Response:
+        raise NotImplementedError
+
+    def parse(self, body: Any) -> Response:
+        raise NotImplementedError
+
+    def complete(self, request: Request, on_text: TextSink | None = None) -> Response:
+        """One model call; the response is always closed, even on Ctrl-C."""
+        stream = self.settings.stream
+        body = self.body(request, stream)
+        headers = {"content-type": "application/json", **self.headers()}
+
+        def build() -> httpx.Request:
+            return self.client.build_request("POST", self.url(), json=body, headers=headers)
+
+        response = send(self.client, build, self.settings, self.policy, self.notice)
+        try:
+            if stream:
+                return self.assemble(iter_sse(response), on_text)
+            result = self.parse(read_json(response))
+        finally:
+            response.close()
+        if on_text and result.message.content:
+            on_text(result.message.content)
+        return result
+
+    def close(self) -> None:
+        self.client.close()

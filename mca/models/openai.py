@@ -7,19 +7,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
-from mca.config import Settings
 from mca.errors import StreamError
-from mca.models.http import (
-    Notice,
-    RetryPolicy,
-    iter_sse,
-    make_client,
-    parse_json,
-    read_json,
-    send,
-)
+from mca.models.http import HttpModel, parse_json
 from mca.types import Message, Request, Response, TextSink, ToolCall, ToolSpec, Usage
 
 
@@ -167,45 +156,21 @@ def assemble(events: Iterator[tuple[str, str]], on_text: TextSink | None) -> Res
 
 
 # -- the client --------------------------------------------------------------------------------
-class OpenAIModel:
+class OpenAIModel(HttpModel):
     """POST {base}/chat/completions, streamed by default."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        *,
-        transport: httpx.BaseTransport | None = None,
-        policy: RetryPolicy | None = None,
-        notice: Notice = lambda s: None,
-    ) -> None:
-        self.settings = settings
-        self.name = settings.model
-        self.client = make_client(settings, transport)
-        self.policy = policy or RetryPolicy(base=settings.retry_base)
-        self.notice = notice
+    def url(self) -> str:
+        return f"{self.settings.base_url}/chat/completions"
 
-    def _build(self, body: dict[str, Any]) -> httpx.Request:
-        headers = {"content-type": "application/json"}
-        if self.settings.api_key:
-            headers["authorization"] = f"Bearer {self.settings.api_key}"
-        url = f"{self.settings.base_url}/chat/completions"
-        return self.client.build_request("POST", url, json=body, headers=headers)
+    def headers(self) -> dict[str, str]:
+        key = self.settings.api_key
+        return {"authorization": f"Bearer {key}"} if key else {}
 
-    def complete(self, request: Request, on_text: TextSink | None = None) -> Response:
-        stream = self.settings.stream
-        body = request_body(self.settings.model, request, stream)
-        response = send(
-            self.client, lambda: self._build(body), self.settings, self.policy, self.notice
-        )
-        try:
-            if stream:
-                return assemble(iter_sse(response), on_text)
-            result = from_wire_response(read_json(response))
-        finally:
-            response.close()
-        if on_text and result.message.content:
-            on_text(result.message.content)
-        return result
+    def body(self, request: Request, stream: bool) -> dict[str, Any]:
+        return request_body(self.settings.model, request, stream)
 
-    def close(self) -> None:
-        self.client.close()
+    def assemble(self, events: Iterator[tuple[str, str]], on_text: TextSink | None) -> Response:
+        return assemble(events, on_text)
+
+    def parse(self, body: Any) -> Response:
+        return from_wire_response(body)

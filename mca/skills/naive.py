@@ -16,6 +16,7 @@ from mca.skills.model import Candidate, Root, Skill
 from mca.skills.parse import FrontmatterError, ParsedSkill
 from mca.skills.policy import PRODUCTION, Policy, RenderFn
 from mca.skills.trigger import KEYWORD_POINTS, Hit, Reason
+from mca.skills.validate import INTEGER
 
 
 def naive_split(text: str) -> tuple[str, str, int]:
@@ -43,7 +44,7 @@ def naive_validate(path: Path, parsed: ParsedSkill, root: Root | None) -> Candid
         scope=root.scope if root else "",
         rank=root.rank if root else 0,
         domain=str(f.get("domain") or ""),
-        priority=int(str(f.get("priority"))) if str(f.get("priority", "")).isdigit() else 0,
+        priority=int(str(f["priority"])) if INTEGER.match(str(f.get("priority", ""))) else 0,
         triggers=tuple(str(t) for t in triggers) if isinstance(triggers, list) else (),
         paths=tuple(str(p) for p in paths) if isinstance(paths, list) else (),
     )

@@ -20,7 +20,7 @@ from mca.skills.yamlsub import Value
 
 SPEC_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
 EXTENSION_FIELDS = ("domain", "priority", "triggers", "paths")
-INTEGER = re.compile(r"[+-]?\d{1,9}\Z")
+INTEGER = re.compile(r"[+-]?[0-9]{1,9}\Z")
 
 
 ASCII_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")

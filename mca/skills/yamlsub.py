@@ -385,7 +385,7 @@ class _Parser:
         for ch in head[1:]:
             if ch in "+-" and not chomp:
                 chomp = ch
-            elif ch.isdigit() and ch != "0" and not explicit:
+            elif ch in "123456789" and not explicit:
                 explicit = int(ch)
             else:
                 raise self.error("block-scalar", f"bad block scalar header {head!r}")

@@ -25,6 +25,7 @@ from mca.tools.base import ToolContext
 from mca.tools.snapshots import SnapshotStore
 
 pytestmark = pytest.mark.stress
+FULL = os.environ.get("MCA_STRESS") == "1"  # read at import: the autouse fixture clears MCA_*
 SECRET = "TOP-SECRET-OUTSIDE-CONTENT"
 
 
@@ -121,7 +122,7 @@ def test_attack_set(
     assert not (outside / "pwned").exists()
     with capsys.disabled():
         print(f"\ncontainment: {len(cases)} cases, {len(escapes)} escapes")
-        if os.environ.get("MCA_STRESS") == "1":
+        if FULL:
             print("\n".join(report))
     assert len(cases) >= 40 and escapes == []
 
@@ -169,7 +170,7 @@ def test_symlink_swapped_between_check_and_use(arena: tuple[ToolContext, Path, P
         [sys.executable, "-c", FLIPPER, str(real), str(ws / "parked"), str(outside)]
     )
     leaked = tries = 0
-    deadline = time.monotonic() + (10.0 if os.environ.get("MCA_STRESS") == "1" else 1.5)
+    deadline = time.monotonic() + (10.0 if FULL else 1.5)
     try:
         time.sleep(0.1)
         while time.monotonic() < deadline:

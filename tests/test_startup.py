@@ -1,0 +1,34 @@
+"""Startup stays light: --version and reaching the prompt import neither tiktoken nor httpx."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+PROBE = """
+import sys
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from mca.cli import main
+from mca.config import load_settings
+from mca.repl import Repl
+from pathlib import Path
+import io, tempfile
+with tempfile.TemporaryDirectory() as tmp, create_pipe_input() as pipe:
+    s = load_settings({"MOCK": "1", "MCA_HOME": tmp}, workspace=Path(tmp))
+    repl = Repl(s, input=pipe, output=DummyOutput(), out=io.StringIO())
+    repl.banner()
+print(sorted(m for m in ("tiktoken", "httpx", "mca.session", "mca.tokens") if m in sys.modules))
+"""
+
+
+def test_version_imports_nothing_heavy() -> None:
+    code = "import sys; from mca.cli import main; main(['--version']); print(sorted(sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+    for heavy in ("'tiktoken'", "'httpx'", "'prompt_toolkit'", "'mca.session'"):
+        assert heavy not in out
+
+
+def test_reaching_the_prompt_imports_neither_tiktoken_nor_httpx() -> None:
+    out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True)
+    assert out.stdout.strip() == "[]", out.stderr
