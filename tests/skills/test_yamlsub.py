@@ -113,3 +113,9 @@ def test_bad_block_scalar_headers_are_named_errors(header: str) -> None:
     with pytest.raises(YamlError) as info:
         parse_yaml(f"k: {header}\n  text\n")
     assert info.value.construct == "block-scalar"
+
+
+def test_bad_escape_names_its_line() -> None:
+    with pytest.raises(YamlError) as info:
+        parse_yaml('name: x\ndescription: "bad \\q escape"\n', first_line=2)
+    assert info.value.construct == "escape" and info.value.line == 3
