@@ -140,6 +140,40 @@ def _find_key(provider: str, env: Mapping[str, str], toml: Mapping[str, Any]) ->
     return "", ""
 
 
+class _Source:
+    """Where a setting comes from: the environment first, then config.toml, then a default."""
+
+    def __init__(self, env: Mapping[str, str], toml: Mapping[str, Any]) -> None:
+        self.env, self.toml = env, toml
+
+    def __call__(self, var: str, key: str, default: Any = "") -> Any:
+        return self.env.get(var) or self.toml.get(key) or default
+
+    def integer(self, var: str, key: str, default: int) -> int:
+        return _int(self(var, key, default), var)
+
+    def number(self, var: str, key: str, default: float) -> float:
+        return _float(self(var, key, default), var)
+
+
+def _model_choice(src: _Source, model: str) -> tuple[str, str, str, str, str]:
+    """(provider, model, mock reason, api key, key variable)."""
+    env = src.env
+    mock_reason = ""
+    if env.get("MOCK") == "1" or model == "mock" or env.get("MCA_MOCK_SCRIPT"):
+        provider, mock_reason = "mock", "MOCK=1" if env.get("MOCK") == "1" else "--model mock"
+    else:
+        provider = str(src("MCA_PROVIDER", "provider") or _infer_provider(model, env))
+    if provider not in PROVIDERS:
+        raise ConfigError(f"unknown provider {provider!r} (available: {', '.join(PROVIDERS)})")
+    api_key, key_var = _find_key(provider, env, src.toml)
+    if provider != "mock" and not api_key and not src("MCA_BASE_URL", "base_url"):
+        provider = "mock"  # a local server needs no key, but then it needs a base URL
+    if provider == "mock":
+        return "mock", "mock", mock_reason or "no API key configured", "", ""
+    return provider, model or DEFAULT_MODELS[provider], "", api_key, key_var
+
+
 def load_settings(
     env: Mapping[str, str],
     *,
@@ -149,32 +183,17 @@ def load_settings(
     """Resolve settings from env (wins), $MCA_HOME/config.toml, then CLI overrides on top."""
     o = dict(overrides or {})
     home = Path(env.get("MCA_HOME") or Path(env.get("HOME", "~")).expanduser() / ".mca")
-    toml = _read_toml(home)
-
-    def pick(var: str, key: str, default: Any = "") -> Any:
-        return env.get(var) or toml.get(key) or default
-
-    model = str(o.pop("model", None) or pick("MCA_MODEL", "model"))
-    mock_script = env.get("MCA_MOCK_SCRIPT") or None
-    mock_reason = ""
-    if env.get("MOCK") == "1" or model == "mock" or mock_script:
-        provider, mock_reason = "mock", "MOCK=1" if env.get("MOCK") == "1" else "--model mock"
-    else:
-        provider = str(pick("MCA_PROVIDER", "provider") or _infer_provider(model, env))
-    if provider not in PROVIDERS:
-        raise ConfigError(f"unknown provider {provider!r} (available: {', '.join(PROVIDERS)})")
-    api_key, key_var = _find_key(provider, env, toml)
-    if provider != "mock" and not api_key and not pick("MCA_BASE_URL", "base_url"):
-        provider = "mock"
-    if provider == "mock" and not mock_reason:
-        mock_reason = "no API key configured"
-    if provider == "mock":
-        model = "mock"
-    model = model or DEFAULT_MODELS[provider]
-    base_url = str(pick("MCA_BASE_URL", "base_url") or DEFAULT_BASE_URLS.get(provider, ""))
-    window = pick("MCA_CONTEXT_WINDOW", "context_window", 0)
+    src = _Source(env, _read_toml(home))
+    requested = str(o.pop("model", None) or src("MCA_MODEL", "model"))
+    provider, model, mock_reason, api_key, key_var = _model_choice(src, requested)
+    base_url = str(src("MCA_BASE_URL", "base_url") or DEFAULT_BASE_URLS.get(provider, ""))
+    window = src("MCA_CONTEXT_WINDOW", "context_window", 0)
     known_window = _int(window, "MCA_CONTEXT_WINDOW") if window else context_window_for(model)
-    dirs = [Path(p) for p in str(pick("MCA_SKILLS_DIRS", "skills_dirs")).split(":") if p]
+    dirs = [Path(p) for p in str(src("MCA_SKILLS_DIRS", "skills_dirs")).split(":") if p]
+    mock_script = env.get("MCA_MOCK_SCRIPT")
+    encoding = str(src("MCA_ENCODING", "encoding", "o200k_base"))
+    if encoding not in ("o200k_base", "cl100k_base"):
+        raise ConfigError(f"unknown encoding {encoding!r} (available: cl100k_base, o200k_base)")
     settings = Settings(
         workspace=workspace.resolve(),
         home=home,
@@ -186,24 +205,16 @@ def load_settings(
         api_key_var=key_var,
         context_window=known_window or DEFAULT_CONTEXT_WINDOW,
         context_window_known=known_window is not None,
-        max_steps=_int(pick("MCA_MAX_STEPS", "max_steps", DEFAULT_MAX_STEPS), "MCA_MAX_STEPS"),
+        max_steps=src.integer("MCA_MAX_STEPS", "max_steps", DEFAULT_MAX_STEPS),
         mock_script=Path(mock_script) if mock_script else None,
         mock_reason=mock_reason,
-        skills_dirs=tuple(dirs),
-        skill_budget=_int(
-            pick("MCA_SKILL_BUDGET", "skill_budget", DEFAULT_SKILL_BUDGET), "MCA_SKILL_BUDGET"
-        ),
-        encoding=str(pick("MCA_ENCODING", "encoding", "o200k_base")),
+        skills_dirs=tuple(Path(d) for d in o.pop("skills_dirs", ())) + tuple(dirs),
+        skill_budget=src.integer("MCA_SKILL_BUDGET", "skill_budget", DEFAULT_SKILL_BUDGET),
+        encoding=encoding,
         lab=str(env.get("MCA_LAB", "")),
-        read_timeout=_float(pick("MCA_READ_TIMEOUT", "read_timeout", 120), "MCA_READ_TIMEOUT"),
-        retry_base=_float(pick("MCA_RETRY_BASE", "retry_base", 1.0), "MCA_RETRY_BASE"),
-        max_tokens=_int(pick("MCA_MAX_TOKENS", "max_tokens", 8192), "MCA_MAX_TOKENS"),
+        read_timeout=src.number("MCA_READ_TIMEOUT", "read_timeout", 120.0),
+        retry_base=src.number("MCA_RETRY_BASE", "retry_base", 1.0),
+        max_tokens=src.integer("MCA_MAX_TOKENS", "max_tokens", 8192),
         debug=env.get("MCA_DEBUG") == "1",
     )
-    extra_dirs = tuple(o.pop("skills_dirs", ()))
-    settings = settings.with_(skills_dirs=extra_dirs + settings.skills_dirs, **o)
-    if settings.encoding not in ("o200k_base", "cl100k_base"):
-        raise ConfigError(
-            f"unknown encoding {settings.encoding!r} (available: cl100k_base, o200k_base)"
-        )
-    return settings
+    return settings.with_(**o)

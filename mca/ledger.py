@@ -124,6 +124,44 @@ class _Builder:
                 rest = rest.replace(cmd + "\n", "", 1)
         self.add("skill tags, header and resource names", "stage2", rest)
 
+    def messages(self, msgs: Sequence[Message], turn: int, stage: StageResult | None) -> None:
+        """Rows for the conversation: skills, references, history, the sentence, tool traffic."""
+        chats = [i for i, m in enumerate(msgs) if m.role == "user" and m.kind == "chat"]
+        sentence_at = max((i for i in chats if msgs[i].turn == turn), default=len(msgs))
+        history: list[str] = []
+        for i, m in enumerate(msgs[: sentence_at + 1]):
+            text = message_text(m)
+            if m.kind == KIND_SKILLS and m.turn == turn:
+                self.skills(m, stage)
+            elif m.kind == KIND_SKILLS:
+                label = f"skills from turn {m.turn}: {', '.join(m.skills)}"
+                self.add(label, "stage2", text, "protected, already in context")
+            elif m.kind == KIND_REFERENCE and m.turn == turn:
+                refs = ", ".join(p for p, _ in (stage.references if stage else []))
+                self.add(f"@references: {refs}", "reference", text)
+            elif m.kind == KIND_SUMMARY:
+                self.add("compaction summary", "history", text)
+            elif i == sentence_at:
+                self.add("your sentence", "sentence", text)
+            else:
+                history.append(text)
+        self.add_many(f"conversation history ({len(history)} messages)", "history", history)
+        this_turn = [message_text(m) for m in msgs[sentence_at + 1 :]]
+        self.add_many("this turn's tool calls and results", "tools-turn", this_turn)
+
+    def considered(self, stage: StageResult | None) -> None:
+        """Zero-size rows that say why nothing, or why not this skill, went in."""
+        fresh = [
+            r for r in self.rows if r.kind == "stage2" and not r.label.startswith("skills from")
+        ]
+        if not any(r.chars for r in fresh):
+            matched = stage is not None and bool(stage.hits)
+            why = "none passed the gates" if matched else "no skill matched this sentence"
+            self.rows.append(Row("skill bodies (stage two): none injected", "stage2", 0, 0, why))
+        for d in stage.decisions if stage else []:
+            if not d.loaded:
+                self.rows.append(Row(f"skill not loaded: {d.name}", "considered", 0, 0, d.reason))
+
 
 def build_ledger(
     turn: int,
@@ -138,47 +176,8 @@ def build_ledger(
     for label, text in system_pieces:
         b.add(label, "stage1" if "catalog" in label else "system", text)
     b.add(f"tool schemas ({len(request.tools)} tools)", "tools", tools_text(request.tools))
-    msgs = request.messages
-    sentences = [i for i, m in enumerate(msgs) if m.role == "user" and m.kind == "chat"]
-    sentence_at = max((i for i in sentences if msgs[i].turn == turn), default=len(msgs))
-    history: list[str] = []
-    for i, m in enumerate(msgs):
-        text = message_text(m)
-        if m.kind == KIND_SKILLS and m.turn == turn:
-            b.skills(m, stage)
-        elif m.kind == KIND_SKILLS:
-            label = f"skills from turn {m.turn}: {', '.join(m.skills)}"
-            b.add(label, "stage2", text, "protected, already in context")
-        elif m.kind == KIND_REFERENCE and m.turn == turn:
-            refs = ", ".join(p for p, _ in (stage.references if stage else []))
-            b.add(f"@references: {refs}", "reference", text)
-        elif m.kind == KIND_SUMMARY:
-            b.add("compaction summary", "history", text)
-        elif i == sentence_at:
-            b.add("your sentence", "sentence", text)
-        elif i > sentence_at:
-            continue
-        else:
-            history.append(text)
-    b.add_many(f"conversation history ({len(history)} messages)", "history", history)
-    b.add_many(
-        "this turn's tool calls and results",
-        "tools-turn",
-        [message_text(m) for m in msgs[sentence_at + 1 :]],
-    )
-    if not any(
-        r.kind == "stage2" and r.chars for r in b.rows if not r.label.startswith("skills from")
-    ):
-        why = (
-            "no skill matched this sentence"
-            if stage is None or not stage.hits
-            else "none passed the gates"
-        )
-        b.rows.append(Row("skill bodies (stage two): none injected", "stage2", 0, 0, why))
-    if stage is not None:
-        for d in stage.decisions:
-            if not d.loaded:
-                b.rows.append(Row(f"skill not loaded: {d.name}", "considered", 0, 0, d.reason))
+    b.messages(request.messages, turn, stage)
+    b.considered(stage)
     return TurnLedger(turn, b.rows, window, est.encoding)
 
 

@@ -15,6 +15,7 @@ from mca.ledger import Calibration, LedgerBook, TurnLedger, build_ledger
 from mca.log import SessionLog
 from mca.models import build_model
 from mca.prompt import SystemPrompt, build_system_prompt
+from mca.skills.discover import Discovery
 from mca.skills.runtime import SkillRuntime, log_discovery, refuse_if_strict, run_discovery
 from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
@@ -107,6 +108,14 @@ def new_ids() -> tuple[str, str]:
     return time.strftime("%Y%m%dT%H%M%S", time.gmtime()), secrets.token_hex(3)
 
 
+def _skills(settings: Settings, estimator: Estimator, log: SessionLog) -> Discovery:
+    """Discovery, logged; --strict-skills refuses here, before any model client exists."""
+    discovery = run_discovery(settings, estimator)
+    log_discovery(discovery, log.event)
+    refuse_if_strict(settings, discovery)
+    return discovery
+
+
 def open_session(
     settings: Settings,
     ui: UI,
@@ -115,7 +124,7 @@ def open_session(
     log_to_disk: bool = True,
     estimator: Estimator | None = None,
 ) -> Session:
-    """Build a session. Skill errors under --strict-skills stop it before any model client."""
+    """Build a session: skills first, then tools, the pre-turn stage, the model and the loop."""
     started, sid = new_ids()
     log_path = settings.home / "logs" / f"{started}-{sid}.jsonl" if log_to_disk else None
     log = SessionLog(log_path, secrets=[settings.api_key])
@@ -125,15 +134,11 @@ def open_session(
         ui.event(kind, data)
 
     estimator = estimator or Estimator(settings.encoding)
-    discovery = run_discovery(settings, estimator)
-    log_discovery(discovery, log.event)
-    refuse_if_strict(settings, discovery)
+    discovery = _skills(settings, estimator, log)
     snapshots = SnapshotStore(settings.workspace, sid, started)
     snapshots.prune()
     skill_dirs = {name: s.dir for name, s in discovery.skills.items()}
-    tools = ToolContext(
-        settings.workspace, snapshots, approve=ui.approve, emit=emit, skill_dirs=skill_dirs
-    )
+    tools = ToolContext(settings.workspace, snapshots, ui.approve, emit, skill_dirs)
     stage = SkillStage(
         discovery.skills,
         budget=settings.skill_budget,
@@ -150,7 +155,7 @@ def open_session(
         window=settings.context_window,
         system=system.text,
         tools=tool_specs(),
-        emit=lambda k, d: emit(k, d),
+        emit=emit,
     )
     agent = Agent(
         model=model,
@@ -162,14 +167,7 @@ def open_session(
         emit=emit,
         on_text=ui.text,
     )
-    log.event(
-        "session.start",
-        {
-            "session": sid,
-            "workspace": str(settings.workspace),
-            "provider": settings.provider,
-            "model": settings.model,
-        },
-    )
+    start = {"session": sid, "workspace": str(settings.workspace)}
+    log.event("session.start", {**start, "provider": settings.provider, "model": settings.model})
     runtime = SkillRuntime(discovery, stage, estimator)
     return Session(settings, model, agent, snapshots, log, system, runtime, compactor, sid)
