@@ -30,7 +30,8 @@ def to_wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 {"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.arguments)}
                 for c in m.tool_calls
             ]
-            out.append({"role": "assistant", "content": blocks or [{"type": "text", "text": " "}]})
+            if blocks:  # an empty reply is left out: the API rejects empty text blocks
+                out.append({"role": "assistant", "content": blocks})
             continue
         if m.role == "tool":
             block: dict[str, Any] = {

@@ -20,7 +20,9 @@ def to_wire_messages(system: str, messages: Sequence[Message]) -> list[dict[str,
         if m.role == "tool":
             out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
         elif m.role == "assistant":
-            msg: dict[str, Any] = {"role": "assistant", "content": m.content or None}
+            # content may be null only beside tool calls
+            content = m.content or (None if m.tool_calls else "")
+            msg: dict[str, Any] = {"role": "assistant", "content": content}
             if m.tool_calls:
                 msg["tool_calls"] = [
                     {

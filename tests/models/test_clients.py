@@ -331,3 +331,11 @@ def test_url_joining(tmp_path: Path) -> None:
 
 
 Factory = Callable[..., Any]
+
+
+def test_empty_assistant_replies_stay_valid_on_the_wire() -> None:
+    history = (Message("user", "a"), Message("assistant", ""), Message("user", "b"))
+    assert anth.to_wire_messages(history) == [
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+    ]
+    assert oai.to_wire_messages("", history)[1] == {"role": "assistant", "content": ""}
