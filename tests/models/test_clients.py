@@ -339,3 +339,28 @@ def test_empty_assistant_replies_stay_valid_on_the_wire() -> None:
         {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
     ]
     assert oai.to_wire_messages("", history)[1] == {"role": "assistant", "content": ""}
+
+
+class _Interrupted(httpx.SyncByteStream):
+    closed = False
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        yield b'data: {"choices": [{"index": 0, "delta": {"content": "partial"}}]}\n\n'
+        raise KeyboardInterrupt  # the person pressed Ctrl-C while the model was streaming
+
+    def close(self) -> None:
+        type(self).closed = True
+
+
+def test_ctrl_c_mid_stream_closes_it_and_keeps_the_conversation(
+    ctx: ToolContext, tmp_path: Path
+) -> None:
+    rec = Recorder(ok("openai", True, "first"), httpx.Response(200, stream=_Interrupted()))
+    agent = Agent(
+        model=client("openai", settings_for("openai", tmp_path), rec), tools=ctx, system="s"
+    )
+    agent.run_turn("one")
+    before = list(agent.messages)
+    with pytest.raises(KeyboardInterrupt):
+        agent.run_turn("two")
+    assert _Interrupted.closed and agent.messages == before
