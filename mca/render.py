@@ -38,6 +38,11 @@ def progress_line(kind: str, data: Mapping[str, Any]) -> str:
         return tool_result_lines(data["name"], data["ok"], data["result"])
     if kind == "plan.updated":
         return plan_lines(data["plan"])
+    if kind == "command.interrupted":
+        tail = "\n".join(str(data["output"]).rstrip().splitlines()[-MAX_RESULT_PREVIEW:])
+        return "command interrupted; its process group was killed" + (
+            f". Last output:\n{tail}" if tail else ""
+        )
     if kind == "skill.hit":
         return f"skill {data['line']}"
     if kind == "context.compacted":

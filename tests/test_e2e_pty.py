@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pexpect
@@ -58,9 +59,12 @@ def test_type_a_request_see_tools_undo_and_exit(ws: Path) -> None:
 @pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment")
 def test_ctrl_c_during_a_command_cancels_the_turn_and_keeps_the_session(ws: Path) -> None:
     child = spawn(ws, "--yes", MOCK="1")
-    child.sendline("run `sleep 30`")
-    child.expect(r"run_command\(command=sleep 30\)")
+    child.sendline("run `echo started-it; sleep 30`")
+    child.expect(r"run_command\(command=echo started-it; sleep 30\)")
+    time.sleep(0.3)
     child.sendcontrol("c")
+    child.expect("command interrupted; its process group was killed. Last output:")
+    child.expect("started-it")
     child.expect("turn cancelled")
     child.expect("mca>")
     child.sendline("/tools")

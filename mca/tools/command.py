@@ -56,6 +56,14 @@ class Capture:
         return f"{head}\n... [{elided} bytes elided from the middle of the output] ...\n{tail}"
 
 
+class CommandInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a command: the group was killed; `output` is what it printed so far."""
+
+    def __init__(self, output: str) -> None:
+        super().__init__()
+        self.output = output
+
+
 def child_env(base: Mapping[str, str]) -> dict[str, str]:
     """The command's environment: no API keys, nothing interactive."""
     env = {k: v for k, v in base.items() if not k.endswith("_API_KEY")}
@@ -117,7 +125,7 @@ def execute(command: str, cwd: str, timeout: float) -> tuple[int | None, str, bo
     except KeyboardInterrupt:
         _kill_group(proc)
         reader.join(timeout=1.0)
-        raise
+        raise CommandInterrupted(cap.text()) from None
     finally:
         proc.wait()
         if proc.stdout:
@@ -134,7 +142,11 @@ def run_command(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     if not ctx.approve(command):
         raise ToolError(f"the user declined to run: {command}")
     ctx.emit("command.start", {"command": command})
-    code, output, timed_out = execute(command, str(ctx.root), timeout)
+    try:
+        code, output, timed_out = execute(command, str(ctx.root), timeout)
+    except CommandInterrupted as stop:
+        ctx.emit("command.interrupted", {"command": command, "output": stop.output})
+        raise
     if timed_out:
         status = f"timed out after {timeout}s; the process group was killed"
     else:
