@@ -31,13 +31,13 @@ test: $(DEV_STAMP)
 	$(BIN)/python -m pytest $(ARGS)
 
 check: $(DEV_STAMP)
-	$(BIN)/ruff format --check mca tests
-	$(BIN)/ruff check mca tests
+	$(BIN)/ruff format --check mca tests bench
+	$(BIN)/ruff check mca tests bench
 	$(BIN)/mypy --strict mca
 
 fmt: $(DEV_STAMP)
-	$(BIN)/ruff format mca tests
-	$(BIN)/ruff check --fix mca tests
+	$(BIN)/ruff format mca tests bench
+	$(BIN)/ruff check --fix mca tests bench
 
 selftest: $(RUN_STAMP)
 	MOCK=1 SELFTEST=1 $(BIN)/mca
