@@ -6,7 +6,7 @@ RUN_STAMP := $(VENV)/.stamp-run
 DEV_STAMP := $(VENV)/.stamp-dev
 ARGS ?=
 
-.PHONY: run test check bench selftest demo stress fmt clean
+.PHONY: run test check bench selftest demo stress fmt golden clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,11 @@ bench: $(DEV_STAMP)
 stress: $(DEV_STAMP)
 	MCA_STRESS=1 MCA_FUZZ_EXAMPLES=100000 $(BIN)/python -m pytest -s -m stress \
 		tests/stress tests/skills/test_fuzz.py tests/skills/test_corpus.py $(ARGS)
+
+# The golden token counts pinned in tests/test_ledger.py (re-pin them if the sample changes).
+golden: $(RUN_STAMP)
+	$(BIN)/python -c "from mca.tokens import Estimator; t = open('fixtures/tokens/sample.txt').read(); \
+	print({e: Estimator(e).count(t) for e in ('o200k_base', 'cl100k_base')})"
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache
