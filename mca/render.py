@@ -125,21 +125,28 @@ def _cut(text: str, width: int) -> str:
 
 
 def ledger_table(entry: TurnLedger) -> str:
-    """The per-turn ledger as a terminal table."""
+    """The per-turn ledger as a terminal table (a calibrated column once a factor exists)."""
     head = (
         f"turn {entry.turn} ledger · tokens estimated with {entry.encoding}"
         f" · context window {entry.window:,} · {entry.model_calls} model call(s), last one shown"
     )
-    lines = [head, f"{'piece':<46} {'chars':>8} {'tokens':>7} {'window':>7}  why"]
+    factor = entry.calibration
+    cal_head = f" {'calibr.':>7}" if factor else ""
+    lines = [head, f"{'piece':<46} {'chars':>8} {'tokens':>7}{cal_head} {'window':>7}  why"]
+
+    def cal(tokens: int) -> str:
+        return f" {round(tokens * factor):>7,}" if factor else ""
+
     for r in entry.rows:
         share = f"{r.tokens / entry.window:.1%}" if r.chars else "-"
         lines.append(
-            f"{_cut(r.label, 46):<46} {r.chars:>8,} {r.tokens:>7,} {share:>7}  {_cut(r.reason, 70)}"
+            f"{_cut(r.label, 46):<46} {r.chars:>8,} {r.tokens:>7,}{cal(r.tokens)} {share:>7}"
+            f"  {_cut(r.reason, 70)}"
         )
     remaining = entry.window - entry.tokens
     lines.append(
-        f"{'total':<46} {entry.chars:>8,} {entry.tokens:>7,} {entry.tokens / entry.window:>7.1%}"
-        f"  window remaining {remaining:,} tokens"
+        f"{'total':<46} {entry.chars:>8,} {entry.tokens:>7,}{cal(entry.tokens)}"
+        f" {entry.tokens / entry.window:>7.1%}  window remaining {remaining:,} tokens"
     )
     if entry.provider_prompt_tokens:
         ratio = entry.provider_prompt_tokens / max(entry.tokens, 1)

@@ -171,3 +171,15 @@ def test_compact_command(ws: Path) -> None:
     for i in range(4):
         s.run_turn(f"list the files {i}")
     assert s.compact().startswith("compacted:")
+
+
+def test_table_shows_a_calibrated_column_once_calibrated(ws: Path) -> None:
+    from mca.render import ledger_summary, ledger_table
+
+    s = session(ws, FakeModel([say("a", Usage(3000, 3))]))
+    s.run_turn("hello")
+    assert s.ledger.last is not None
+    table = ledger_table(s.ledger.last)
+    assert "calibr." in table and "provider reported 3,000 prompt tokens" in table
+    assert "estimated with o200k_base" in table
+    assert ledger_summary(s.ledger.turns).splitlines()[2].split()[0] == "1"
