@@ -112,6 +112,8 @@ class Agent:
             text, ok = get_tool(call.name).run(self.tools, call.arguments), True
         except ToolError as e:
             text, ok = str(e), False
+        except OSError as e:  # the file system said no in a way the tool did not foresee
+            text, ok = f"{call.name} failed: {e}", False
         self.emit("tool.result", {"name": call.name, "ok": ok, "result": text})
         result.tools.append(ToolRecord(call.name, dict(call.arguments), ok, text))
         return Message(

@@ -95,3 +95,14 @@ def test_turn_numbers_and_touched_files(ctx: ToolContext, ws: Path) -> None:
     assert ctx.touched == {"a.txt"}
     agent.run_turn("two")
     assert agent.turn == 2 and ctx.touched == set()
+
+
+def test_unexpected_os_errors_become_results(ctx: ToolContext, ws: Path) -> None:
+    gone = ws / "gone"
+    gone.mkdir()
+    ctx.root = gone
+    gone.rmdir()  # the workspace vanished under the command
+    agent, model = agent_with(ctx, call("run_command", command="true"), say("ok"))
+    result = agent.run_turn("go")
+    assert not result.tools[0].ok and "run_command failed" in result.tools[0].result
+    assert result.answer == "ok"
