@@ -85,3 +85,24 @@ def test_history_persists_between_sessions(ws: Path) -> None:
     child.sendcontrol("d")
     child.expect(pexpect.EOF)
     assert "list the files" in (ws.parent / "home" / "history").read_text()
+
+
+@pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment")
+def test_pasted_block_stays_one_message_and_esc_enter_adds_a_line(ws: Path, tmp_path: Path) -> None:
+    script = tmp_path / "echo.jsonl"
+    script.write_text('{"content": "got it"}\n{"content": "got that too"}\n')
+    child = spawn(ws, MCA_MOCK_SCRIPT=str(script))
+    child.send("\x1b[200~first pasted line\nsecond pasted line\x1b[201~")
+    child.send("\r")
+    child.expect("got it")
+    child.expect("mca>")
+    child.send("typed line")
+    child.send("\x1b\r")  # Esc-Enter: a newline, not a submit
+    child.send("after the newline\r")
+    child.expect("got that too")
+    child.expect("mca>")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    history = (ws.parent / "home" / "history").read_text()
+    assert "+first pasted line\n+second pasted line\n" in history
+    assert "+typed line\n+after the newline\n" in history
