@@ -102,7 +102,7 @@ def test_unexpected_os_errors_become_results(ctx: ToolContext, ws: Path) -> None
     gone.mkdir()
     ctx.root = gone
     gone.rmdir()  # the workspace vanished under the command
-    agent, model = agent_with(ctx, call("run_command", command="true"), say("ok"))
+    agent, _ = agent_with(ctx, call("run_command", command="true"), say("ok"))
     result = agent.run_turn("go")
     assert not result.tools[0].ok and "run_command failed" in result.tools[0].result
     assert result.answer == "ok"
