@@ -33,24 +33,31 @@ def apply_gates(
     budget: int,
     render: Callable[[Skill], Block],
     in_context: Mapping[str, int],
+    held: Mapping[str, str] | None = None,
 ) -> list[Decision]:
-    """Walk hits in score order: dedup, then the domain gate, then the budget gate."""
+    """Walk hits in score order: dedup, then the domain gate, then the budget gate.
+
+    `held` maps a domain to the skill of it already in context from an earlier turn: that
+    skill keeps its domain, so a contradictory one is not added beside it.
+    """
     decisions: list[Decision] = []
-    winners: dict[str, str] = {}
+    winners: dict[str, str] = dict(held or {})
     used = 0
     for hit in hits:
         skill = hit.skill
-        domain = skill.domain_key
-        winner = winners.get(domain)
-        if winner is not None:
-            decisions.append(
-                Decision(hit, False, f"same {skill.domain} domain as {winner}, which won")
-            )
-            continue
         if skill.name in in_context:
-            winners[domain] = skill.name
+            winners.setdefault(skill.domain_key, skill.name)
             turn = in_context[skill.name]
             decisions.append(Decision(hit, False, f"already in context since turn {turn}"))
+            continue
+        winner = winners.get(skill.domain_key)
+        if winner is not None:
+            how = (
+                f"already in context since turn {in_context[winner]}"
+                if winner in in_context
+                else "which won"
+            )
+            decisions.append(Decision(hit, False, f"same {skill.domain} domain as {winner}, {how}"))
             continue
         block = render(skill)
         size = len(block.text)
@@ -58,7 +65,7 @@ def apply_gates(
             reason = f"body is {size} chars, only {budget - used} left"
             decisions.append(Decision(hit, False, reason, block))
             continue
-        winners[domain] = skill.name
+        winners[skill.domain_key] = skill.name
         used += size
         decisions.append(Decision(hit, True, f"loaded, {size} chars", block))
     return decisions

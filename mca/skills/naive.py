@@ -83,7 +83,11 @@ def naive_judge(
 
 
 def naive_gates(
-    hits: Sequence[Hit], budget: int, render: RenderFn, in_context: Mapping[str, int]
+    hits: Sequence[Hit],
+    budget: int,
+    render: RenderFn,
+    in_context: Mapping[str, int],
+    held: Mapping[str, str] | None = None,
 ) -> list[Decision]:
     """Trap 5: load every match; no domain gate, no budget gate."""
     return [Decision(h, True, "loaded (no gates)", render(h.skill)) for h in hits]

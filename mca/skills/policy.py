@@ -22,7 +22,9 @@ SplitFn = Callable[[str], tuple[str, str, int]]
 ValidateFn = Callable[[Path, ParsedSkill, Root | None], Candidate]
 RenderFn = Callable[[Skill], Block]
 JudgeFn = Callable[[Iterable[Skill], str, Sequence[tuple[str, str]]], list[Hit]]
-GatesFn = Callable[[Sequence[Hit], int, RenderFn, Mapping[str, int]], list[Decision]]
+GatesFn = Callable[
+    [Sequence[Hit], int, RenderFn, Mapping[str, int], Mapping[str, str] | None], list[Decision]
+]
 
 # The lab's five traps, in exercise order.
 TRAPS = ("split", "validate", "script", "judge", "gates")

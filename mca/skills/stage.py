@@ -86,7 +86,12 @@ def evaluate(
     paths += [(p, "given with --path") for p in extra_paths]
     paths += [(p, "read or written last turn") for p in touched]
     hits = policy.judge(skills, sentence, paths)
-    decisions = policy.gates(hits, budget, policy.render, in_context or {})
+    present = in_context or {}
+    by_name = {s.name: s for s in skills if s.name in present}
+    held = {
+        by_name[n].domain_key: n for n in sorted(present, key=present.__getitem__) if n in by_name
+    }
+    decisions = policy.gates(hits, budget, policy.render, present, held)
     result = StageResult(hits, decisions, paths=paths)
     result.injected_text = stage_two_text(result.blocks)
     refs = [p for p in sentence_paths(sentence) if f"@{p}" in sentence]

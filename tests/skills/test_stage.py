@@ -411,3 +411,20 @@ def test_index_agrees_with_brute_force(
         key=lambda b: b[0],
     )
     assert fast == brute
+
+
+def test_a_convention_in_context_keeps_its_domain_in_later_turns(ctx: ToolContext) -> None:
+    stage = SkillStage(
+        lab_skills(), budget=12_000, root=REPO, touched=lambda: [], emit=lambda k, d: None
+    )
+    model = FakeModel([say("one"), say("two")])
+    agent = Agent(model=model, tools=ctx, system="s", pre_turn=stage)
+    agent.run_turn("fix the divide-by-zero problem")
+    agent.run_turn("how did the v1 calc handle infinity?")  # matches only the archived one
+    assert stage.last is not None
+    decision = next(d for d in stage.last.decisions if d.name == "calc-conventions-archived")
+    assert not decision.loaded
+    assert (
+        decision.reason == "same calc domain as calc-conventions, already in context since turn 1"
+    )
+    assert [m.skills for m in agent.messages if m.kind == KIND_SKILLS] == [("calc-conventions",)]
