@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 REDACTED = "[REDACTED]"
+KEEP_LOGS = 100
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
@@ -38,3 +39,15 @@ class SessionLog:
         line = scrub(json.dumps(record, ensure_ascii=False, default=str), self.secrets)
         with self.path.open("a", encoding="utf-8") as f:
             f.write(line + "\n")
+
+
+def prune_logs(directory: Path, keep: int = KEEP_LOGS) -> int:
+    """Delete all but the newest `keep` session logs; returns how many went."""
+    try:
+        logs = sorted(directory.glob("*.jsonl"))
+    except OSError:
+        return 0
+    old = logs[:-keep] if len(logs) > keep else []
+    for path in old:
+        path.unlink(missing_ok=True)
+    return len(old)

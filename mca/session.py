@@ -12,7 +12,7 @@ from mca.agent import Agent, TurnResult
 from mca.compact import Compactor
 from mca.config import Settings
 from mca.ledger import Calibration, LedgerBook, TurnLedger, build_ledger
-from mca.log import SessionLog
+from mca.log import SessionLog, prune_logs
 from mca.models import build_model
 from mca.prompt import SystemPrompt, build_system_prompt
 from mca.skills.discover import Discovery
@@ -128,6 +128,8 @@ def open_session(
     started, sid = new_ids()
     log_path = settings.home / "logs" / f"{started}-{sid}.jsonl" if log_to_disk else None
     log = SessionLog(log_path, secrets=[settings.api_key])
+    if log_path is not None:
+        prune_logs(log_path.parent)
 
     def emit(kind: str, data: Mapping[str, Any]) -> None:
         log.event(kind, data)

@@ -99,3 +99,13 @@ def test_agents_md_reaches_the_system_prompt(ws: Path, capsys: pytest.CaptureFix
     (ws / "AGENTS.md").write_text("Always use tabs.\n")
     prompt = build_system_prompt(ws)
     assert "Always use tabs." in prompt.text and prompt.pieces()[1][0] == "AGENTS.md"
+
+
+def test_session_logs_are_pruned(tmp_path: Path) -> None:
+    from mca.log import prune_logs
+
+    for i in range(105):
+        (tmp_path / f"2026{i:04d}-x.jsonl").write_text("{}\n")
+    assert prune_logs(tmp_path) == 5
+    remaining = sorted(p.name for p in tmp_path.iterdir())
+    assert len(remaining) == 100 and remaining[0] == "20260005-x.jsonl"
