@@ -107,6 +107,8 @@ class Repl:
                 self._session_error = e
             except OSError as e:
                 self._session_error = McaError(f"cannot start the session: {e}")
+            except Exception as e:  # a bug: re-raised as it is on first use, never dropped
+                self._session_error = e
             finally:
                 self._session_ready.set()
 
