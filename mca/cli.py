@@ -146,10 +146,3 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
             raise
         sys.stderr.write(f"mca: error: {e}\n")
         return e.exit_code
-
-
-def print_json(obj: Any, out: TextIO) -> None:
-    """Pretty JSON with a trailing newline."""
-    import json
-
-    out.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")

@@ -14,20 +14,6 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def fsync_dir(path: Path) -> None:
-    """Make a rename or unlink in `path` durable (no-op where directories can't be opened)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def fd_path(fd: int) -> Path | None:
     """The real path of an open file descriptor (Linux /proc), or None where unknown."""
     try:

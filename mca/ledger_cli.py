@@ -42,20 +42,26 @@ class Cost:
         }
 
 
-def price(d: Discovery, sentence: str, est: Estimator, budget: int, root: Path) -> dict[str, Cost]:
-    """Eager: every body resident. Matched: catalog + every hit. Gated: catalog + what passes."""
-    skills = sorted(d.skills.values(), key=lambda s: s.name)
-    eager = stage_two_text([render_skill(s) for s in skills])
+def price(
+    d: Discovery, sentence: str, est: Estimator, budget: int, root: Path, eager: int
+) -> dict[str, Cost]:
+    """Eager: every body resident (`eager` tokens, the same for every sentence). Matched:
+    catalog + every hit. Gated: catalog + what passes the gates."""
     catalog = est.count(d.catalog.text)
     paths = [(p, "sentence") for p in sentence_paths(sentence)]
-    hits = judge(skills, sentence, paths)
+    hits = judge(d.skill_set, sentence, paths)
     matched = stage_two_text([render_skill(h.skill) for h in hits])
-    gated = evaluate(skills, sentence, budget=budget, root=root).injected_text
+    gated = evaluate(d.skill_set, sentence, budget=budget, root=root).injected_text
     return {
-        "eager": Cost(est.count(eager), 0),
+        "eager": Cost(eager, 0),
         "matched": Cost(catalog, est.count(matched)),
         "gated": Cost(catalog, est.count(gated)),
     }
+
+
+def eager_tokens(d: Discovery, est: Estimator) -> int:
+    """Every loaded body, rendered as stage two would, resident on every turn."""
+    return est.count(stage_two_text([render_skill(s) for s in d.skill_set]))
 
 
 def compare(
@@ -64,8 +70,9 @@ def compare(
     """Per sentence and in total, per strategy."""
     rows = []
     totals = {k: Cost(0, 0) for k in STRATEGIES}
+    eager = eager_tokens(d, est)
     for s in sentences:
-        costs = price(d, s, est, budget, root)
+        costs = price(d, s, est, budget, root, eager)
         eager = costs["eager"].total
         rows.append({"sentence": s, "strategies": {k: costs[k].to_json(eager) for k in STRATEGIES}})
         totals = {

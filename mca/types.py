@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -92,12 +92,3 @@ class Model(Protocol):
     def complete(self, request: Request, on_text: TextSink | None = None) -> Response: ...
 
     def close(self) -> None: ...
-
-
-def last_user_index(messages: Sequence[Message]) -> int:
-    """Index of the last chat-kind user message, or -1."""
-    for i in range(len(messages) - 1, -1, -1):
-        m = messages[i]
-        if m.role == "user" and m.kind == KIND_CHAT:
-            return i
-    return -1

@@ -82,19 +82,20 @@ def evaluate(
     policy: Policy = PRODUCTION,
 ) -> StageResult:
     """Judgment + gates + rendering for one sentence; no model, no side effects."""
-    paths = [(p, "sentence") for p in sentence_paths(sentence)]
+    written = sentence_paths(sentence)
+    paths = [(p, "sentence") for p in written]
     paths += [(p, "given with --path") for p in extra_paths]
     paths += [(p, "read or written last turn") for p in touched]
     hits = policy.judge(skills, sentence, paths)
     present = in_context or {}
-    by_name = {s.name: s for s in skills if s.name in present}
+    by_name = {s.name: s for s in skills if s.name in present} if present else {}
     held = {
         by_name[n].domain_key: n for n in sorted(present, key=present.__getitem__) if n in by_name
     }
     decisions = policy.gates(hits, budget, policy.render, present, held)
     result = StageResult(hits, decisions, paths=paths)
     result.injected_text = stage_two_text(result.blocks)
-    refs = [p for p in sentence_paths(sentence) if f"@{p}" in sentence]
+    refs = [p for p in written if f"@{p}" in sentence]
     for rel in refs:
         try:
             result.references.append((rel, read_reference(root, rel)))
@@ -120,7 +121,6 @@ class SkillStage:
         emit: Emit,
         policy: Policy = PRODUCTION,
     ) -> None:
-        self.skills = skills
         self.skill_set = SkillSet(skills[k] for k in sorted(skills))
         self.budget = budget
         self.root = root

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -328,9 +327,6 @@ def test_url_joining(tmp_path: Path) -> None:
     rec = Recorder(ok("anthropic", True, "x"))
     client("anthropic", s, rec).complete(REQ)
     assert str(rec.requests[0].url) == "http://h:1/v1/messages"
-
-
-Factory = Callable[..., Any]
 
 
 def test_empty_assistant_replies_stay_valid_on_the_wire() -> None:
