@@ -281,6 +281,9 @@ def bench_ledger(results: list[Result]) -> None:
         def approve(self, c: str) -> bool:
             return True
 
+        def approve_write(self, p: str, r: str, d: str) -> bool:
+            return False
+
         def event(self, k: str, d: Any) -> None:
             return None
 

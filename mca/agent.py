@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from mca.errors import ToolError
@@ -29,6 +29,10 @@ class BeforeModel(Protocol):
 def no_pre_turn(sentence: str, history: Sequence[Message], turn: int) -> list[Message]:
     """The empty pre-turn stage."""
     return []
+
+
+def _same(text: str) -> str:
+    return text
 
 
 @dataclass
@@ -67,6 +71,7 @@ class Agent:
     before_model: BeforeModel | None = None
     emit: Emit = lambda kind, data: None
     on_text: TextSink | None = None
+    redact: Callable[[str], str] = _same  # scrubs known secrets from workspace text
     messages: list[Message] = field(default_factory=list)
     turn: int = 0
 
@@ -76,7 +81,8 @@ class Agent:
         self.turn += 1
         result = TurnResult(self.turn, "")
         try:
-            self.messages.extend(self.pre_turn(sentence, self.messages, self.turn))
+            injected = self.pre_turn(sentence, self.messages, self.turn)
+            self.messages.extend(replace(m, content=self.redact(m.content)) for m in injected)
             self.tools.turn, self.tools.touched = self.turn, set()
             self.messages.append(Message("user", sentence, turn=self.turn))
             self._loop(result)
@@ -114,6 +120,7 @@ class Agent:
             text, ok = str(e), False
         except OSError as e:  # the file system said no in a way the tool did not foresee
             text, ok = f"{call.name} failed: {e}", False
+        text = self.redact(text)
         self.emit("tool.result", {"name": call.name, "ok": ok, "result": text})
         result.tools.append(ToolRecord(call.name, dict(call.arguments), ok, text))
         return Message(

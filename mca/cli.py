@@ -136,6 +136,9 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         sys.stdout.write(f"mca {__version__}\n")
         return EXIT_OK
     env = dict(os.environ if env is None else env)
+    from mca.process import make_undumpable
+
+    make_undumpable()
     try:
         return _dispatch(argv, env)
     except KeyboardInterrupt:
@@ -144,5 +147,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     except McaError as e:
         if env.get("MCA_DEBUG") == "1":
             raise
-        sys.stderr.write(f"mca: error: {e}\n")
+        from mca.sanitize import visible
+
+        sys.stderr.write(f"mca: error: {visible(str(e))}\n")
         return e.exit_code

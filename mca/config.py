@@ -35,6 +35,8 @@ CONTEXT_WINDOWS = {
 }
 
 # Which env variables may hold the key, in the order they are tried.
+MAX_CONFIG_BYTES = 1024 * 1024
+MIN_SECRET_CHARS = 8  # shorter values are not scrubbed (they would match ordinary text)
 KEY_VARS = {
     "openai": ("MCA_API_KEY", "OPENAI_API_KEY"),
     "anthropic": ("MCA_API_KEY", "ANTHROPIC_API_KEY"),
@@ -53,6 +55,8 @@ class Settings:
     base_url: str = ""
     api_key: str = field(default="", repr=False)
     api_key_var: str = ""
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+    warnings: tuple[str, ...] = ()
     context_window: int = DEFAULT_CONTEXT_WINDOW
     context_window_known: bool = False
     max_steps: int = DEFAULT_MAX_STEPS
@@ -93,10 +97,14 @@ def _read_toml(home: Path) -> dict[str, Any]:
         return {}
     import tomllib  # only when there is a config file: it is not free to import
 
+    from mca.fsutil import read_regular
+
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(read_regular(path, cap=MAX_CONFIG_BYTES, follow=True).decode())
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read ({e.strerror or e})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: not valid TOML ({e})") from e
+        raise ConfigError(f"{path}: not valid TOML ({e})") from None
 
 
 def _int(value: str | int, name: str) -> int:
@@ -131,13 +139,40 @@ def _infer_provider(model: str, env: Mapping[str, str]) -> str:
     return "mock"
 
 
-def _find_key(provider: str, env: Mapping[str, str], toml: Mapping[str, Any]) -> tuple[str, str]:
-    for var in KEY_VARS.get(provider, ()):
+def _find_key(
+    provider: str, env: Mapping[str, str], toml: Mapping[str, Any], custom_url: bool
+) -> tuple[str, str]:
+    """(key, where it came from). A custom base URL gets only a key configured for it
+    (MCA_API_KEY or config.toml's api_key), never a provider's key by inference."""
+    names = ("MCA_API_KEY",) if custom_url else KEY_VARS.get(provider, ())
+    for var in names:
         if env.get(var):
             return env[var], var
     if toml.get("api_key"):
         return str(toml["api_key"]), "config.toml api_key"
     return "", ""
+
+
+def known_secrets(env: Mapping[str, str], toml: Mapping[str, Any]) -> tuple[str, ...]:
+    """Every key mca knows of (all providers' variables, the config file): scrubbed everywhere."""
+    values = [v for k, v in env.items() if k.endswith("_API_KEY")]
+    if isinstance(toml.get("api_key"), str):
+        values.append(toml["api_key"])
+    return tuple(sorted({v for v in values if len(v) >= MIN_SECRET_CHARS}, key=len, reverse=True))
+
+
+def _config_warnings(home: Path) -> tuple[str, ...]:
+    path = home / "config.toml"
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return ()
+    if mode & 0o077:
+        return (
+            f"{path} can be read by other users (mode {mode & 0o777:o}) and may hold an API key;"
+            f" run: chmod 600 {path}",
+        )
+    return ()
 
 
 class _Source:
@@ -166,8 +201,10 @@ def _model_choice(src: _Source, model: str) -> tuple[str, str, str, str, str]:
         provider = str(src("MCA_PROVIDER", "provider") or _infer_provider(model, env))
     if provider not in PROVIDERS:
         raise ConfigError(f"unknown provider {provider!r} (available: {', '.join(PROVIDERS)})")
-    api_key, key_var = _find_key(provider, env, src.toml)
-    if provider != "mock" and not api_key and not src("MCA_BASE_URL", "base_url"):
+    base_url = str(src("MCA_BASE_URL", "base_url") or "").rstrip("/")
+    custom_url = bool(base_url) and base_url != DEFAULT_BASE_URLS.get(provider)
+    api_key, key_var = _find_key(provider, env, src.toml, custom_url)
+    if provider != "mock" and not api_key and not base_url:
         provider = "mock"  # a local server needs no key, but then it needs a base URL
     if provider == "mock":
         return "mock", "mock", mock_reason or "no API key configured", "", ""
@@ -183,7 +220,8 @@ def load_settings(
     """Resolve settings from env (wins), $MCA_HOME/config.toml, then CLI overrides on top."""
     o = dict(overrides or {})
     home = Path(env.get("MCA_HOME") or Path(env.get("HOME", "~")).expanduser() / ".mca")
-    src = _Source(env, _read_toml(home))
+    toml = _read_toml(home)
+    src = _Source(env, toml)
     requested = str(o.pop("model", None) or src("MCA_MODEL", "model"))
     provider, model, mock_reason, api_key, key_var = _model_choice(src, requested)
     base_url = str(src("MCA_BASE_URL", "base_url") or DEFAULT_BASE_URLS.get(provider, ""))
@@ -203,6 +241,8 @@ def load_settings(
         base_url=base_url.rstrip("/"),
         api_key=api_key,
         api_key_var=key_var,
+        secrets=known_secrets(env, toml),
+        warnings=_config_warnings(home),
         context_window=known_window or DEFAULT_CONTEXT_WINDOW,
         context_window_known=known_window is not None,
         max_steps=src.integer("MCA_MAX_STEPS", "max_steps", DEFAULT_MAX_STEPS),

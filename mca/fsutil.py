@@ -1,12 +1,27 @@
-"""Crash-safe file writing: a crash leaves the old file or the new one, never half of one."""
+"""Careful file I/O for untrusted trees.
+
+Reads open only regular files (a FIFO, device or socket is refused without blocking), never
+follow a final symlink they were not told to, check the size before reading and read only what
+they return. Writes go to a temp file and are renamed into place, so a crash leaves the old file
+or the new one, never half of one. Both can confirm through the open handle that what they
+touched is inside an allowed root, so a directory swapped for a symlink cannot redirect them.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
-import secrets
+import stat
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 
 def sha256(data: bytes) -> str:
@@ -22,27 +37,141 @@ def fd_path(fd: int) -> Path | None:
         return None
 
 
+class ContainmentError(OSError):
+    """An opened path turned out to be outside the allowed root (a swapped symlink)."""
+
+
+class NotRegularFile(OSError):
+    """The path is a FIFO, a device, a socket or a directory: mca only reads regular files."""
+
+
+class FileTooLarge(OSError):
+    """A file over the size a read allows (checked before reading)."""
+
+
 def _check_fd(fd: int, root: Path | None, what: Path) -> None:
     if root is None:
         return
     real = fd_path(fd)
     if real is not None and not (real == root or real.is_relative_to(root)):
-        raise ContainmentError(f"{what}: refused, it was swapped to point outside {root}")
+        raise ContainmentError(
+            errno.EXDEV, f"{what}: refused, it was swapped to point outside {root}"
+        )
 
 
-class ContainmentError(OSError):
-    """An opened path turned out to be outside the allowed root (a swapped symlink)."""
+def file_kind(mode: int) -> str:
+    """'a FIFO', 'a directory', ... for an st_mode that is not a regular file."""
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
+        if test(mode):
+            return name
+    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
+
+
+@contextlib.contextmanager
+def open_regular(
+    path: Path, root: Path | None = None, *, follow: bool = False
+) -> Iterator[tuple[BinaryIO, os.stat_result]]:
+    """Open a regular file for reading without ever blocking; yields (file, fstat).
+
+    O_NONBLOCK makes opening a FIFO return at once (then fstat refuses it); O_NOFOLLOW refuses a
+    final symlink unless `follow`; `root` confirms the opened file is inside it.
+    """
+    flags = os.O_RDONLY | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise NotRegularFile(errno.ELOOP, f"{path}: is a symbolic link; not followed") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = file_kind(st.st_mode)
+            raise NotRegularFile(errno.EINVAL, f"{path}: is {kind}, not a regular file")
+        _check_fd(fd, root, path)
+        f = os.fdopen(fd, "rb", closefd=True)
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        yield f, st
+
+
+def read_regular_stat(
+    path: Path, root: Path | None = None, *, cap: int, follow: bool = False
+) -> tuple[bytes, os.stat_result]:
+    """(contents, fstat) of a regular file of at most `cap` bytes (the size is checked first)."""
+    with open_regular(path, root, follow=follow) as (f, st):
+        if st.st_size > cap:
+            raise FileTooLarge(errno.EFBIG, f"{path}: {st.st_size:,} bytes, over {cap:,}")
+        data = f.read(cap + 1)
+    if len(data) > cap:  # it grew after fstat
+        raise FileTooLarge(errno.EFBIG, f"{path}: over {cap:,} bytes")
+    return data, st
+
+
+def read_regular(path: Path, root: Path | None = None, *, cap: int, follow: bool = False) -> bytes:
+    """A whole regular file of at most `cap` bytes (FileTooLarge over it, checked first)."""
+    return read_regular_stat(path, root, cap=cap, follow=follow)[0]
+
+
+def read_head(path: Path, root: Path | None = None, *, limit: int) -> tuple[bytes, int]:
+    """(the first `limit` bytes, the file's size) of a regular file."""
+    with open_regular(path, root) as (f, st):
+        return f.read(limit), st.st_size
 
 
 def read_contained(path: Path, root: Path | None = None, limit: int = -1) -> bytes:
-    """Read a file, then confirm what was actually opened is inside `root`."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    """Read a regular file (no final symlink), confirming it is inside `root`."""
+    with open_regular(path, root) as (f, _):
+        return f.read(limit)
+
+
+def private_dir(path: Path, top: Path | None = None) -> Path:
+    """Create `path` (and its parents up to `top`) as 0700 directories; tighten `top` too."""
+    made = []
+    p = path
+    while not p.exists() and p != p.parent:
+        made.append(p)
+        if top is not None and p == top:
+            break
+        p = p.parent
+    for d in reversed(made):
+        with contextlib.suppress(FileExistsError):
+            d.mkdir(mode=0o700)
+    for d in (path,) if top is None else (top, path):
+        with contextlib.suppress(OSError):
+            st = d.stat()
+            if st.st_uid == os.getuid() and st.st_mode & 0o077:
+                d.chmod(stat.S_IMODE(st.st_mode) & 0o700)
+    return path
+
+
+def open_private(path: Path, append: bool = True) -> int:
+    """An fd on a 0600 file of mca's own (created if missing, never through a symlink)."""
+    flags = os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC
+    flags |= os.O_APPEND if append else os.O_TRUNC
+    fd = os.open(path, flags, 0o600)
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, 0o600)
+    return fd
+
+
+def _open_dir(path: Path, root: Path | None) -> int:
+    dfd = os.open(path, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
     try:
-        _check_fd(fd, root, path)
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read(limit)
-    finally:
-        os.close(fd)
+        _check_fd(dfd, root, path)
+    except BaseException:
+        os.close(dfd)
+        raise
+    return dfd
 
 
 def atomic_write(
@@ -53,11 +182,10 @@ def atomic_write(
     Both steps go through one open handle on the directory, checked to be inside `root`, so a
     directory swapped for a symlink between the path check and the write cannot redirect it.
     """
-    dfd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    dfd = _open_dir(path.parent, root)
     try:
-        _check_fd(dfd, root, path)
-        tmp = f".{path.name}.mca-tmp-{os.getpid()}-{secrets.token_hex(4)}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600, dir_fd=dfd)
+        tmp = f".{path.name}.mca-tmp-{os.getpid()}-{os.urandom(4).hex()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, 0o600, dir_fd=dfd)
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
@@ -71,5 +199,17 @@ def atomic_write(
             raise
         with contextlib.suppress(OSError):
             os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def unlink_contained(path: Path, root: Path | None = None) -> None:
+    """Remove one directory entry (a symlink itself, never what it points to) inside `root`."""
+    dfd = _open_dir(path.parent, root)
+    try:
+        st = os.stat(path.name, dir_fd=dfd, follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, f"{path}: is a directory; not removed")
+        os.unlink(path.name, dir_fd=dfd)
     finally:
         os.close(dfd)

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mca.fsutil import atomic_write
+from mca.fsutil import atomic_write, private_dir
 from mca.skills.inject import Block
 from mca.skills.stage import StageResult
 from mca.tokens import Estimator
@@ -215,8 +215,8 @@ class Calibration:
         ratio = reported / max(estimated, 1)
         factor = (entry["factor"] * n + ratio) / (n + 1)
         data[model] = {"factor": round(factor, 4), "samples": n + 1}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, json.dumps(data, indent=1).encode())
+        private_dir(self.path.parent)
+        atomic_write(self.path, json.dumps(data, indent=1).encode(), 0o600)
         return factor
 
 

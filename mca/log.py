@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-REDACTED = "[REDACTED]"
+from mca.fsutil import open_private, private_dir
+from mca.sanitize import scrub
+
 KEEP_LOGS = 100
-
-
-def scrub(text: str, secrets: Iterable[str]) -> str:
-    """Replace every secret (of useful length) in text."""
-    for s in secrets:
-        if s and len(s) >= 8:
-            text = text.replace(s, REDACTED)
-    return text
 
 
 class SessionLog:
@@ -28,7 +23,7 @@ class SessionLog:
         self.secrets = tuple(secrets)
         self.events: list[dict[str, Any]] = []  # kept in memory for /why and tests
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
 
     def event(self, kind: str, data: Mapping[str, Any] | None = None) -> None:
         """Record one event."""
@@ -37,8 +32,11 @@ class SessionLog:
         if self.path is None:
             return
         line = scrub(json.dumps(record, ensure_ascii=False, default=str), self.secrets)
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(line + "\n")
+        fd = open_private(self.path)
+        try:
+            os.write(fd, (line + "\n").encode("utf-8", "backslashreplace"))
+        finally:
+            os.close(fd)
 
 
 def prune_logs(directory: Path, keep: int = KEEP_LOGS) -> int:

@@ -10,30 +10,54 @@ from typing import Any, TextIO
 from mca.agent import TurnResult
 from mca.config import Settings
 from mca.render import ledger_table, progress_line
+from mca.sanitize import command_block, for_terminal, one_line, visible
 from mca.session import Session, open_session
 
 
 class StderrUI:
-    """Progress for -p: tool calls and results on stderr; asks on the terminal when there is one."""
+    """Progress for -p: tool calls and results on stderr; asks on the terminal when there is one.
+
+    Everything shown is untrusted text: secrets scrubbed, control characters made visible.
+    """
 
     def __init__(self, settings: Settings, err: TextIO | None = None) -> None:
         self.settings = settings
         self.err = err or sys.stderr
 
+    def _say(self, text: str) -> None:
+        self.err.write(for_terminal(text, self.settings.secrets) + "\n")
+        self.err.flush()
+
+    def _ask(self, question: str) -> bool:
+        self.err.write(question)
+        self.err.flush()
+        return sys.stdin.readline().strip().lower() in ("y", "yes")
+
     def approve(self, command: str) -> bool:
         if self.settings.yes:
             return True
+        shown = command_block(command)
         if not sys.stdin.isatty():
-            self.err.write(f"mca: not running `{command}` without approval (pass --yes)\n")
+            self._say(f"mca: not running this command without approval (pass --yes):\n{shown}")
             return False
-        self.err.write(f"run `{command}`? [y/N] ")
-        self.err.flush()
-        return sys.stdin.readline().strip().lower() in ("y", "yes")
+        self._say(f"run_command wants to run exactly this:\n{shown}")
+        return self._ask("run it? [y/N] ")
+
+    def approve_write(self, path: str, reason: str, diff: str) -> bool:
+        """Protected paths: --yes does not cover them; without a terminal they are refused."""
+        self._say(f"{path} is a protected path: {reason}.\nthe change:\n{diff}")
+        if not sys.stdin.isatty():
+            self._say(
+                f"mca: not writing {path}: protected paths need a yes on a terminal"
+                " (--yes does not cover them)"
+            )
+            return False
+        return self._ask(f"write {one_line(path)} anyway? [y/N] ")
 
     def event(self, kind: str, data: Mapping[str, Any]) -> None:
         line = progress_line(kind, data)
         if line:
-            self.err.write(line + "\n")
+            self._say(line)
 
     def text(self, delta: str) -> None:
         return None  # the answer goes to stdout once, at the end
@@ -83,7 +107,8 @@ def run_oneshot(
     if as_json:
         out.write(json.dumps(turn_json(session, result), indent=2, ensure_ascii=False) + "\n")
     else:
-        out.write(result.answer.rstrip("\n") + "\n")
+        answer = result.answer.rstrip("\n")
+        out.write((visible(answer) if out.isatty() else answer) + "\n")
         if settings.show_ledger and session.ledger.last is not None:
             sys.stderr.write(ledger_table(session.ledger.last) + "\n")
     return 1 if result.stopped else 0

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from mca.errors import PathRefused
+from mca.fsutil import read_head
+from mca.provenance import DATA_NOTICE, defang
+from mca.tools.paths import resolve_in
 
 AGENTS_FILE = "AGENTS.md"
 MAX_AGENTS_CHARS = 32_000
@@ -44,18 +50,27 @@ class SystemPrompt:
         return "\n\n".join(text for _, text in self.pieces())
 
 
-def read_agents_md(root: Path) -> str:
-    """AGENTS.md at the workspace root, wrapped and capped, or ''."""
-    path = root / AGENTS_FILE
+def read_agents_md(root: Path) -> tuple[str, str]:
+    """(AGENTS.md at the workspace root, wrapped and capped, or ''; a problem to report, or '').
+
+    Read like any untrusted file: it must resolve inside the workspace and be a regular file.
+    """
+    if not os.path.lexists(root / AGENTS_FILE):
+        return "", ""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-    if len(text) > MAX_AGENTS_CHARS:
+        target = resolve_in(root, AGENTS_FILE)
+        data, size = read_head(target, root.resolve(), limit=MAX_AGENTS_CHARS * 4)
+    except PathRefused as e:
+        return "", f"{AGENTS_FILE} not used: {e}"
+    except OSError as e:
+        return "", f"{AGENTS_FILE} not used: {e.strerror or e}"
+    text = data.decode("utf-8", errors="replace")
+    if len(text) > MAX_AGENTS_CHARS or size > len(data):
         text = text[:MAX_AGENTS_CHARS] + f"\n[AGENTS.md cut at {MAX_AGENTS_CHARS} characters]"
-    return f"Project instructions from {AGENTS_FILE}:\n<agents_md>\n{text.strip()}\n</agents_md>"
+    body = defang(text.strip())
+    return f"Project instructions from {AGENTS_FILE}:\n<agents_md>\n{body}\n</agents_md>", ""
 
 
-def build_system_prompt(root: Path, catalog: str = "") -> SystemPrompt:
-    """Base prompt + AGENTS.md + the skill catalog."""
-    return SystemPrompt(BASE.format(root=root), read_agents_md(root), catalog)
+def build_system_prompt(root: Path, catalog: str = "", agents: str = "") -> SystemPrompt:
+    """Base prompt + AGENTS.md (as read by read_agents_md) + the skill catalog."""
+    return SystemPrompt(BASE.format(root=root) + "\n" + DATA_NOTICE, agents, catalog)

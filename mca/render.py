@@ -6,6 +6,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from mca.sanitize import command_block, one_line
+
 if TYPE_CHECKING:  # this module is on the path to the first prompt: import nothing heavy
     from mca.ledger import TurnLedger
     from mca.tools.base import Tool
@@ -16,13 +18,12 @@ PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 
 
 def describe_call(call_name: str, arguments: Mapping[str, Any]) -> str:
-    """One line for a tool call: name(arg=value, ...)."""
+    """One line for a tool call: name(arg=value, ...), long values cut, controls made visible."""
     parts = []
     for k, v in arguments.items():
-        text = v if isinstance(v, str) else json.dumps(v)
-        text = text.replace("\n", "\\n")
-        parts.append(f"{k}={text[:60] + '…' if len(text) > 60 else text}")
-    return f"{call_name}({', '.join(parts)})"
+        text = one_line(v if isinstance(v, str) else json.dumps(v))
+        parts.append(f"{one_line(str(k))}={text[:60] + '…' if len(text) > 60 else text}")
+    return f"{one_line(call_name)}({', '.join(parts)})"
 
 
 def render_plan(plan: list[dict[str, str]]) -> str:
@@ -53,7 +54,14 @@ def progress_line(kind: str, data: Mapping[str, Any]) -> str:
 
 
 def tool_call_line(name: str, arguments: Mapping[str, Any]) -> str:
-    """'→ read_file(path=src/calc.js)'."""
+    """'→ read_file(path=src/calc.js)'; a command is shown whole, never cut."""
+    command = arguments.get("command")
+    if (
+        name == "run_command"
+        and isinstance(command, str)
+        and ("\n" in command or len(command) > 60)
+    ):
+        return "→ run_command:\n" + command_block(command)
     return f"→ {describe_call(name, arguments)}"
 
 

@@ -77,7 +77,7 @@ class Repl:
         )
         self._io = (input, output)
         self._asker: PromptSession[str] | None = None  # built on first use: it costs ~25 ms
-        self.ui = ReplUI(self.out, self._ask)
+        self.ui = ReplUI(self.out, self._ask, settings.secrets)
         self.ui.always = settings.yes
         self._factory = session_factory or _open_session
         self._session: Session | None = None

@@ -253,7 +253,8 @@ def check_registry(lab: Lab) -> None:
         policy=lab.policy,
     )
     with tempfile.TemporaryDirectory() as tmp:
-        ctx = ToolContext(Path(tmp), SnapshotStore(Path(tmp), "selftest", "00000000T000000"))
+        store = SnapshotStore(Path(tmp), Path(tmp) / "store", "selftest", "00000000T000000")
+        ctx = ToolContext(Path(tmp), store)
         Agent(model=Counter(), tools=ctx, system="s", pre_turn=stage).run_turn(
             DIVIDE + " and cut a release"
         )
@@ -299,6 +300,9 @@ def check_end_to_end(lab: Lab) -> None:
 class _AutoUI:
     def approve(self, command: str) -> bool:
         return True
+
+    def approve_write(self, path: str, reason: str, diff: str) -> bool:
+        return False
 
     def event(self, kind: str, data: Mapping[str, Any]) -> None:
         return None

@@ -11,17 +11,19 @@ from typing import Any, Protocol
 from mca.agent import Agent, TurnResult
 from mca.compact import Compactor
 from mca.config import Settings
+from mca.fsutil import private_dir
 from mca.ledger import Calibration, LedgerBook, TurnLedger, build_ledger
 from mca.log import SessionLog, prune_logs
 from mca.models import build_model
-from mca.prompt import SystemPrompt, build_system_prompt
-from mca.skills.discover import Discovery
+from mca.prompt import SystemPrompt, build_system_prompt, read_agents_md
+from mca.sanitize import scrub
+from mca.skills.discover import Discovery, shadow_warnings
 from mca.skills.runtime import SkillRuntime, log_discovery, refuse_if_strict, run_discovery
 from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
 from mca.tools import tool_specs
 from mca.tools.base import ToolContext
-from mca.tools.snapshots import SnapshotStore
+from mca.tools.snapshots import SnapshotStore, store_dir
 from mca.types import Model
 
 
@@ -29,6 +31,8 @@ class UI(Protocol):
     """What a session needs from whoever shows it: asking, and showing events and text."""
 
     def approve(self, command: str) -> bool: ...
+
+    def approve_write(self, path: str, reason: str, diff: str) -> bool: ...
 
     def event(self, kind: str, data: Mapping[str, Any]) -> None: ...
 
@@ -100,6 +104,7 @@ class Session:
     def close(self) -> None:
         """Release the model client."""
         self.log.event("session.end", {"turns": self.agent.turn})
+        self.snapshots.close()
         self.model.close()
 
 
@@ -116,6 +121,15 @@ def _skills(settings: Settings, estimator: Estimator, log: SessionLog) -> Discov
     return discovery
 
 
+def _startup_notices(settings: Settings, discovery: Discovery, agents_problem: str) -> list[str]:
+    """What a person must hear before the first turn: config, AGENTS.md, shadowed skills."""
+    notices = [f"warning: {w}" for w in settings.warnings]
+    if agents_problem:
+        notices.append(f"warning: {agents_problem}")
+    notices += shadow_warnings(discovery)
+    return notices
+
+
 def open_session(
     settings: Settings,
     ui: UI,
@@ -126,8 +140,9 @@ def open_session(
 ) -> Session:
     """Build a session: skills first, then tools, the pre-turn stage, the model and the loop."""
     started, sid = new_ids()
+    private_dir(settings.home)
     log_path = settings.home / "logs" / f"{started}-{sid}.jsonl" if log_to_disk else None
-    log = SessionLog(log_path, secrets=[settings.api_key])
+    log = SessionLog(log_path, secrets=settings.secrets)
     if log_path is not None:
         prune_logs(log_path.parent)
 
@@ -137,10 +152,19 @@ def open_session(
 
     estimator = estimator or Estimator(settings.encoding)
     discovery = _skills(settings, estimator, log)
-    snapshots = SnapshotStore(settings.workspace, sid, started)
-    snapshots.prune()
+    store = store_dir(settings.home, settings.workspace)
+    snapshots = SnapshotStore(settings.workspace, store, sid, started)
+    notices = snapshots.start()
     skill_dirs = {name: s.dir for name, s in discovery.skills.items()}
-    tools = ToolContext(settings.workspace, snapshots, ui.approve, emit, skill_dirs)
+    tools = ToolContext(
+        settings.workspace,
+        snapshots,
+        ui.approve,
+        emit,
+        skill_dirs,
+        approve_write=ui.approve_write,
+        home=settings.home,
+    )
     stage = SkillStage(
         discovery.skills,
         budget=settings.skill_budget,
@@ -149,7 +173,12 @@ def open_session(
         emit=emit,
         policy=discovery.policy,
     )
-    system = build_system_prompt(settings.workspace, discovery.catalog.text)
+    agents, agents_problem = read_agents_md(settings.workspace)
+    system = build_system_prompt(
+        settings.workspace, discovery.catalog.text, scrub(agents, settings.secrets)
+    )
+    for notice in [*_startup_notices(settings, discovery, agents_problem), *notices]:
+        emit("notice", {"message": notice})
     model = model or build_model(settings, lambda m: emit("model.retry", {"message": m}))
     compactor = Compactor(
         model,
@@ -168,6 +197,7 @@ def open_session(
         before_model=compactor,
         emit=emit,
         on_text=ui.text,
+        redact=lambda text: scrub(text, settings.secrets),
     )
     start = {"session": sid, "workspace": str(settings.workspace)}
     log.event("session.start", {**start, "provider": settings.provider, "model": settings.model})

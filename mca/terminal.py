@@ -13,7 +13,9 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
+from mca.fsutil import open_private, private_dir
 from mca.render import progress_line
+from mca.sanitize import command_block, for_terminal, one_line
 
 MAX_PATH_COMPLETIONS = 200
 SKIP_COMPLETE = {".git", "node_modules", "__pycache__", ".venv", ".mca"}
@@ -79,19 +81,25 @@ def key_bindings() -> KeyBindings:
 
 
 class ReplUI:
-    """Shows a session's events in the terminal and asks before commands run."""
+    """Shows a session's events in the terminal and asks before commands run.
 
-    def __init__(self, out: TextIO, ask: Callable[[str], str]) -> None:
+    Everything written passes `for_terminal`: the text comes from the model, the workspace and
+    commands, so secrets are scrubbed and control characters made visible.
+    """
+
+    def __init__(self, out: TextIO, ask: Callable[[str], str], secrets: Iterable[str] = ()) -> None:
         self.out = out
         self.ask = ask
+        self.secrets = tuple(secrets)
         self.always = False
         self.streamed = False
 
     def approve(self, command: str) -> bool:
         if self.always:
             return True
+        self.say("run_command wants to run exactly this:\n" + command_block(command))
         while True:
-            answer = self.ask(f"run `{command}`? [y]es / [n]o / [a]lways this session: ")
+            answer = self.ask("run it? [y]es / [n]o / [a]lways this session: ")
             answer = answer.strip().lower()
             if answer in ("a", "always"):
                 self.always = True
@@ -99,16 +107,22 @@ class ReplUI:
             if answer in ("y", "yes", "n", "no", ""):
                 return answer in ("y", "yes")
 
+    def approve_write(self, path: str, reason: str, diff: str) -> bool:
+        """Protected paths: the diff, then a yes/no that neither --yes nor 'always' answers."""
+        self.say(f"{path} is a protected path: {reason}.\nthe change:\n{diff}")
+        answer = self.ask(f"write {one_line(path)} anyway? [y]es / [N]o: ").strip().lower()
+        return answer in ("y", "yes")
+
     def event(self, kind: str, data: Mapping[str, Any]) -> None:
         line = progress_line(kind, data)
         if line:
             self.end_stream()
-            self.out.write(line + "\n")
+            self.out.write(for_terminal(line, self.secrets) + "\n")
             self.out.flush()
 
     def text(self, delta: str) -> None:
         self.streamed = True
-        self.out.write(delta)
+        self.out.write(for_terminal(delta, self.secrets))
         self.out.flush()
 
     def end_stream(self) -> None:
@@ -118,13 +132,15 @@ class ReplUI:
 
     def say(self, text: str) -> None:
         self.end_stream()
-        self.out.write(text.rstrip("\n") + "\n")
+        self.out.write(for_terminal(text.rstrip("\n"), self.secrets) + "\n")
         self.out.flush()
 
 
 def load_history(home: Path) -> History:
+    """The REPL's history in $MCA_HOME/history (0600), or in memory when that cannot be."""
     try:
-        home.mkdir(parents=True, exist_ok=True)
+        private_dir(home)
+        os.close(open_private(home / "history"))
         return FileHistory(str(home / "history"))
     except OSError:
         return InMemoryHistory()

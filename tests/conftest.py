@@ -36,5 +36,5 @@ def ws(tmp_path: Path) -> Path:
 @pytest.fixture
 def ctx(ws: Path) -> Iterator[ToolContext]:
     """A tool context on the workspace that approves every command."""
-    store = SnapshotStore(ws, "test01", "20260101T000000")
+    store = SnapshotStore(ws, ws.parent / "store", "test01", "20260101T000000")
     yield ToolContext(ws, store, approve=lambda c: True, turn=1)

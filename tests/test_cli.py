@@ -94,11 +94,13 @@ def test_tools_command(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_agents_md_reaches_the_system_prompt(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from mca.prompt import build_system_prompt
+    from mca.prompt import build_system_prompt, read_agents_md
 
     (ws / "AGENTS.md").write_text("Always use tabs.\n")
-    prompt = build_system_prompt(ws)
+    agents, problem = read_agents_md(ws)
+    prompt = build_system_prompt(ws, agents=agents)
     assert "Always use tabs." in prompt.text and prompt.pieces()[1][0] == "AGENTS.md"
+    assert problem == ""
 
 
 def test_session_logs_are_pruned(tmp_path: Path) -> None:

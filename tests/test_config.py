@@ -58,8 +58,11 @@ def test_config_toml_and_env_wins(tmp_path: Path) -> None:
         "http://x/v1",
         "config.toml api_key",
     )
-    s = load(tmp_path, MCA_MODEL="gpt-4.1-mini", OPENAI_API_KEY="env-key-12345")
+    s = load(tmp_path, MCA_MODEL="gpt-4.1-mini", MCA_API_KEY="env-key-12345")
     assert s.model == "gpt-4.1-mini" and s.api_key == "env-key-12345"
+    # a provider's own key never goes to a custom base URL by inference
+    s = load(tmp_path, MCA_MODEL="gpt-4.1-mini", OPENAI_API_KEY="provider-key-123")
+    assert s.api_key == "from-toml-1234" and s.api_key_var == "config.toml api_key"
 
 
 def test_context_windows(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ BIN = Path(sys.executable).parent
 FAKELLM = BIN / "fakellm"
 MCA = BIN / "mca"
 KEY = "sk-e2e-planted-key-0123456789"
+PROVIDER_KEY = "sk-e2e-provider-key-never-sent-42"
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(
@@ -122,7 +123,10 @@ def run_mca(
         "MCA_PROVIDER": provider,
         "MCA_MODEL": "gpt-4o-mini" if provider == "openai" else "claude-sonnet-4-5",
         "MCA_BASE_URL": f"{url}/v1" if provider == "openai" else url,
-        ("OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"): KEY,
+        # a custom base URL gets only the key configured for it; the provider's own key
+        # (planted here) must never be sent there
+        "MCA_API_KEY": KEY,
+        ("OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"): PROVIDER_KEY,
         "MCA_RETRY_BASE": "0.05",
     }
     return subprocess.run(
@@ -214,7 +218,7 @@ def test_planted_key_appears_in_no_artifact(fakellm: str, ws: Path, tmp_path: Pa
     ):
         proc = run_mca(fakellm, "openai", ws, sentence, *extra)
         outputs += [proc.stdout, proc.stderr]
-    assert "invalid api key" in outputs[3] and "OPENAI_API_KEY" in outputs[3]
+    assert "invalid api key" in outputs[3] and "MCA_API_KEY" in outputs[3]
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(ws.parent),
@@ -232,13 +236,15 @@ def test_planted_key_appears_in_no_artifact(fakellm: str, ws: Path, tmp_path: Pa
         timeout=60,
     )
     outputs += [repl.stdout, repl.stderr]
-    assert "key from OPENAI_API_KEY" in repl.stdout
+    assert "no API key" in repl.stdout  # OPENAI_API_KEY is not sent to a custom base URL
     artifacts = [
         record,
         *(p for p in (ws.parent / "home").rglob("*") if p.is_file()),
-        *(p for p in (ws / ".mca").rglob("*") if p.is_file()),
     ]
+    assert not (ws / ".mca").exists()
     assert any(p.suffix == ".jsonl" for p in artifacts)  # session logs were written
-    leaks = [str(p) for p in artifacts if KEY.encode() in p.read_bytes()]
-    leaks += [f"output {i}" for i, text in enumerate(outputs) if KEY in text]
+    leaks = [str(p) for p in artifacts for k in (KEY, PROVIDER_KEY) if k.encode() in p.read_bytes()]
+    leaks += [
+        f"output {i}" for i, text in enumerate(outputs) for k in (KEY, PROVIDER_KEY) if k in text
+    ]
     assert leaks == []

@@ -49,6 +49,9 @@ class _UI:
     def approve(self, command: str) -> bool:
         return True
 
+    def approve_write(self, path: str, reason: str, diff: str) -> bool:
+        return False
+
     def event(self, kind: str, data: object) -> None:
         return None
 

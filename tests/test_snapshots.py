@@ -59,8 +59,8 @@ def test_content_is_stored_once(ctx: ToolContext, ws: Path) -> None:
     for name in ("a.txt", "b.txt"):
         (ws / name).write_text("same bytes")
         write(ctx, name, "x")
-    assert len(list((ws / ".mca/snapshots/objects").iterdir())) == 1
-    assert (ws / ".mca/.gitignore").read_text() == "*\n"
+    assert len(list((ctx.snapshots.base / "objects").iterdir())) == 1
+    assert not (ws / ".mca").exists()  # nothing of mca's state is kept in the workspace
 
 
 def test_crash_between_snapshot_and_write(ctx: ToolContext, ws: Path) -> None:
@@ -69,7 +69,7 @@ def test_crash_between_snapshot_and_write(ctx: ToolContext, ws: Path) -> None:
     target.write_text("old")
     ctx.snapshots.before_write(1, "f.txt", target, b"new", note="turn 1")
     # ... the process dies here: the target still holds its old bytes.
-    later = SnapshotStore(ws, "second", "20260102T000000")
+    later = SnapshotStore(ws, ctx.snapshots.base, "second", "20260102T000000")
     report = later.undo()
     assert report.unchanged == ["f.txt"] and target.read_text() == "old"
 
@@ -77,17 +77,17 @@ def test_crash_between_snapshot_and_write(ctx: ToolContext, ws: Path) -> None:
 def test_undo_in_a_new_session(ctx: ToolContext, ws: Path) -> None:
     (ws / "f.txt").write_text("before")
     write(ctx, "f.txt", "after")
-    later = SnapshotStore(ws, "second", "20260102T000000")
+    later = SnapshotStore(ws, ctx.snapshots.base, "second", "20260102T000000")
     assert later.undo().restored == ["f.txt"]
     assert (ws / "f.txt").read_text() == "before"
 
 
 def test_prune_keeps_the_newest_sessions(ws: Path) -> None:
     for i in range(25):
-        store = SnapshotStore(ws, f"s{i:02d}", f"202601{i + 1:02d}T000000")
+        store = SnapshotStore(ws, ws.parent / "store", f"s{i:02d}", f"202601{i + 1:02d}T000000")
         target = ws / "f.txt"
         target.write_text(f"content {i}")
         store.before_write(1, "f.txt", target, b"next", note="")
     store.prune(keep_sessions=20)
     assert len(store.manifests()) == 20
-    assert len(list((ws / ".mca/snapshots/objects").iterdir())) == 20
+    assert len(list((ws.parent / "store/objects").iterdir())) == 20

@@ -197,10 +197,12 @@ def test_edit_file_exactly_once(ctx: ToolContext, ws: Path) -> None:
         run(ctx, "edit_file", path="b.txt", old_text="a", new_text="b")
 
 
-def test_snapshot_store_is_not_writable(ctx: ToolContext, ws: Path) -> None:
+def test_protected_paths_need_approval(ctx: ToolContext, ws: Path) -> None:
     run(ctx, "write_file", path="a.txt", content="1")
-    with pytest.raises(PathRefused, match="snapshot store"):
-        run(ctx, "write_file", path=".mca/snapshots/objects/x", content="evil")
+    for path in (".mca/snapshots/objects/x", ".git/config", "sub/.GIT/hooks/pre-commit"):
+        with pytest.raises(ToolError, match="protected path"):
+            run(ctx, "write_file", path=path, content="evil")
+        assert not (ws / path).exists()
 
 
 # -- run_command ------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import httpx
 
 from mca.config import Settings
 from mca.errors import ModelError, ModelHTTPError, StreamError
+from mca.sanitize import scrub
 from mca.types import Request, Response, TextSink
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -207,11 +208,14 @@ class HttpModel:
     def complete(self, request: Request, on_text: TextSink | None = None) -> Response:
         """One model call; the response is always closed, even on Ctrl-C."""
         stream = self.settings.stream
-        body = self.body(request, stream)
+        # The last guard on what leaves the machine: no known key in the body, whatever put it
+        # in the conversation (keys are plain ASCII, identical inside JSON strings).
+        raw = json.dumps(self.body(request, stream), separators=(",", ":"))
+        content = scrub(raw, self.settings.secrets).encode()
         headers = {"content-type": "application/json", **self.headers()}
 
         def build() -> httpx.Request:
-            return self.client.build_request("POST", self.url(), json=body, headers=headers)
+            return self.client.build_request("POST", self.url(), content=content, headers=headers)
 
         response = send(self.client, build, self.settings, self.policy, self.notice)
         try:

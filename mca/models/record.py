@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from mca.log import scrub
+from mca.fsutil import open_private
 from mca.models.mock import script_line
+from mca.sanitize import scrub
 from mca.types import Model, Request, Response, TextSink
 
 
@@ -18,13 +20,16 @@ class RecordingModel:
         self.path = path
         self.secrets = secrets
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("", encoding="utf-8")
+        os.close(open_private(path, append=False))
 
     def complete(self, request: Request, on_text: TextSink | None = None) -> Response:
         response = self.inner.complete(request, on_text)
         line = scrub(script_line(response.message, response.usage), self.secrets)
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(line + "\n")
+        fd = open_private(self.path)
+        try:
+            os.write(fd, (line + "\n").encode("utf-8", "backslashreplace"))
+        finally:
+            os.close(fd)
         return response
 
     def close(self) -> None:

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from mca.sanitize import visible
 from mca.skills.model import SKILL_FILE, Candidate, Root
 from mca.skills.report import candidate_json, candidates_text, discovery_text, stage_text
 from mca.skills.runtime import run_discovery
@@ -59,7 +60,7 @@ def check_candidates(paths: Sequence[str]) -> list[Candidate]:
         elif p.is_dir():
             out += scan_roots([Root(Path(os.path.abspath(p)), "check", 0)]).candidates
         else:
-            sys.stderr.write(f"mca skills check: {raw}: no such file or directory\n")
+            sys.stderr.write(f"mca skills check: {visible(raw)}: no such file or directory\n")
     for c in out:
         c.root = None
     return out
@@ -75,7 +76,7 @@ def run_skills_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
             out.write(json.dumps([candidate_json(c) for c in cands], indent=2, ensure_ascii=False))
             out.write("\n")
         else:
-            out.write(candidates_text(cands) + "\n")
+            out.write(visible(candidates_text(cands)) + "\n")
         missing = len(cands) == 0
         return 1 if missing or any(c.has_error for c in cands) else 0
     settings = _settings(args, env)
@@ -86,7 +87,7 @@ def run_skills_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
             rows = [candidate_json(c) for c in discovery.candidates]
             out.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
         else:
-            out.write(discovery_text(discovery) + "\n")
+            out.write(visible(discovery_text(discovery)) + "\n")
         return 0
     result = evaluate(
         discovery.skill_set,
@@ -102,5 +103,5 @@ def run_skills_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
         obj.update(injected_tokens=tokens, tokens_label=estimator.label)
         out.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
     else:
-        out.write(stage_text(result, tokens, estimator.label) + "\n")
+        out.write(visible(stage_text(result, tokens, estimator.label)) + "\n")
     return 0

@@ -93,3 +93,18 @@ def summary_line(d: Discovery, tokens: int | None, label: str) -> str:
         + (f", {d.count('omitted')} omitted" if d.count("omitted") else "")
         + f" · {size}{cut}"
     )
+
+
+def shadow_warnings(d: Discovery) -> list[str]:
+    """One line per workspace skill that shadows one of the person's own (user or explicit)."""
+    out = []
+    for c in d.candidates:
+        if c.status != "shadowed" or c.skill is None or c.root is None:
+            continue
+        winner = d.skills.get(c.skill.name)
+        if winner is not None and winner.scope == "project" and c.root.scope != "project":
+            out.append(
+                f"warning: the workspace skill {c.skill.name!r} ({winner.path}) shadows your"
+                f" {c.root.scope} skill of the same name ({c.path}); the workspace's is used"
+            )
+    return out

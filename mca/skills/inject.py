@@ -7,6 +7,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mca.provenance import defang
 from mca.skills.model import RESOURCE_DIRS, Skill, xml_escape
 
 # Interpreter by extension; a script without one of these is run directly (it must be executable).
@@ -76,18 +77,19 @@ def render_skill(skill: Skill) -> Block:
     commands = [command_line(skill.dir / rel) for rel in resources.get("scripts", [])]
     parts = [
         f'<skill name="{xml_escape(skill.name, True)}" dir="{xml_escape(str(skill.dir), True)}">',
-        skill.body.strip(),
+        defang(skill.body.strip()),
     ]
     listed = [
-        f"{sub}/: " + ", ".join(Path(n).relative_to(sub).as_posix() for n in names)
+        f"{sub}/: " + defang(", ".join(Path(n).relative_to(sub).as_posix() for n in names))
         for sub, names in resources.items()
     ]
     if listed:
         parts.append("<resources>\n" + "\n".join(listed) + "\n</resources>")
     if commands:
-        parts.append("<scripts>\n" + RUN_SENTENCE + "\n" + "\n".join(commands) + "\n</scripts>")
+        shown = defang("\n".join(commands))
+        parts.append("<scripts>\n" + RUN_SENTENCE + "\n" + shown + "\n</scripts>")
     parts.append("</skill>")
-    return Block(skill.name, "\n".join(parts), skill.body.strip(), commands)
+    return Block(skill.name, "\n".join(parts), parts[1], commands)
 
 
 def stage_two_text(blocks: list[Block]) -> str:

@@ -28,6 +28,7 @@ CODES: dict[str, Level] = {
     "missing-description": "error",
     "invalid-field": "error",
     "symlinked-entry": "error",
+    "outside-project": "error",
     "duplicate-name": "error",
     "name-defaulted": "warning",
     "name-invalid": "warning",

@@ -10,10 +10,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from mca.fsutil import read_regular
 from mca.skills.gates import Decision
 from mca.skills.inject import Block, list_resources, render_skill
 from mca.skills.model import Candidate, Root, Skill
-from mca.skills.parse import FrontmatterError, ParsedSkill
+from mca.skills.parse import MAX_SKILL_BYTES, FrontmatterError, ParsedSkill
 from mca.skills.policy import PRODUCTION, Policy, RenderFn
 from mca.skills.trigger import KEYWORD_POINTS, Hit, Reason
 from mca.skills.validate import INTEGER
@@ -52,14 +53,18 @@ def naive_validate(path: Path, parsed: ParsedSkill, root: Root | None) -> Candid
     return cand
 
 
+def _source(path: Path) -> str:
+    try:
+        return read_regular(path, cap=MAX_SKILL_BYTES).decode("utf-8", errors="replace")
+    except OSError as e:
+        return f"[not read: {e.strerror or e}]"
+
+
 def naive_render(skill: Skill) -> Block:
     """Trap 3: read each script's body into the context instead of offering a command."""
     block = render_skill(skill)
     scripts = list_resources(skill.dir).get("scripts", [])
-    dumps = [
-        f"<script path={rel!r}>\n{(skill.dir / rel).read_text(errors='replace')}\n</script>"
-        for rel in scripts
-    ]
+    dumps = [f"<script path={rel!r}>\n{_source(skill.dir / rel)}\n</script>" for rel in scripts]
     if not dumps:
         return block
     head = block.text.split("\n<scripts>", 1)[0]

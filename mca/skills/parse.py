@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mca.fsutil import FileTooLarge, read_regular
 from mca.skills.model import Diagnostic
 from mca.skills.yamlsub import Parsed, Value, YamlError, parse_yaml
 
@@ -104,13 +105,14 @@ def _lenient(path: str, line: int, key: str, code: str) -> Diagnostic:
 
 
 def read_skill_file(path: Path, split: SplitFn = split_frontmatter) -> ParsedSkill:
-    """Read and parse one SKILL.md (capped in size, undecodable bytes replaced)."""
+    """Read and parse one SKILL.md: a regular file (never a FIFO or a device), capped in size,
+    undecodable bytes replaced."""
     try:
-        with path.open("rb") as f:
-            data = f.read(MAX_SKILL_BYTES + 1)
-    except OSError as e:
-        return ParsedSkill({}, "", [Diagnostic("unreadable", str(path), f"cannot read: {e}")])
-    if len(data) > MAX_SKILL_BYTES:
+        data = read_regular(path, cap=MAX_SKILL_BYTES)
+    except FileTooLarge:
         message = f"SKILL.md is over {MAX_SKILL_BYTES} bytes; not loaded"
         return ParsedSkill({}, "", [Diagnostic("unreadable", str(path), message)])
+    except OSError as e:
+        why = e.strerror or str(e)
+        return ParsedSkill({}, "", [Diagnostic("unreadable", str(path), f"cannot read: {why}")])
     return parse_text(data.decode("utf-8", errors="replace"), str(path), split)

@@ -149,6 +149,20 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _project_boundary(root: Root) -> Path | None:
+    """A project root (<dir>/.mca/skills) may only hold skills that really are inside <dir>."""
+    if root.scope != "project":
+        return None
+    return root.path.parent.parent.resolve()
+
+
+def _inside(path: Path, boundary: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(boundary)
+    except (OSError, RuntimeError):
+        return False
+
+
 def _scan(roots: Iterable[Root], depth_limit: int, dir_cap: int, policy: Policy) -> ScanResult:
     result = ScanResult()
     for root in roots:
@@ -176,7 +190,20 @@ def _scan(roots: Iterable[Root], depth_limit: int, dir_cap: int, policy: Policy)
                 )
             )
             result.candidates.append(cand)
+        boundary = _project_boundary(root)
         for path in files:
+            if boundary is not None and not _inside(path, boundary):
+                cand = Candidate(path, root)
+                cand.diagnostics.append(
+                    Diagnostic(
+                        "outside-project",
+                        str(path),
+                        f"this project skill resolves to {path.resolve()}, outside {boundary};"
+                        " a repository's skills must live inside it (not loaded)",
+                    )
+                )
+                result.candidates.append(cand)
+                continue
             result.candidates.append(load_candidate(path, root, policy))
     return result
 

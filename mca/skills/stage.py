@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import ToolError
-from mca.fsutil import ContainmentError, read_contained
+from mca.fsutil import ContainmentError, NotRegularFile, read_head
+from mca.provenance import defang
 from mca.skills.gates import Decision
 from mca.skills.inject import Block, stage_two_text
-from mca.skills.model import Skill
+from mca.skills.model import Skill, xml_escape
 from mca.skills.policy import PRODUCTION, Policy
 from mca.skills.trigger import Hit, SkillSet, sentence_paths
 from mca.tools.paths import resolve_in
@@ -52,21 +53,27 @@ class StageResult:
 
 
 def read_reference(root: Path, rel: str) -> str:
-    """An @reference's content, workspace-contained and capped."""
+    """An @reference's content: workspace-contained, a regular text file, capped."""
     target = resolve_in(root, rel)
     if target.is_dir():
         raise ToolError(f"@{rel} is a directory")
     try:
-        text = read_contained(target, root.resolve()).decode("utf-8", errors="replace")
-    except ContainmentError as e:
-        raise ToolError(f"@{rel}: {e}") from None
+        data, size = read_head(target, root.resolve(), limit=MAX_REFERENCE_CHARS * 4)
     except FileNotFoundError:
         raise ToolError(f"@{rel}: no such file") from None
+    except (ContainmentError, NotRegularFile) as e:
+        raise ToolError(f"@{rel}: {e.strerror}") from None
     except OSError as e:
         raise ToolError(f"@{rel}: cannot read ({e.strerror})") from None
-    if len(text) > MAX_REFERENCE_CHARS:
-        cut = len(text) - MAX_REFERENCE_CHARS
-        text = text[:MAX_REFERENCE_CHARS] + f"\n[... {cut} more characters cut; use read_file]"
+    if b"\x00" in data[:8192]:
+        raise ToolError(f"@{rel}: binary file, {size:,} bytes; not attached")
+    text = data.decode("utf-8", errors="replace")
+    if len(text) > MAX_REFERENCE_CHARS or size > len(data):
+        text = (
+            text[:MAX_REFERENCE_CHARS]
+            + f"\n[... cut at {MAX_REFERENCE_CHARS:,} characters of a {size:,}-byte file;"
+            " use read_file]"
+        )
     return text
 
 
@@ -103,7 +110,8 @@ def evaluate(
             result.references.append((rel, f"[{e}]"))
     if result.references:
         result.reference_text = "\n\n".join(
-            f'<reference path="{rel}">\n{text}\n</reference>' for rel, text in result.references
+            f'<reference path="{xml_escape(rel, True)}">\n{defang(text)}\n</reference>'
+            for rel, text in result.references
         )
     return result
 

@@ -11,6 +11,7 @@ from mca.errors import ToolError
 from mca.tools.snapshots import SnapshotStore
 
 Approve = Callable[[str], bool]
+ApproveWrite = Callable[[str, str, str], bool]  # (path, why it is protected, diff) -> yes?
 EventSink = Callable[[str, Mapping[str, Any]], None]
 
 
@@ -19,6 +20,10 @@ def _no_events(kind: str, data: Mapping[str, Any]) -> None:
 
 
 def _refuse(command: str) -> bool:
+    return False
+
+
+def _refuse_write(path: str, reason: str, diff: str) -> bool:
     return False
 
 
@@ -34,6 +39,8 @@ class ToolContext:
     skill_dirs: dict[str, Path] = field(default_factory=dict)
     plan: list[dict[str, str]] = field(default_factory=list)
     turn: int = 0
+    approve_write: ApproveWrite = _refuse_write  # writes to protected paths (never --yes)
+    home: Path | None = None  # $MCA_HOME: protected wherever it is
     touched: set[str] = field(default_factory=set)  # workspace paths read or written this turn
 
 

@@ -6,40 +6,80 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mca.diff import unified
 from mca.errors import PathRefused, ToolError
-from mca.fsutil import ContainmentError, atomic_write, read_contained
+from mca.fsutil import ContainmentError, FileTooLarge, NotRegularFile, atomic_write, read_regular
 from mca.tools.base import ToolContext, arg_str
 from mca.tools.paths import relative_label, resolve_in
+from mca.tools.protect import protected_reason
 
 MAX_WRITE_BYTES = 10 * 1024 * 1024
-PROTECTED = (".mca/snapshots",)
+MAX_EDIT_BYTES = MAX_WRITE_BYTES
 
 
 def _target(ctx: ToolContext, path: str) -> tuple[Path, str]:
     target = resolve_in(ctx.root, path)
     rel = relative_label(target, ctx.root.resolve())
-    if any(rel == p or rel.startswith(p + "/") for p in PROTECTED):
-        raise PathRefused(f"{path}: refused, mca's snapshot store is not writable by tools")
     if target.is_dir():
         raise ToolError(f"{path} is a directory")
     return target, rel
 
 
-def _commit(ctx: ToolContext, target: Path, rel: str, data: bytes) -> None:
-    """Snapshot, then replace the file atomically, keeping its mode."""
+def _old_bytes(ctx: ToolContext, target: Path, path: str) -> bytes | None:
+    """The file's current bytes (None when it does not exist), read safely and capped."""
+    try:
+        return read_regular(target, ctx.root.resolve(), cap=MAX_EDIT_BYTES)
+    except FileNotFoundError:
+        return None
+    except ContainmentError as e:
+        raise PathRefused(str(e)) from None
+    except NotRegularFile as e:
+        raise ToolError(f"{path}: {e.strerror}; mca only edits regular files") from None
+    except FileTooLarge:
+        raise ToolError(
+            f"{path}: larger than {MAX_EDIT_BYTES:,} bytes; too large to edit or replace here"
+            " (use run_command with a stream editor)"
+        ) from None
+    except OSError as e:
+        raise ToolError(f"{path}: cannot read ({e.strerror})") from None
+
+
+def _confirm_protected(
+    ctx: ToolContext, target: Path, rel: str, old: bytes | None, data: bytes
+) -> None:
+    reason = protected_reason(rel, target, ctx.home)
+    if reason is None:
+        return
+    if not ctx.approve_write(rel, reason, unified(rel, old, data)):
+        raise ToolError(
+            f"{rel}: not written: it is a protected path ({reason}) and the user did not approve"
+            " this write"
+        )
+
+
+def _commit(ctx: ToolContext, target: Path, rel: str, old: bytes | None, data: bytes) -> None:
+    """Ask for protected paths, snapshot, then replace the file atomically, keeping its mode."""
     if len(data) > MAX_WRITE_BYTES:
         raise ToolError(f"{rel}: content is {len(data)} bytes, over the {MAX_WRITE_BYTES} limit")
-    mode = target.stat().st_mode & 0o7777 if target.exists() else None
+    _confirm_protected(ctx, target, rel, old, data)
     try:
+        mode = target.stat().st_mode & 0o777 if old is not None else None
         ctx.snapshots.before_write(ctx.turn, rel, target, data, note=f"turn {ctx.turn}")
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, data, mode, root=ctx.root.resolve())
     except ContainmentError as e:
         raise PathRefused(str(e)) from None
+    except (NotRegularFile, FileTooLarge) as e:
+        raise ToolError(f"{rel}: not written ({e.strerror}); the file is unchanged") from None
     except OSError as e:  # the directory vanished, the disk is full, ...: the old file stays
         raise ToolError(f"{rel}: not written ({e.strerror or e}); the file is unchanged") from None
     ctx.touched.add(rel)
     ctx.emit("file.changed", {"path": rel, "bytes": len(data)})
+
+
+def count_lines(text: str) -> int:
+    """Lines as an editor counts them: a final newline does not start another line."""
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
 def write_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
@@ -47,11 +87,11 @@ def write_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     path = arg_str(args, "path")
     content = arg_str(args, "content")
     target, rel = _target(ctx, path)
-    existed = target.exists()
+    old = _old_bytes(ctx, target, path)
     data = content.encode("utf-8")
-    _commit(ctx, target, rel, data)
-    verb = "replaced" if existed else "created"
-    return f"{verb} {rel} ({len(data)} bytes, {content.count(chr(10)) + 1} lines)"
+    _commit(ctx, target, rel, old, data)
+    verb = "replaced" if old is not None else "created"
+    return f"{verb} {rel} ({len(data)} bytes, {count_lines(content)} lines)"
 
 
 def edit_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
@@ -65,16 +105,13 @@ def edit_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     if not old:
         raise ToolError("old_text is empty; use write_file to create or replace a whole file")
     target, rel = _target(ctx, path)
+    before = _old_bytes(ctx, target, path)
+    if before is None:
+        raise ToolError(f"{path}: no such file")
     try:
-        text = read_contained(target, ctx.root.resolve()).decode("utf-8")
-    except FileNotFoundError:
-        raise ToolError(f"{path}: no such file") from None
+        text = before.decode("utf-8")
     except UnicodeDecodeError:
         raise ToolError(f"{path}: not a UTF-8 text file") from None
-    except ContainmentError as e:
-        raise PathRefused(str(e)) from None
-    except OSError as e:
-        raise ToolError(f"{path}: cannot read ({e.strerror})") from None
     count = text.count(old)
     if count == 0:
         raise ToolError(f"old_text not found in {rel} (it matched 0 times; read the file first)")
@@ -84,5 +121,5 @@ def edit_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
             " once, or set replace_all"
         )
     updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-    _commit(ctx, target, rel, updated.encode("utf-8"))
+    _commit(ctx, target, rel, before, updated.encode("utf-8"))
     return f"edited {rel}: replaced {count if replace_all else 1} occurrence(s)"

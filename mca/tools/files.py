@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import PathRefused, ToolError
-from mca.fsutil import ContainmentError, read_contained
+from mca.fsutil import ContainmentError, NotRegularFile, open_regular, read_head
 from mca.tools.base import ToolContext, arg_int, arg_str
 from mca.tools.paths import inside, relative_label, resolve_in, resolve_in_skill
+from mca.tools.window import Line, read_window
 
 MAX_READ_BYTES = 256 * 1024
 MAX_READ_LINES = 2000
@@ -47,8 +48,32 @@ def _is_binary(head: bytes) -> bool:
     return b"\x00" in head[:8192]
 
 
+MAX_LINE_CHARS = 2000  # per shown line; the rest of a long line is summarised
+
+
+def _show(line: Line) -> str:
+    text = line.data.decode("utf-8", errors="replace")
+    if len(text) <= MAX_LINE_CHARS and not line.cut:
+        return text
+    return (
+        text[:MAX_LINE_CHARS]
+        + f" … [line {line.number} is {line.length:,} bytes; the first {MAX_LINE_CHARS:,}"
+        " characters are shown]"
+    )
+
+
+def _open_error(path: str, e: OSError) -> ToolError:
+    if isinstance(e, FileNotFoundError):
+        return ToolError(f"{path}: no such file")
+    if isinstance(e, ContainmentError):
+        return PathRefused(str(e))
+    if isinstance(e, NotRegularFile):
+        return ToolError(f"{path}: {e.strerror}; mca only reads regular files")
+    return ToolError(f"{path}: cannot read ({e.strerror or e})")
+
+
 def read_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
-    """Read a text file with line numbers, capped in bytes and lines."""
+    """Read a text file with line numbers, capped in bytes and lines (bounded memory)."""
     path = arg_str(args, "path")
     offset = arg_int(args, "offset", 1, 1, 10**9)
     limit = arg_int(args, "limit", MAX_READ_LINES, 1, MAX_READ_LINES)
@@ -57,41 +82,37 @@ def read_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
         raise ToolError(f"{path} is a directory; use list_dir")
     allowed = ctx.root.resolve() if skill is None else ctx.skill_dirs[skill].resolve()
     try:
-        data = read_contained(target, allowed)
-    except FileNotFoundError:
-        raise ToolError(f"{path}: no such file") from None
-    except ContainmentError as e:
-        raise PathRefused(str(e)) from None
+        with open_regular(target, allowed) as (f, st):
+            head = f.read(8192)
+            binary = _is_binary(head)
+            if not binary:
+                f.seek(0)
+                win = read_window(f, st.st_size, offset, limit, MAX_READ_BYTES)
     except OSError as e:
-        raise ToolError(f"{path}: cannot read ({e.strerror})") from None
+        raise _open_error(path, e) from None
     if skill is not None:
         ctx.emit(
             "skill.resource.loaded",
-            {"skill": skill, "resource": str(target), "reason": "read_file", "bytes": len(data)},
+            {"skill": skill, "resource": str(target), "reason": "read_file", "bytes": st.st_size},
         )
     else:
         ctx.touched.add(relative_label(target, ctx.root.resolve()))
-    if _is_binary(data):
-        return f"{path}: binary file, {len(data)} bytes; not shown"
-    text = data.decode("utf-8", errors="replace")
-    lines = text.splitlines()
-    total = len(lines)
-    chosen = lines[offset - 1 : offset - 1 + limit]
-    out: list[str] = []
-    size = 0
-    for n, line in enumerate(chosen, offset):
-        size += len(line) + 8
-        if size > MAX_READ_BYTES:
-            break
-        out.append(f"{n:6}\t{line}")
+    if binary:
+        return f"{path}: binary file, {st.st_size} bytes; not shown"
+    out = [f"{line.number:6}\t{_show(line)}" for line in win.lines]
+    total = f"{win.total} lines total" if win.total is not None else f"{st.st_size:,} bytes"
+    header = f"{path}: {total}"
     last = offset + len(out) - 1
-    header = f"{path}: {total} lines total"
-    if out and (offset > 1 or last < total):
+    more = win.total is None or last < win.total
+    if out and (offset > 1 or more):
         header += f"; showing lines {offset}-{last}"
-        if last < total:
-            header += f" ({total - last} more lines: read again with offset={last + 1})"
+        if more:
+            rest = f"{win.total - last} more lines: " if win.total is not None else ""
+            header += f" ({rest}read again with offset={last + 1})"
     if not out:
-        header += f"; offset {offset} is past the end" if total else "; the file is empty"
+        header += f"; offset {offset} is past the end" if win.total else "; the file is empty"
+    if win.crlf:
+        header += "; CRLF line endings (shown without the \\r)"
     return header + "\n" + "\n".join(out)
 
 
@@ -211,10 +232,10 @@ def search_text(ctx: ToolContext, args: Mapping[str, Any]) -> str:
         if path_glob and not glob_match(path_glob, rel):
             continue
         try:
-            if f.stat().st_size > MAX_SEARCH_FILE_BYTES or not inside(f.resolve(), root):
-                continue
-            data = f.read_bytes()
-        except OSError:
+            data, size = read_head(f, root, limit=MAX_SEARCH_FILE_BYTES + 1)
+        except OSError:  # a FIFO, a device, a symlink, gone, unreadable: not searched
+            continue
+        if size > MAX_SEARCH_FILE_BYTES:
             continue
         if _is_binary(data):
             continue

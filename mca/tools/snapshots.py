@@ -1,27 +1,103 @@
 """Snapshot before write, and undo.
 
-Layout under <workspace>/.mca/snapshots/:
-    objects/<sha256>                       old file contents, stored once per content
-    turns/<started>-<session>-<turn>.json  one manifest per turn that changed files
+The store is mca's own state, so it lives where a repository cannot write:
+
+    $MCA_HOME/snapshots/<first 16 hex of sha256(workspace real path)>/   (0700)
+        workspace                              the workspace's path, for people
+        lock                                   flock: shared by live sessions, exclusive to prune
+        objects/<sha256>                       old file contents (0600), checked against the name
+        turns/<started>-<session>-<turn>.json  one manifest per turn that changed files
 
 Order of a write: old bytes stored and synced -> manifest (with the new bytes' hash) synced ->
 target written atomically. A crash at any point leaves the target old or new, and the manifest
 already knows both states, so undo works in a later session.
+
+Manifests and objects are still treated as untrusted data: paths must be relative and stay in
+the workspace, objects must hash to their names, and undo restores and removes files through the
+same contained, no-follow path as the tools. A `.mca/snapshots` inside a workspace (earlier mca
+versions kept it there) is never read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import stat
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from mca.errors import UndoError
-from mca.fsutil import atomic_write, read_contained, sha256
+from mca.errors import PathRefused, UndoError
+from mca.fsutil import (
+    atomic_write,
+    private_dir,
+    read_regular,
+    read_regular_stat,
+    sha256,
+    unlink_contained,
+)
+from mca.tools.paths import resolve_in
 
 KEEP_SESSIONS = 20
+MAX_SNAPSHOT_BYTES = 32 * 1024 * 1024  # a larger file is not overwritten: undo could not restore it
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024
+LEGACY_DIR = ".mca/snapshots"
+_HASH = re.compile(r"[0-9a-f]{64}\Z")
+_MANIFEST = re.compile(r"[0-9A-Za-z]+-[0-9A-Za-z_]+-\d{4,}\.json\Z")
+_TMP = re.compile(r"\.(?P<name>.+)\.mca-tmp-(?P<pid>\d+)-[0-9a-f]+\Z")
+
+
+def store_dir(home: Path, workspace: Path) -> Path:
+    """The snapshot store for a workspace: one directory per real path, under $MCA_HOME."""
+    real = str(workspace.resolve())
+    return home / "snapshots" / sha256(real.encode("utf-8", "surrogateescape"))[:16]
+
+
+class BadManifest(ValueError):
+    """A manifest that is not what mca writes; it is reported and never acted on."""
+
+
+def _check_rel(rel: Any) -> str:
+    if not isinstance(rel, str) or not rel or "\x00" in rel or "\\" in rel:
+        raise BadManifest(f"bad path {rel!r}")
+    p = PurePosixPath(rel)
+    if p.is_absolute() or ".." in p.parts or str(p) != rel or rel == ".":
+        raise BadManifest(f"path {rel!r} is not a plain relative path")
+    return rel
+
+
+def _check_hash(value: Any, what: str, optional: bool) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str) or not _HASH.match(value):
+        raise BadManifest(f"{what} is not a sha256 ({value!r})")
+
+
+def validate_manifest(data: Any) -> dict[str, Any]:
+    """The manifest if it has exactly the shape mca writes; BadManifest otherwise."""
+    if not isinstance(data, dict):
+        raise BadManifest(f"not a JSON object ({type(data).__name__})")
+    if not isinstance(data.get("session"), str) or not isinstance(data.get("turn"), int):
+        raise BadManifest("no session or turn")
+    files = data.get("files")
+    if not isinstance(files, list):
+        raise BadManifest("no list of files")
+    for f in files:
+        if not isinstance(f, dict):
+            raise BadManifest("a file entry is not an object")
+        _check_rel(f.get("path"))
+        if not isinstance(f.get("existed"), bool):
+            raise BadManifest(f"{f.get('path')}: 'existed' is not true or false")
+        _check_hash(f.get("old"), "old", optional=not f["existed"])
+        _check_hash(f.get("new"), "new", optional=False)
+        for h in f.get("seen", []):
+            _check_hash(h, "seen", optional=False)
+        mode = f.get("mode")
+        if f["existed"] and (not isinstance(mode, int) or not 0 <= mode <= 0o7777):
+            raise BadManifest(f"{f['path']}: bad mode {mode!r}")
+    return data
 
 
 @dataclass
@@ -33,53 +109,102 @@ class UndoReport:
     removed: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # changed since mca wrote them
+    problems: list[str] = field(default_factory=list)  # "path: why it was not restored"
 
     @property
     def complete(self) -> bool:
         return not self.skipped
 
 
-def _state(path: Path) -> tuple[bool, str | None]:
-    """(exists, sha) of a file right now."""
+def _alive(pid: int) -> bool:
     try:
-        return True, sha256(path.read_bytes())
-    except FileNotFoundError:
-        return False, None
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 class SnapshotStore:
     """Per-workspace store of pre-write states, grouped by session and turn."""
 
-    def __init__(self, root: Path, session: str, started: str) -> None:
+    def __init__(self, root: Path, base: Path, session: str, started: str) -> None:
         self.root = root
-        self.base = root / ".mca" / "snapshots"
+        self.real_root = root.resolve()
+        self.base = base
         self.session = session
         self.started = started
+        self.problems: list[str] = []  # manifests skipped as unreadable or malformed
+        self._lock_fd: int | None = None
+
+    # -- the session's lifetime ----------------------------------------------------------
+    def start(self, keep_sessions: int = KEEP_SESSIONS) -> list[str]:
+        """Take the shared lock for this session; prune when no other session is live.
+
+        Returns notices for the person (legacy store ignored, pruning skipped).
+        """
+        import fcntl
+
+        notices = []
+        self._ensure()
+        fd = os.open(self.base / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        self._lock_fd = fd
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fcntl.flock(fd, fcntl.LOCK_SH)  # another session is live: leave its objects alone
+        else:
+            self.prune(keep_sessions)
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        if os.path.lexists(self.root / LEGACY_DIR):
+            notices.append(
+                f"ignoring {LEGACY_DIR}/ in this workspace: snapshots now live in {self.base}"
+                " and mca never reads a workspace's copy (it could have come with the"
+                " repository); an earlier version's undo history is not carried over"
+            )
+        return notices
+
+    def close(self) -> None:
+        """Release the session's lock."""
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     # -- writing -------------------------------------------------------------------------
     def _ensure(self) -> None:
-        mca_dir = self.root / ".mca"
-        (self.base / "objects").mkdir(parents=True, exist_ok=True)
-        (self.base / "turns").mkdir(parents=True, exist_ok=True)
-        ignore = mca_dir / ".gitignore"
-        if not ignore.exists():
-            atomic_write(ignore, b"*\n")
+        private_dir(self.base / "objects", self.base.parent.parent)
+        private_dir(self.base / "turns")
+        marker = self.base / "workspace"
+        if not marker.exists():
+            atomic_write(marker, os.fsencode(str(self.real_root)) + b"\n", 0o600)
 
     def _manifest_path(self, turn: int) -> Path:
         return self.base / "turns" / f"{self.started}-{self.session}-{turn:04d}.json"
 
     def _load(self, path: Path) -> dict[str, Any]:
         try:
-            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            raw = read_regular(path, cap=MAX_MANIFEST_BYTES)
+            return validate_manifest(json.loads(raw))
         except (OSError, ValueError) as e:
-            raise UndoError(f"snapshot manifest {path} is unreadable: {e}") from e
-        return data
+            raise UndoError(f"snapshot manifest {path.name} is unreadable: {e}") from None
 
     def _save(self, path: Path, manifest: dict[str, Any]) -> None:
-        atomic_write(path, json.dumps(manifest, indent=1).encode())
+        atomic_write(path, json.dumps(manifest, indent=1).encode(), 0o600)
+
+    def _store_object(self, data: bytes) -> str:
+        name = sha256(data)
+        obj = self.base / "objects" / name
+        if not obj.exists():
+            atomic_write(obj, data, 0o600)
+        return name
 
     def before_write(self, turn: int, rel: str, target: Path, new_data: bytes, note: str) -> None:
-        """Record the target's current state (first write per turn) before it is replaced."""
+        """Record the target's current state (first write per turn) before it is replaced.
+
+        Raises NotRegularFile for a target that is not a regular file and FileTooLarge for one
+        too large to keep a copy of: mca does not replace what it could not put back.
+        """
         self._ensure()
         mpath = self._manifest_path(turn)
         manifest: dict[str, Any] = (
@@ -91,23 +216,35 @@ class SnapshotStore:
         entry = next((f for f in files if f["path"] == rel), None)
         if entry is None:
             entry = {"path": rel, "existed": False, "mode": None, "old": None}
-            if target.exists():
-                data = read_contained(target, self.root.resolve())
-                obj = self.base / "objects" / sha256(data)
-                if not obj.exists():
-                    atomic_write(obj, data, 0o600)
-                entry.update(existed=True, mode=stat.S_IMODE(target.stat().st_mode), old=obj.name)
+            if os.path.lexists(target):
+                data, mode = self._current(target)
+                entry.update(existed=True, mode=mode, old=self._store_object(data))
             files.append(entry)
         entry["new"] = sha256(new_data)
+        entry["seen"] = [*entry.get("seen", []), entry["new"]]  # every state mca wrote
         self._save(mpath, manifest)
+
+    def _current(self, target: Path) -> tuple[bytes, int]:
+        data, st = read_regular_stat(target, self.real_root, cap=MAX_SNAPSHOT_BYTES)
+        return data, stat.S_IMODE(st.st_mode) & 0o777
 
     # -- reading and undoing ---------------------------------------------------------------
     def manifests(self) -> list[tuple[Path, dict[str, Any]]]:
-        """All turn manifests, oldest first."""
+        """All valid turn manifests, oldest first; bad ones are noted in `problems`."""
         turns = self.base / "turns"
-        if not turns.is_dir():
+        try:
+            entries = sorted(os.scandir(turns), key=lambda e: e.name)
+        except OSError:
             return []
-        return [(p, self._load(p)) for p in sorted(turns.glob("*.json"))]
+        out, self.problems = [], []
+        for e in entries:
+            if not _MANIFEST.match(e.name) or not e.is_file(follow_symlinks=False):
+                continue
+            try:
+                out.append((Path(e.path), self._load(Path(e.path))))
+            except UndoError as err:
+                self.problems.append(str(err))
+        return out
 
     def undoable(self) -> list[tuple[Path, dict[str, Any]]]:
         """Manifests that can still be undone, newest first."""
@@ -117,54 +254,95 @@ class SnapshotStore:
         """Revert the newest turn not yet undone."""
         candidates = self.undoable()
         if not candidates:
-            raise UndoError("nothing to undo: no file changes recorded in this workspace")
+            extra = f" ({len(self.problems)} damaged manifest(s) skipped)" if self.problems else ""
+            raise UndoError(f"nothing to undo: no file changes recorded in this workspace{extra}")
         path, manifest = candidates[0]
         report = UndoReport(f"session {manifest['session']} turn {manifest['turn']}")
         for entry in manifest["files"]:
-            if entry.get("restored"):
+            if entry.get("restored") or entry.get("problem"):
                 continue
-            self._undo_entry(entry, force, report)
+            try:
+                self._undo_entry(entry, force, report)
+            except (OSError, PathRefused, UndoError) as e:
+                reason = getattr(e, "strerror", None) or str(e)
+                report.problems.append(f"{entry['path']}: {reason}")
+                entry["problem"] = reason
         manifest["undone"] = report.complete
         self._save(path, manifest)
         return report
 
     def _undo_entry(self, entry: dict[str, Any], force: bool, report: UndoReport) -> None:
         rel = entry["path"]
-        target = self.root / rel
-        exists, current = _state(target)
-        old_state = (entry["existed"], entry["old"])
-        if (exists, current) == old_state:
+        target = resolve_in(self.root, rel)  # refuses a path that now leads outside
+        self._clean_temp(target)
+        exists, current = self._state(target)
+        ours = {entry["new"], *entry.get("seen", [])}
+        if (exists, current) == (entry["existed"], entry["old"]):
             report.unchanged.append(rel)  # never written (crash) or already reverted
-        elif current != entry["new"] and not force:
+        elif current not in ours and not force:
             report.skipped.append(rel)
             return
         elif entry["existed"]:
-            data = (self.base / "objects" / entry["old"]).read_bytes()
+            data = self._object(entry["old"])
             target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(target, data, entry["mode"])
+            atomic_write(target, data, entry["mode"] & 0o777, root=self.real_root)
             report.restored.append(rel)
         else:
             if exists:
-                os.unlink(target)
+                unlink_contained(target, self.real_root)
             report.removed.append(rel)
         entry["restored"] = True
 
+    def _state(self, target: Path) -> tuple[bool, str | None]:
+        """(exists, sha) of a workspace file right now; a non-file in the way is an error."""
+        try:
+            st = os.lstat(target)
+        except FileNotFoundError:
+            return False, None
+        if stat.S_ISDIR(st.st_mode):
+            raise UndoError("a directory is in its place now; left alone")
+        data = read_regular(target, self.real_root, cap=MAX_SNAPSHOT_BYTES)
+        return True, sha256(data)
+
+    def _object(self, name: str) -> bytes:
+        try:
+            data = read_regular(self.base / "objects" / name, cap=MAX_SNAPSHOT_BYTES)
+        except FileNotFoundError:
+            raise UndoError("its saved copy is missing from the snapshot store") from None
+        if sha256(data) != name:
+            raise UndoError("its saved copy is damaged (the content does not match its hash)")
+        return data
+
+    def _clean_temp(self, target: Path) -> None:
+        """Remove temp files a killed mca left beside the target."""
+        with contextlib.suppress(OSError):
+            for e in os.scandir(target.parent):
+                m = _TMP.match(e.name)
+                if m and m["name"] == target.name and not _alive(int(m["pid"])):
+                    unlink_contained(Path(e.path), self.real_root)
+
     def prune(self, keep_sessions: int = KEEP_SESSIONS) -> int:
-        """Drop manifests of all but the newest sessions and unreferenced objects."""
+        """Drop manifests of all but the newest sessions and unreferenced objects.
+
+        Only called under the exclusive lock. Nothing is followed: entries are removed through
+        the store's own directory handles, and only names mca itself would have written.
+        """
         manifests = self.manifests()
         sessions = sorted({p.name.rsplit("-", 1)[0] for p, _ in manifests})
         old = set(sessions[:-keep_sessions]) if len(sessions) > keep_sessions else set()
         keep_objects: set[str] = set()
         for p, m in manifests:
             if p.name.rsplit("-", 1)[0] in old:
-                p.unlink()
+                unlink_contained(p, self.base.resolve() / "turns")
             else:
                 keep_objects.update(f["old"] for f in m["files"] if f.get("old"))
         removed = 0
         objects = self.base / "objects"
-        if objects.is_dir():
-            for obj in objects.iterdir():
-                if obj.name not in keep_objects:
-                    obj.unlink()
+        if objects.is_symlink() or not objects.is_dir():
+            return 0
+        for e in os.scandir(objects):
+            if _HASH.match(e.name) and e.name not in keep_objects:
+                with contextlib.suppress(OSError):
+                    unlink_contained(Path(e.path), objects.resolve())
                     removed += 1
         return removed

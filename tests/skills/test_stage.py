@@ -229,7 +229,7 @@ def test_reference_is_contained_and_capped(ws: Path) -> None:
     (ws / "big.txt").write_text("x" * 30_000)
     result = evaluate([], "look at @big.txt and @../secret and @missing.txt", budget=1, root=ws)
     texts = dict(result.references)
-    assert "more characters cut" in texts["big.txt"] and len(texts["big.txt"]) < 21_000
+    assert "cut at 20,000 characters" in texts["big.txt"] and len(texts["big.txt"]) < 21_000
     assert "refused" in texts["../secret"] and "no such file" in texts["missing.txt"]
 
 

@@ -45,7 +45,9 @@ def arena(tmp_path: Path) -> Iterator[tuple[ToolContext, Path, Path]]:
     (skill / "references").mkdir(parents=True)
     (skill / "references" / "a.md").write_text("ref\n")
     (skill / "references" / "out").symlink_to(outside / "secret.txt")
-    ctx = ToolContext(ws, SnapshotStore(ws, "t", "20260101T000000"), approve=lambda c: True)
+    ctx = ToolContext(
+        ws, SnapshotStore(ws, ws.parent / "store", "t", "20260101T000000"), approve=lambda c: True
+    )
     ctx.skill_dirs = {"guide": skill}
     yield ctx, outside, skill
 

@@ -1,0 +1,52 @@
+"""One sanitiser for every piece of untrusted text shown on a terminal.
+
+File contents, command output, file names, tool arguments, model text, skill text and error
+messages that quote them may carry escape sequences that clear the screen, set the title, write
+the clipboard (OSC 52) or rewrite a line so it shows something other than what runs. `visible`
+turns every control character into something printable: C0 as caret notation (ESC is `^[`), DEL
+as `^?`, C1 and the bidirectional overrides as `\\x9b` / `\\u202e`, and lone surrogates (from
+undecodable file names) as `\\udcff`. Newlines and tabs stay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+_TABLE: dict[int, str] = {i: "^" + chr(i + 64) for i in range(32) if chr(i) not in "\n\t"}
+_TABLE[0x7F] = "^?"
+_TABLE.update({i: f"\\x{i:02x}" for i in range(0x80, 0xA0)})
+_TABLE.update(
+    {i: f"\\u{i:04x}" for i in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F)}
+)
+_TABLE.update({i: f"\\u{i:04x}" for i in range(0xD800, 0xE000)})
+
+
+def visible(text: str) -> str:
+    """The text with every control character made visible (newline and tab kept)."""
+    return text.translate(_TABLE)
+
+
+def one_line(text: str) -> str:
+    """`visible`, with newlines and tabs shown as \\n and \\t too (for a single line)."""
+    return visible(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
+REDACTED = "[REDACTED]"
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    """Replace every secret (of useful length) in text."""
+    for s in secrets:
+        if s and len(s) >= 8 and s in text:
+            text = text.replace(s, REDACTED)
+    return text
+
+
+def for_terminal(text: str, secrets: Iterable[str] = ()) -> str:
+    """Untrusted text as it may be shown: secrets scrubbed, control characters visible."""
+    return visible(scrub(text, secrets))
+
+
+def command_block(command: str, indent: str = "    ") -> str:
+    """A command exactly as it will run, sanitised, one line of it per line."""
+    return "\n".join(indent + visible(line) for line in command.split("\n"))
