@@ -140,15 +140,23 @@ def _infer_provider(model: str, env: Mapping[str, str]) -> str:
 
 
 def _find_key(
-    provider: str, env: Mapping[str, str], toml: Mapping[str, Any], custom_url: bool
+    provider: str, env: Mapping[str, str], toml: Mapping[str, Any], base_url: str
 ) -> tuple[str, str]:
-    """(key, where it came from). A custom base URL gets only a key configured for it
-    (MCA_API_KEY or config.toml's api_key), never a provider's key by inference."""
-    names = ("MCA_API_KEY",) if custom_url else KEY_VARS.get(provider, ())
+    """(key, where it came from). A key goes only where it was configured to go:
+
+    - the provider's own URL: MCA_API_KEY, then the provider's variable, then config.toml;
+    - a custom base URL from MCA_BASE_URL: only MCA_API_KEY;
+    - a custom base URL from config.toml: MCA_API_KEY, then config.toml's api_key.
+
+    A provider's key (OPENAI_API_KEY, ANTHROPIC_API_KEY) never goes to a custom URL by inference.
+    """
+    custom = bool(base_url) and base_url != DEFAULT_BASE_URLS.get(provider)
+    names = ("MCA_API_KEY",) if custom else KEY_VARS.get(provider, ())
     for var in names:
         if env.get(var):
             return env[var], var
-    if toml.get("api_key"):
+    from_config = str(toml.get("base_url") or "").rstrip("/") == base_url
+    if toml.get("api_key") and (not custom or (from_config and not env.get("MCA_BASE_URL"))):
         return str(toml["api_key"]), "config.toml api_key"
     return "", ""
 
@@ -202,8 +210,7 @@ def _model_choice(src: _Source, model: str) -> tuple[str, str, str, str, str]:
     if provider not in PROVIDERS:
         raise ConfigError(f"unknown provider {provider!r} (available: {', '.join(PROVIDERS)})")
     base_url = str(src("MCA_BASE_URL", "base_url") or "").rstrip("/")
-    custom_url = bool(base_url) and base_url != DEFAULT_BASE_URLS.get(provider)
-    api_key, key_var = _find_key(provider, env, src.toml, custom_url)
+    api_key, key_var = _find_key(provider, env, src.toml, base_url)
     if provider != "mock" and not api_key and not base_url:
         provider = "mock"  # a local server needs no key, but then it needs a base URL
     if provider == "mock":

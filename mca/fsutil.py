@@ -148,9 +148,9 @@ def private_dir(path: Path, top: Path | None = None) -> Path:
             d.mkdir(mode=0o700)
     for d in (path,) if top is None else (top, path):
         with contextlib.suppress(OSError):
-            st = d.stat()
-            if st.st_uid == os.getuid() and st.st_mode & 0o077:
-                d.chmod(stat.S_IMODE(st.st_mode) & 0o700)
+            st = os.lstat(d)  # never through a symlink: its target is not ours to change
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and st.st_mode & 0o077:
+                os.chmod(d, stat.S_IMODE(st.st_mode) & 0o700)
     return path
 
 

@@ -90,6 +90,7 @@ def undo_lines(report: UndoReport) -> str:
         f"  left alone {p}: it changed since mca wrote it (use /undo --force to restore anyway)"
         for p in report.skipped
     ]
+    out += [f"  not restored {p}" for p in report.problems]
     return "\n".join(out)
 
 

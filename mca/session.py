@@ -109,8 +109,11 @@ class Session:
 
 
 def new_ids() -> tuple[str, str]:
-    """(started stamp, short session id)."""
-    return time.strftime("%Y%m%dT%H%M%S", time.gmtime()), secrets.token_hex(3)
+    """(started stamp, short session id). The stamp has microseconds: sessions started in the
+    same second still sort in the order they started (undo walks back in that order)."""
+    now = time.time()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{int(now % 1 * 1e6):06d}"
+    return stamp, secrets.token_hex(3)
 
 
 def _skills(settings: Settings, estimator: Estimator, log: SessionLog) -> Discovery:

@@ -21,6 +21,7 @@ versions kept it there) is never read.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -142,21 +143,17 @@ class SnapshotStore:
     def start(self, keep_sessions: int = KEEP_SESSIONS) -> list[str]:
         """Take the shared lock for this session; prune when no other session is live.
 
-        Returns notices for the person (legacy store ignored, pruning skipped).
+        Returns notices for the person (legacy store ignored, store unusable).
         """
-        import fcntl
-
-        notices = []
-        self._ensure()
-        fd = os.open(self.base / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        self._lock_fd = fd
+        notices: list[str] = []
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            fcntl.flock(fd, fcntl.LOCK_SH)  # another session is live: leave its objects alone
-        else:
-            self.prune(keep_sessions)
-            fcntl.flock(fd, fcntl.LOCK_SH)
+            self._ensure()
+            self._lock(keep_sessions, notices)
+        except OSError as e:
+            notices.append(
+                f"the snapshot store cannot be used ({e.strerror or e}); file writes will be"
+                " refused, since /undo could not restore them"
+            )
         if os.path.lexists(self.root / LEGACY_DIR):
             notices.append(
                 f"ignoring {LEGACY_DIR}/ in this workspace: snapshots now live in {self.base}"
@@ -164,6 +161,22 @@ class SnapshotStore:
                 " repository); an earlier version's undo history is not carried over"
             )
         return notices
+
+    def _lock(self, keep_sessions: int, notices: list[str]) -> None:
+        import fcntl
+
+        fd = os.open(self.base / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        self._lock_fd = fd
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fcntl.flock(fd, fcntl.LOCK_SH)  # another session is live: leave its objects alone
+            return
+        try:
+            self.prune(keep_sessions)
+        except OSError as e:
+            notices.append(f"old snapshots were not pruned: {e.strerror or e}")
+        fcntl.flock(fd, fcntl.LOCK_SH)
 
     def close(self) -> None:
         """Release the session's lock."""
@@ -175,6 +188,11 @@ class SnapshotStore:
     def _ensure(self) -> None:
         private_dir(self.base / "objects", self.base.parent.parent)
         private_dir(self.base / "turns")
+        for d in (self.base, self.base / "objects", self.base / "turns"):
+            if not stat.S_ISDIR(os.lstat(d).st_mode):
+                raise NotADirectoryError(
+                    errno.ENOTDIR, f"snapshot store {d} is not a plain directory; not used"
+                )
         marker = self.base / "workspace"
         if not marker.exists():
             atomic_write(marker, os.fsencode(str(self.real_root)) + b"\n", 0o600)
@@ -232,11 +250,14 @@ class SnapshotStore:
     def manifests(self) -> list[tuple[Path, dict[str, Any]]]:
         """All valid turn manifests, oldest first; bad ones are noted in `problems`."""
         turns = self.base / "turns"
+        out, self.problems = [], []
+        if os.path.islink(turns):
+            self.problems.append(f"snapshot store {turns} is a symlink; not read")
+            return []
         try:
             entries = sorted(os.scandir(turns), key=lambda e: e.name)
         except OSError:
             return []
-        out, self.problems = [], []
         for e in entries:
             if not _MANIFEST.match(e.name) or not e.is_file(follow_symlinks=False):
                 continue

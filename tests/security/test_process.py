@@ -1,0 +1,243 @@
+"""The real `mca` process: keys in its environment, special files, a terminal.
+
+These run the installed command (or mca under the system Python as an unprivileged user) the
+way a person would, because what they check lives in the process: what its children can read
+of it, how much memory a read costs, what reaches a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import site
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from mca.tools import get_tool
+from mca.tools.base import ToolContext
+
+REPO = Path(__file__).resolve().parents[2]
+MCA = Path(sys.executable).parent / "mca"
+KEYS = {
+    "OPENAI_API_KEY": "sk-proc-openai-0a1b2c3d4e5f",
+    "ANTHROPIC_API_KEY": "sk-ant-proc-99887766",
+    "MCA_API_KEY": "mca-proc-key-5544332211",
+}
+needs_mca = pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this venv")
+
+
+def _script(path: Path, *steps: object) -> Path:
+    lines = []
+    for step in steps:
+        if isinstance(step, str):
+            lines.append(json.dumps({"content": step}))
+        else:
+            lines.append(json.dumps({"content": "", "tool_calls": step}))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+READ_ENV = [
+    {
+        "name": "run_command",
+        "arguments": {"command": "cat /proc/$PPID/environ | tr '\\0' '\\n'; echo; env"},
+    }
+]
+
+
+@needs_mca
+def test_children_and_logs_never_show_the_keys(tmp_path: Path) -> None:
+    """As whatever user runs the tests: the command's output is scrubbed before anything sees it."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    script = _script(tmp_path / "s.jsonl", READ_ENV, "done")
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "MCA_HOME": str(home), **KEYS}
+    env["MCA_MOCK_SCRIPT"] = str(script)
+    proc = subprocess.run(
+        [str(MCA), "-C", str(ws), "-p", "go", "--yes", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    written = b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
+    for key in KEYS.values():
+        assert key not in proc.stdout and key not in proc.stderr
+        assert key.encode() not in written
+    result = json.loads(proc.stdout)["tool_calls"][0]["result"]
+    # root reads /proc/<mca>/environ anyway and the result is scrubbed; anyone else is refused
+    assert "[REDACTED]" in result or "Permission denied" in result, result
+
+
+def _as_nobody() -> list[str] | None:
+    """A command prefix that runs the system Python as user nobody with mca importable."""
+    setpriv, python = shutil.which("setpriv"), "/usr/bin/python3"
+    if os.geteuid() != 0 or setpriv is None or not os.path.exists(python):
+        return None
+    paths = [str(REPO), *site.getsitepackages()]
+    boot = f"import sys; sys.path[:0] = {paths!r}; from mca.cli import main; sys.exit(main())"
+    prefix = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", python, "-c", boot]
+    probe = subprocess.run([*prefix, "--version"], capture_output=True, text=True, timeout=60)
+    return prefix if probe.returncode == 0 else None
+
+
+def test_a_child_cannot_read_mca_s_environment() -> None:
+    """The oracle for PR_SET_DUMPABLE: as an ordinary user, /proc/<mca>/environ is refused."""
+    prefix = _as_nobody()
+    if prefix is None:
+        pytest.skip("needs root, setpriv and a system python3 that can import this checkout")
+    tmp = Path(tempfile.mkdtemp(prefix="mca-nobody-"))
+    try:
+        ws = tmp / "ws"
+        ws.mkdir()
+        script = _script(tmp / "s.jsonl", READ_ENV, "done")
+        for p in (tmp, ws, script):
+            os.chown(p, 65534, 65534)
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp), "MCA_HOME": str(tmp / "home"), **KEYS}
+        env["MCA_MOCK_SCRIPT"] = str(script)
+        proc = subprocess.run(
+            [*prefix, "-C", str(ws), "-p", "go", "--yes", "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 0, proc.stderr
+        result = json.loads(proc.stdout)["tool_calls"][0]["result"]
+        assert "Permission denied" in result, result
+        assert "[REDACTED]" not in result  # refused by the kernel, not merely scrubbed after
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# -- bounded reads -----------------------------------------------------------------------------
+PEAK = """
+import json, sys
+from pathlib import Path
+from mca.tools import get_tool
+from mca.tools.base import ToolContext
+from mca.tools.snapshots import SnapshotStore
+from mca.skills.stage import read_reference
+ws = Path(sys.argv[1])
+ctx = ToolContext(ws, SnapshotStore(ws, ws.parent / "store", "m", "20260101T000000"))
+out = {}
+for name, args in json.loads(sys.argv[2]):
+    try:
+        out[name] = get_tool(name).run(ctx, args)[:300]
+    except Exception as e:
+        out[name] = f"{type(e).__name__}: {e}"[:300]
+out["@ref"] = read_reference(ws, "big.log")[-200:]
+hwm = next(ln for ln in open("/proc/self/status") if ln.startswith("VmHWM"))
+out["peak_mb"] = int(hwm.split()[1]) // 1024
+print(json.dumps(out))
+"""
+
+
+def test_reads_of_a_4gb_file_stay_small(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with open(ws / "big.log", "wb") as f:  # text first (so it is not binary), then a hole
+        f.write(b"a log line\n" * 2000)
+        f.truncate(4 * 1024**3)
+    calls = [
+        ("read_file", {"path": "big.log", "limit": 5}),
+        ("read_file", {"path": "big.log", "offset": 1500, "limit": 3}),
+        ("edit_file", {"path": "big.log", "old_text": "a log", "new_text": "b"}),
+        ("search_text", {"pattern": "log line"}),
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-c", PEAK, str(ws), json.dumps(calls)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["peak_mb"] < 50, out
+    assert "showing lines 1-5" in out["read_file"] or "1\ta log line" in out["read_file"]
+    assert "too large to edit" in out["edit_file"]
+    assert "cut at 20,000 characters" in out["@ref"]
+
+
+def _within(seconds: float, fn: Callable[[], object]) -> object:
+    """fn() in a thread; a call still running after `seconds` is a hang, and fails the test."""
+    box: list[object] = []
+
+    def run() -> None:
+        try:
+            box.append(fn())
+        except BaseException as e:
+            box.append(e)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), "the call hung"
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    return box[0]
+
+
+def test_a_fifo_anywhere_is_refused_at_once(ctx: ToolContext, ws: Path) -> None:
+    from mca.errors import ToolError
+    from mca.prompt import read_agents_md
+    from mca.skills.parse import read_skill_file
+    from mca.skills.stage import read_reference
+
+    os.mkfifo(ws / "pipe")
+    os.mkfifo(ws / "AGENTS.md")
+    (ws / "sub").mkdir()
+    os.mkfifo(ws / "sub" / "SKILL.md")
+
+    def tool(name: str, **args: object) -> str:
+        try:
+            return get_tool(name).run(ctx, args)
+        except ToolError as e:
+            return f"refused: {e}"
+
+    assert "FIFO" in str(_within(30, lambda: tool("read_file", path="pipe")))
+    assert "FIFO" in str(
+        _within(30, lambda: tool("edit_file", path="pipe", old_text="a", new_text="b"))
+    )
+    assert "FIFO" in str(_within(30, lambda: tool("write_file", path="pipe", content="x")))
+    _within(30, lambda: tool("search_text", pattern="x"))
+    _within(30, lambda: tool("find_files", pattern="**"))
+    _within(30, lambda: tool("list_dir", depth=3))
+    with pytest.raises(ToolError, match="FIFO"):
+        _within(30, lambda: read_reference(ws, "pipe"))
+    assert "FIFO" in str(_within(30, lambda: read_agents_md(ws)))
+    parsed = _within(30, lambda: read_skill_file(ws / "sub" / "SKILL.md"))
+    assert "FIFO" in str(parsed)
+
+
+# -- the terminal ------------------------------------------------------------------------------
+@needs_mca
+def test_p_on_a_terminal_shows_the_exact_command_and_no_escapes(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    command = "touch PWNED\r\x1b[2Kls"
+    script = _script(
+        tmp_path / "s.jsonl",
+        [{"name": "run_command", "arguments": {"command": command}}],
+        "answer \x1b]0;title\x07 \x1b[2J done",
+    )
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "MCA_HOME": str(tmp_path / "h")}
+    env.update(MCA_MOCK_SCRIPT=str(script), TERM="xterm")
+    child = pexpect.spawn(str(MCA), ["-C", str(ws), "-p", "go"], env=env, timeout=30)
+    child.expect(rb"run it\? \[y/N\] ")
+    shown = child.before
+    child.sendline("n")
+    child.expect(pexpect.EOF)
+    everything = shown + (child.before or b"")
+    assert b"touch PWNED^M^[[2Kls" in shown
+    assert b"\x1b" not in everything and b"\x07" not in everything
+    assert not (ws / "PWNED").exists()
