@@ -72,7 +72,9 @@ def settings_from(args: argparse.Namespace, env: Mapping[str, str]) -> Any:
             overrides[key] = value
     workspace = Path(args.workspace or os.getcwd())
     if not workspace.is_dir():
-        raise McaError(f"workspace {workspace} is not a directory")
+        from mca.errors import ConfigError
+
+        raise ConfigError(f"-C: workspace {workspace} is not a directory")
     return load_settings(env, workspace=workspace, overrides=overrides)
 
 

@@ -1,8 +1,17 @@
-"""Settings: the only place that reads MCA_* variables, *_API_KEY and config.toml."""
+"""Settings: the only place that reads MCA_* variables, *_API_KEY and config.toml.
+
+Every setting is validated once, here, at start-up. A bad value is one ConfigError naming where
+it came from (a flag, a variable, or config.toml and its line) and what is accepted; mca then
+exits with status 2. Precedence: command-line flag, then environment, then config.toml, then
+the default. An environment variable that is set but empty is an error, not "unset".
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+import os
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -13,6 +22,7 @@ PROVIDERS = ("openai", "anthropic", "mock")
 DEFAULT_MAX_STEPS = 30
 DEFAULT_SKILL_BUDGET = 12_000
 DEFAULT_CONTEXT_WINDOW = 32_000  # conservative when the model is unknown
+MIN_CONTEXT_WINDOW = 1_024
 DEFAULT_BASE_URLS = {
     "openai": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com",
@@ -34,13 +44,15 @@ CONTEXT_WINDOWS = {
     "mock": 128_000,
 }
 
-# Which env variables may hold the key, in the order they are tried.
 MAX_CONFIG_BYTES = 1024 * 1024
 MIN_SECRET_CHARS = 8  # shorter values are not scrubbed (they would match ordinary text)
+# Which env variables may hold the key, in the order they are tried.
 KEY_VARS = {
     "openai": ("MCA_API_KEY", "OPENAI_API_KEY"),
     "anthropic": ("MCA_API_KEY", "ANTHROPIC_API_KEY"),
 }
+# config.toml keys that are not settings of their own above.
+OTHER_CONFIG_KEYS = ("api_key",)
 
 
 @dataclass(frozen=True)
@@ -74,6 +86,7 @@ class Settings:
     record: Path | None = None
     debug: bool = False
     read_timeout: float = 120.0
+    request_timeout: float = 600.0
     retry_base: float = 1.0
     max_tokens: int = 8192
 
@@ -91,56 +104,211 @@ def context_window_for(model: str) -> int | None:
     return CONTEXT_WINDOWS[best] if best else None
 
 
-def _read_toml(home: Path) -> dict[str, Any]:
-    path = home / "config.toml"
-    if not path.is_file():
-        return {}
-    import tomllib  # only when there is a config file: it is not free to import
+# -- the sources -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Raw:
+    """A value as given, and where it came from (for the error message)."""
 
-    from mca.fsutil import read_regular
+    value: Any
+    source: str
 
+
+@dataclass(frozen=True)
+class Spec:
+    """One setting: its variable, its config.toml key, its flag, and how to check a value."""
+
+    var: str
+    key: str
+    check: Callable[[Raw], Any]
+    flag: str = ""
+
+
+class ConfigFile:
+    """config.toml: its values and the line each top-level key is on."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data: dict[str, Any] = {}
+        self.lines: dict[str, int] = {}
+        self.warnings: list[str] = []
+        if not path.is_file():
+            return
+        import tomllib  # only when there is a config file: it is not free to import
+
+        from mca.fsutil import read_regular
+
+        try:
+            text = read_regular(path, cap=MAX_CONFIG_BYTES, follow=True).decode()
+            self.data = tomllib.loads(text)
+        except OSError as e:
+            raise ConfigError(f"{path}: cannot read ({e.strerror or e})") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{path}: not valid TOML ({e})") from None
+        for n, line in enumerate(text.splitlines(), 1):
+            m = re.match(r"\s*([A-Za-z0-9_\-\"']+)\s*=", line)
+            if m:
+                self.lines.setdefault(m.group(1).strip("\"'"), n)
+            elif re.match(r"\s*\[", line):
+                self.lines.setdefault("[" + line.strip().strip("[]").strip() + "]", n)
+
+    def where(self, key: str) -> str:
+        line = self.lines.get(key)
+        return f"{self.path}" + (f" line {line}" if line else "") + f" ({key})"
+
+    def check_keys(self, known: set[str]) -> list[str]:
+        """Warnings for keys mca does not know and for [sections] (both are ignored)."""
+        import difflib
+
+        out = []
+        for key, value in self.data.items():
+            if isinstance(value, dict):
+                where = f"{self.path} line {self.lines.get(f'[{key}]', '?')}"
+                out.append(f"{where}: section [{key}] is ignored (settings go at the top level)")
+            elif key not in known:
+                close = difflib.get_close_matches(key, sorted(known), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                out.append(f"{self.where(key)}: unknown setting, ignored{hint}")
+        return out
+
+
+class Sources:
+    """Flag, then environment, then config.toml: the first that has a value, with its source."""
+
+    def __init__(self, flags: Mapping[str, Any], env: Mapping[str, str], config: ConfigFile):
+        self.flags, self.env, self.config = flags, env, config
+
+    def raw(self, spec: Spec) -> Raw | None:
+        if spec.flag and self.flags.get(spec.key) is not None:
+            return Raw(self.flags[spec.key], spec.flag)
+        if spec.var in self.env:
+            value = self.env[spec.var]
+            if not value.strip():
+                raise ConfigError(f"{spec.var} is set but empty: unset it or give a value")
+            return Raw(value, spec.var)
+        if spec.key in self.config.data:
+            return Raw(self.config.data[spec.key], self.config.where(spec.key))
+        return None
+
+    def get(self, spec: Spec, default: Any) -> Any:
+        raw = self.raw(spec)
+        return default if raw is None else spec.check(raw)
+
+
+# -- checks ------------------------------------------------------------------------------------
+def _bad(raw: Raw, accepted: str) -> ConfigError:
+    shown = repr(raw.value) if not isinstance(raw.value, bool) else str(raw.value).lower()
+    return ConfigError(f"{raw.source}: must be {accepted}, got {shown}")
+
+
+def integer(lo: int, hi: int) -> Callable[[Raw], int]:
+    accepted = f"an integer from {lo:,} to {hi:,}"
+
+    def check(raw: Raw) -> int:
+        v = raw.value
+        if isinstance(v, bool) or not isinstance(v, int | str):
+            raise _bad(raw, accepted)
+        try:
+            n = int(v.replace("_", "") if isinstance(v, str) else v)
+        except ValueError:
+            raise _bad(raw, accepted) from None
+        if not lo <= n <= hi:
+            raise _bad(raw, accepted)
+        return n
+
+    return check
+
+
+def number(lo: float, hi: float) -> Callable[[Raw], float]:
+    accepted = f"a number of seconds from {lo:g} to {hi:g}"
+
+    def check(raw: Raw) -> float:
+        v = raw.value
+        if isinstance(v, bool) or not isinstance(v, int | float | str):
+            raise _bad(raw, accepted)
+        try:
+            x = float(v)
+        except ValueError:
+            raise _bad(raw, accepted) from None
+        if not math.isfinite(x) or not lo <= x <= hi:
+            raise _bad(raw, accepted)
+        return x
+
+    return check
+
+
+def choice(*options: str) -> Callable[[Raw], str]:
+    def check(raw: Raw) -> str:
+        if not isinstance(raw.value, str) or raw.value not in options:
+            raise _bad(raw, "one of " + ", ".join(options))
+        return raw.value
+
+    return check
+
+
+def text(raw: Raw) -> str:
+    if not isinstance(raw.value, str) or not raw.value.strip() or "\x00" in raw.value:
+        raise _bad(raw, "a non-empty string")
+    return raw.value.strip()
+
+
+def url(raw: Raw) -> str:
+    """An http(s) URL with a host."""
+    from urllib.parse import urlsplit
+
+    value = text(raw).rstrip("/")
     try:
-        return tomllib.loads(read_regular(path, cap=MAX_CONFIG_BYTES, follow=True).decode())
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read ({e.strerror or e})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: not valid TOML ({e})") from None
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError as e:
+        raise ConfigError(f"{raw.source}: {value!r} is not a valid URL ({e})") from None
+    if parts.scheme not in ("http", "https"):
+        hint = f"; did you mean http://{value}?" if "://" not in value else ""
+        raise ConfigError(
+            f"{raw.source}: {value!r} must start with http:// or https://{hint}"
+        ) from None
+    if not parts.hostname:
+        raise ConfigError(f"{raw.source}: {value!r} has no host") from None
+    return value
 
 
-def _int(value: str | int, name: str) -> int:
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name} must be an integer, got {value!r}") from None
-    if n <= 0:
-        raise ConfigError(f"{name} must be positive, got {n}")
-    return n
+def paths(raw: Raw) -> tuple[Path, ...]:
+    """A ':'-separated string (variable) or a list of strings (config.toml)."""
+    v = raw.value
+    items = v.split(os.pathsep) if isinstance(v, str) else v
+    if not isinstance(items, list | tuple) or not all(isinstance(p, str | Path) for p in items):
+        raise _bad(raw, "a list of directory paths")
+    return tuple(Path(p).expanduser() for p in items if str(p))
 
 
-def _float(value: str | float, name: str) -> float:
-    try:
-        n = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name} must be a number, got {value!r}") from None
-    if n < 0:
-        raise ConfigError(f"{name} must not be negative, got {n}")
-    return n
+SPECS = {
+    "provider": Spec("MCA_PROVIDER", "provider", choice(*PROVIDERS)),
+    "model": Spec("MCA_MODEL", "model", text, "--model"),
+    "base_url": Spec("MCA_BASE_URL", "base_url", url),
+    "context_window": Spec(
+        "MCA_CONTEXT_WINDOW", "context_window", integer(MIN_CONTEXT_WINDOW, 100_000_000)
+    ),
+    "max_steps": Spec("MCA_MAX_STEPS", "max_steps", integer(1, 1000), "--max-steps"),
+    "skill_budget": Spec("MCA_SKILL_BUDGET", "skill_budget", integer(0, 10_000_000)),
+    "encoding": Spec("MCA_ENCODING", "encoding", choice("o200k_base", "cl100k_base")),
+    "skills_dirs": Spec("MCA_SKILLS_DIRS", "skills_dirs", paths),
+    "read_timeout": Spec("MCA_READ_TIMEOUT", "read_timeout", number(0.1, 3600)),
+    "request_timeout": Spec("MCA_REQUEST_TIMEOUT", "request_timeout", number(1, 86_400)),
+    "retry_base": Spec("MCA_RETRY_BASE", "retry_base", number(0, 60)),
+    "max_tokens": Spec("MCA_MAX_TOKENS", "max_tokens", integer(1, 1_000_000)),
+}
+FLAGS = {"MOCK": "MOCK", "MCA_DEBUG": "MCA_DEBUG"}
 
 
-def _infer_provider(model: str, env: Mapping[str, str]) -> str:
-    if model.startswith("claude"):
-        return "anthropic"
-    if model and model != "mock":
-        return "openai"
-    if env.get("ANTHROPIC_API_KEY") and not env.get("OPENAI_API_KEY"):
-        return "anthropic"
-    if env.get("OPENAI_API_KEY") or env.get("MCA_API_KEY"):
-        return "openai"
-    return "mock"
+def _switch(env: Mapping[str, str], var: str) -> bool:
+    value = env.get(var, "")
+    if value not in ("", "0", "1"):
+        raise ConfigError(f"{var} must be 1 or 0 (or unset), got {value!r}")
+    return value == "1"
 
 
+# -- keys ----------------------------------------------------------------------------------------
 def _find_key(
-    provider: str, env: Mapping[str, str], toml: Mapping[str, Any], base_url: str
+    provider: str, env: Mapping[str, str], config: ConfigFile, base_url: str
 ) -> tuple[str, str]:
     """(key, where it came from). A key goes only where it was configured to go:
 
@@ -155,67 +323,105 @@ def _find_key(
     for var in names:
         if env.get(var):
             return env[var], var
-    from_config = str(toml.get("base_url") or "").rstrip("/") == base_url
-    if toml.get("api_key") and (not custom or (from_config and not env.get("MCA_BASE_URL"))):
-        return str(toml["api_key"]), "config.toml api_key"
+    key = config.data.get("api_key")
+    from_config = str(config.data.get("base_url") or "").rstrip("/") == base_url
+    if isinstance(key, str) and key and (not custom or (from_config and "MCA_BASE_URL" not in env)):
+        return key, "config.toml api_key"
     return "", ""
 
 
-def known_secrets(env: Mapping[str, str], toml: Mapping[str, Any]) -> tuple[str, ...]:
+def known_secrets(env: Mapping[str, str], config: ConfigFile) -> tuple[str, ...]:
     """Every key mca knows of (all providers' variables, the config file): scrubbed everywhere."""
     values = [v for k, v in env.items() if k.endswith("_API_KEY")]
-    if isinstance(toml.get("api_key"), str):
-        values.append(toml["api_key"])
+    if isinstance(config.data.get("api_key"), str):
+        values.append(config.data["api_key"])
     return tuple(sorted({v for v in values if len(v) >= MIN_SECRET_CHARS}, key=len, reverse=True))
 
 
-def _config_warnings(home: Path) -> tuple[str, ...]:
-    path = home / "config.toml"
+def _config_warnings(config: ConfigFile) -> list[str]:
+    out = config.check_keys(set(s.key for s in SPECS.values()) | set(OTHER_CONFIG_KEYS))
     try:
-        mode = path.stat().st_mode
+        mode = config.path.stat().st_mode
     except OSError:
-        return ()
+        return out
     if mode & 0o077:
-        return (
-            f"{path} can be read by other users (mode {mode & 0o777:o}) and may hold an API key;"
-            f" run: chmod 600 {path}",
+        out.append(
+            f"{config.path} can be read by other users (mode {mode & 0o777:o}) and may hold an"
+            f" API key; run: chmod 600 {config.path}"
         )
-    return ()
+    return out
 
 
-class _Source:
-    """Where a setting comes from: the environment first, then config.toml, then a default."""
-
-    def __init__(self, env: Mapping[str, str], toml: Mapping[str, Any]) -> None:
-        self.env, self.toml = env, toml
-
-    def __call__(self, var: str, key: str, default: Any = "") -> Any:
-        return self.env.get(var) or self.toml.get(key) or default
-
-    def integer(self, var: str, key: str, default: int) -> int:
-        return _int(self(var, key, default), var)
-
-    def number(self, var: str, key: str, default: float) -> float:
-        return _float(self(var, key, default), var)
+# -- the model -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ModelChoice:
+    provider: str
+    model: str
+    mock_reason: str = ""
+    api_key: str = ""
+    key_var: str = ""
+    base_url: str = ""
 
 
-def _model_choice(src: _Source, model: str) -> tuple[str, str, str, str, str]:
-    """(provider, model, mock reason, api key, key variable)."""
+def _infer_provider(model: str, env: Mapping[str, str]) -> str:
+    if model.startswith("claude"):
+        return "anthropic"
+    if model:
+        return "openai"
+    if env.get("ANTHROPIC_API_KEY") and not env.get("OPENAI_API_KEY"):
+        return "anthropic"
+    if env.get("OPENAI_API_KEY") or env.get("MCA_API_KEY"):
+        return "openai"
+    return "mock"
+
+
+def _model_choice(src: Sources) -> ModelChoice:
+    """Which model: the mock only when nothing real was asked for (or it was asked for)."""
     env = src.env
-    mock_reason = ""
-    if env.get("MOCK") == "1" or model == "mock" or env.get("MCA_MOCK_SCRIPT"):
-        provider, mock_reason = "mock", "MOCK=1" if env.get("MOCK") == "1" else "--model mock"
+    model_raw = src.raw(SPECS["model"])
+    model = SPECS["model"].check(model_raw) if model_raw else ""
+    if _switch(env, "MOCK") or model == "mock" or env.get("MCA_MOCK_SCRIPT"):
+        why = "MOCK=1" if _switch(env, "MOCK") else "MCA_MOCK_SCRIPT" if model != "mock" else ""
+        return ModelChoice("mock", "mock", why or f"{model_raw.source if model_raw else ''} mock")
+    provider_raw = src.raw(SPECS["provider"])
+    base_raw = src.raw(SPECS["base_url"])
+    base_url = url(base_raw) if base_raw else ""
+    if provider_raw:
+        provider = SPECS["provider"].check(provider_raw)
+    elif base_url and not model:
+        raise ConfigError(
+            f"{base_raw.source if base_raw else 'MCA_BASE_URL'} is set, but nothing says which"
+            " protocol that server speaks: set MCA_PROVIDER=openai (OpenAI-compatible servers:"
+            " Ollama, vLLM, llama.cpp, LM Studio) or MCA_PROVIDER=anthropic, or name a model"
+        )
     else:
-        provider = str(src("MCA_PROVIDER", "provider") or _infer_provider(model, env))
-    if provider not in PROVIDERS:
-        raise ConfigError(f"unknown provider {provider!r} (available: {', '.join(PROVIDERS)})")
-    base_url = str(src("MCA_BASE_URL", "base_url") or "").rstrip("/")
-    api_key, key_var = _find_key(provider, env, src.toml, base_url)
-    if provider != "mock" and not api_key and not base_url:
-        provider = "mock"  # a local server needs no key, but then it needs a base URL
+        provider = _infer_provider(model, env)
     if provider == "mock":
-        return "mock", "mock", mock_reason or "no API key configured", "", ""
-    return provider, model or DEFAULT_MODELS[provider], "", api_key, key_var
+        why = f"{provider_raw.source}=mock" if provider_raw else "no API key configured"
+        return ModelChoice("mock", "mock", why)
+    base_url = base_url or DEFAULT_BASE_URLS[provider]
+    api_key, key_var = _find_key(provider, env, src.config, base_url)
+    if not api_key and base_url == DEFAULT_BASE_URLS[provider]:
+        asked = (model_raw or provider_raw or Raw("", "")).source
+        var = KEY_VARS[provider][1]
+        raise ConfigError(
+            f"{asked}: {provider} model {model or DEFAULT_MODELS[provider]!r} needs an API key,"
+            f" and none is set: set {var} or MCA_API_KEY (or MCA_BASE_URL for a local server,"
+            " or MOCK=1 for the offline mock model)"
+        )
+    return ModelChoice(provider, model or DEFAULT_MODELS[provider], "", api_key, key_var, base_url)
+
+
+def _mock_path(env: Mapping[str, str]) -> Path | None:
+    value = env.get("MCA_MOCK_SCRIPT")
+    if value is None:
+        return None
+    if not value.strip():
+        raise ConfigError("MCA_MOCK_SCRIPT is set but empty: unset it or name a script file")
+    path = Path(value).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"MCA_MOCK_SCRIPT: {value!r} is not a file")
+    return path
 
 
 def load_settings(
@@ -224,44 +430,56 @@ def load_settings(
     workspace: Path,
     overrides: Mapping[str, Any] | None = None,
 ) -> Settings:
-    """Resolve settings from env (wins), $MCA_HOME/config.toml, then CLI overrides on top."""
+    """Resolve and check settings: flags (overrides) win, then env, then config.toml."""
     o = dict(overrides or {})
-    home = Path(env.get("MCA_HOME") or Path(env.get("HOME", "~")).expanduser() / ".mca")
-    toml = _read_toml(home)
-    src = _Source(env, toml)
-    requested = str(o.pop("model", None) or src("MCA_MODEL", "model"))
-    provider, model, mock_reason, api_key, key_var = _model_choice(src, requested)
-    base_url = str(src("MCA_BASE_URL", "base_url") or DEFAULT_BASE_URLS.get(provider, ""))
-    window = src("MCA_CONTEXT_WINDOW", "context_window", 0)
-    known_window = _int(window, "MCA_CONTEXT_WINDOW") if window else context_window_for(model)
-    dirs = [Path(p) for p in str(src("MCA_SKILLS_DIRS", "skills_dirs")).split(":") if p]
-    mock_script = env.get("MCA_MOCK_SCRIPT")
-    encoding = str(src("MCA_ENCODING", "encoding", "o200k_base"))
-    if encoding not in ("o200k_base", "cl100k_base"):
-        raise ConfigError(f"unknown encoding {encoding!r} (available: cl100k_base, o200k_base)")
+    home_value = env.get("MCA_HOME")
+    if home_value is not None and not home_value.strip():
+        raise ConfigError("MCA_HOME is set but empty: unset it or name a directory")
+    user_home = Path(env.get("HOME") or "~").expanduser()
+    home = Path(home_value).expanduser() if home_value else user_home / ".mca"
+    config = ConfigFile(home / "config.toml")
+    flags = {"model": o.pop("model", None), "max_steps": o.pop("max_steps", None)}
+    src = Sources(flags, env, config)
+    for spec in SPECS.values():  # every setting is checked, used or not
+        src.get(spec, None)
+    choice_ = _model_choice(src)
+    window = src.get(SPECS["context_window"], None) or context_window_for(choice_.model)
     settings = Settings(
         workspace=workspace.resolve(),
         home=home,
-        user_home=Path(env.get("HOME", "~")).expanduser(),
-        provider=provider,
-        model=model,
-        base_url=base_url.rstrip("/"),
-        api_key=api_key,
-        api_key_var=key_var,
-        secrets=known_secrets(env, toml),
-        warnings=_config_warnings(home),
-        context_window=known_window or DEFAULT_CONTEXT_WINDOW,
-        context_window_known=known_window is not None,
-        max_steps=src.integer("MCA_MAX_STEPS", "max_steps", DEFAULT_MAX_STEPS),
-        mock_script=Path(mock_script) if mock_script else None,
-        mock_reason=mock_reason,
-        skills_dirs=tuple(Path(d) for d in o.pop("skills_dirs", ())) + tuple(dirs),
-        skill_budget=src.integer("MCA_SKILL_BUDGET", "skill_budget", DEFAULT_SKILL_BUDGET),
-        encoding=encoding,
+        user_home=user_home,
+        provider=choice_.provider,
+        model=choice_.model,
+        base_url=choice_.base_url,
+        api_key=choice_.api_key,
+        api_key_var=choice_.key_var,
+        secrets=known_secrets(env, config),
+        warnings=tuple(_config_warnings(config)),
+        context_window=window or DEFAULT_CONTEXT_WINDOW,
+        context_window_known=window is not None,
+        max_steps=src.get(SPECS["max_steps"], DEFAULT_MAX_STEPS),
+        mock_script=_mock_path(env),
+        mock_reason=choice_.mock_reason,
+        skills_dirs=tuple(Path(d) for d in o.pop("skills_dirs", ()))
+        + src.get(SPECS["skills_dirs"], ()),
+        skill_budget=src.get(SPECS["skill_budget"], DEFAULT_SKILL_BUDGET),
+        encoding=src.get(SPECS["encoding"], "o200k_base"),
         lab=str(env.get("MCA_LAB", "")),
-        read_timeout=src.number("MCA_READ_TIMEOUT", "read_timeout", 120.0),
-        retry_base=src.number("MCA_RETRY_BASE", "retry_base", 1.0),
-        max_tokens=src.integer("MCA_MAX_TOKENS", "max_tokens", 8192),
-        debug=env.get("MCA_DEBUG") == "1",
+        read_timeout=src.get(SPECS["read_timeout"], 120.0),
+        request_timeout=src.get(SPECS["request_timeout"], 600.0),
+        retry_base=src.get(SPECS["retry_base"], 1.0),
+        max_tokens=src.get(SPECS["max_tokens"], 8192),
+        debug=_switch(env, "MCA_DEBUG"),
     )
+    if o.get("record") is not None:
+        _check_record(Path(o["record"]))
     return settings.with_(**o)
+
+
+def _check_record(path: Path) -> None:
+    if path.is_dir():
+        raise ConfigError(f"--record: {path} is a directory; name a file")
+    if not path.parent.is_dir():
+        raise ConfigError(f"--record: the directory {path.parent} does not exist")
+    if not os.access(path.parent, os.W_OK):
+        raise ConfigError(f"--record: cannot write in {path.parent}")

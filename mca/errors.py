@@ -1,7 +1,7 @@
 """The McaError tree. Library code raises these; only cli.py turns them into messages.
 
 McaError                      anything mca reports to a person (exit code 1)
-├── ConfigError               bad settings, unknown model or provider
+├── ConfigError               bad settings, unknown model or provider (exit code 2)
 ├── ModelError                the model client failed; the turn is rolled back
 │   ├── ModelHTTPError        an HTTP status from the provider (status, url)
 │   ├── StreamError           a malformed or truncated response
@@ -22,7 +22,9 @@ class McaError(Exception):
 
 
 class ConfigError(McaError):
-    """Settings that cannot work."""
+    """Settings that cannot work: named with their source; mca exits with status 2."""
+
+    exit_code = 2
 
 
 class ModelError(McaError):

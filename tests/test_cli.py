@@ -76,13 +76,13 @@ def test_step_limit_exits_1(ws: Path, tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_bad_workspace(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["-C", "/no/such/dir", "-p", "x"], env()) == 1
+    assert main(["-C", "/no/such/dir", "-p", "x"], env()) == 2  # a usage error
     assert "not a directory" in capsys.readouterr().err
 
 
 def test_bad_setting(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["-C", str(ws), "-p", "x"], env(MCA_SKILL_BUDGET="lots")) == 1
-    assert "MCA_SKILL_BUDGET must be an integer" in capsys.readouterr().err
+    assert main(["-C", str(ws), "-p", "x"], env(MCA_SKILL_BUDGET="lots")) == 2
+    assert "MCA_SKILL_BUDGET: must be an integer" in capsys.readouterr().err
 
 
 def test_tools_command(capsys: pytest.CaptureFixture[str]) -> None:

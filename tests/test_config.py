@@ -75,11 +75,11 @@ def test_context_windows(tmp_path: Path) -> None:
 
 
 def test_bad_values(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="unknown provider 'azure'"):
+    with pytest.raises(ConfigError, match="MCA_PROVIDER: must be one of openai, anthropic"):
         load(tmp_path, MCA_PROVIDER="azure", MCA_API_KEY="k" * 20)
-    with pytest.raises(ConfigError, match="MCA_CONTEXT_WINDOW must be an integer"):
+    with pytest.raises(ConfigError, match="MCA_CONTEXT_WINDOW: must be an integer from 1,024"):
         load(tmp_path, MCA_CONTEXT_WINDOW="big")
-    with pytest.raises(ConfigError, match="unknown encoding"):
+    with pytest.raises(ConfigError, match="MCA_ENCODING: must be one of o200k_base"):
         load(tmp_path, MCA_ENCODING="p50k")
     (tmp_path / "config.toml").write_text("not = [valid")
     with pytest.raises(ConfigError, match="not valid TOML"):

@@ -80,7 +80,7 @@ def test_unknown_lab_mode_is_a_clear_error() -> None:
         env={"PATH": os.environ["PATH"], "MCA_LAB": "starter:nope"},
         timeout=60,
     )
-    assert proc.returncode == 1 and "unknown trap(s) nope" in proc.stderr
+    assert proc.returncode == 2 and "unknown trap(s) nope" in proc.stderr
 
 
 def test_demo_runs_end_to_end() -> None:

@@ -486,7 +486,7 @@ def command_output_is_scrubbed_before_the_server(w: World) -> None:
 @scenario
 def provider_key_never_goes_to_a_custom_base_url(w: World) -> None:
     w.replies = ["hello"]
-    env = {"MCA_API_KEY": ""}
+    env = {"MCA_API_KEY": None}
     with serve(w.handle) as server:
         w.server = server
         w.oneshot("hi", **env)
@@ -514,9 +514,11 @@ def anthropic_key_alone_with_a_local_base_url(w: World) -> None:
     ]
     with serve(w.handle) as server:
         w.server = server
-        env = {"OPENAI_API_KEY": "", "MCA_API_KEY": "", "MCA_PROVIDER": "", "MCA_MODEL": ""}
-        env["MCA_BASE_URL"] = server.url
-        w.oneshot("hi", **env)
+        env: dict[str, str | None] = dict.fromkeys(("OPENAI_API_KEY", "MCA_API_KEY", "MCA_MODEL"))
+        env.update(MCA_BASE_URL=server.url, MCA_PROVIDER=None)
+        assert w.oneshot("hi", **env) == 2  # no provider for that URL: never guessed
+        assert "MCA_PROVIDER" in w.printed and not server.received
+        w.oneshot("hi", **{**env, "MCA_PROVIDER": "anthropic"})
     assert server.received and "x-api-key" not in server.received[0].headers
 
 

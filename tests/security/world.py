@@ -115,8 +115,8 @@ class World:
         return {"sentinel": tree_digest(self.sentinel), "home": tree_digest(self.home)}
 
     # -- running mca ---------------------------------------------------------------------
-    def env(self, **extra: str) -> dict[str, str]:
-        env = {
+    def env(self, **extra: str | None) -> dict[str, str]:
+        env: dict[str, str | None] = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(self.home),
             "MCA_HOME": str(self.mcahome),
@@ -126,7 +126,7 @@ class World:
             env.update(MCA_PROVIDER="openai", MCA_BASE_URL=f"{self.server.url}/v1", MCA_MODEL="m")
             env["MCA_RETRY_BASE"] = "0.01"
         env.update(extra)
-        return env
+        return {k: v for k, v in env.items() if v is not None}  # None: unset
 
     def script(self, *steps: dict[str, Any] | str) -> str:
         """A MCA_MOCK_SCRIPT file: dicts are tool calls {name: args}, strings are answers."""
@@ -141,7 +141,9 @@ class World:
         path.write_text("\n".join(lines) + "\n")
         return str(path)
 
-    def oneshot(self, sentence: str, *flags: str, script: str | None = None, **env: str) -> int:
+    def oneshot(
+        self, sentence: str, *flags: str, script: str | None = None, **env: str | None
+    ) -> int:
         """`mca -C ws -p SENTENCE` in-process; stdout and stderr are kept."""
         e = self.env(**env)
         if script is not None:
@@ -154,7 +156,7 @@ class World:
         self.outputs += [out.getvalue(), err.getvalue()]
         return code
 
-    def repl(self, keys: str, script: str | None = None, **env: str) -> str:
+    def repl(self, keys: str, script: str | None = None, **env: str | None) -> str:
         """The REPL in-process, fed `keys` (end with CTRL_D); returns what it printed."""
         e = self.env(**env)
         if script is not None:
