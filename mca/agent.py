@@ -115,7 +115,7 @@ class Agent:
     def _call_tool(self, call: ToolCall, result: TurnResult) -> Message:
         self.emit("tool.call", {"name": call.name, "arguments": dict(call.arguments)})
         try:
-            text, ok = get_tool(call.name).run(self.tools, call.arguments), True
+            text, ok = get_tool(call.name).invoke(self.tools, call.arguments), True
         except ToolError as e:
             text, ok = str(e), False
         except OSError as e:  # the file system said no in a way the tool did not foresee

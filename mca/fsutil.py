@@ -134,23 +134,24 @@ def read_contained(path: Path, root: Path | None = None, limit: int = -1) -> byt
         return f.read(limit)
 
 
-def private_dir(path: Path, top: Path | None = None) -> Path:
-    """Create `path` (and its parents up to `top`) as 0700 directories; tighten `top` too."""
-    made = []
+def private_dir(path: Path) -> Path:
+    """Create `path` and any missing parents as 0700 directories, and tighten `path` itself.
+
+    Only `path` (a directory of mca's own, such as $MCA_HOME) is ever chmod-ed, never a parent
+    that already existed, and never through a symlink.
+    """
+    missing = []
     p = path
-    while not p.exists() and p != p.parent:
-        made.append(p)
-        if top is not None and p == top:
-            break
+    while not os.path.lexists(p) and p != p.parent:
+        missing.append(p)
         p = p.parent
-    for d in reversed(made):
+    for d in reversed(missing):
         with contextlib.suppress(FileExistsError):
             d.mkdir(mode=0o700)
-    for d in (path,) if top is None else (top, path):
-        with contextlib.suppress(OSError):
-            st = os.lstat(d)  # never through a symlink: its target is not ours to change
-            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and st.st_mode & 0o077:
-                os.chmod(d, stat.S_IMODE(st.st_mode) & 0o700)
+    with contextlib.suppress(OSError):
+        st = os.lstat(path)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and st.st_mode & 0o077:
+            os.chmod(path, stat.S_IMODE(st.st_mode) & 0o700)
     return path
 
 

@@ -8,6 +8,7 @@ per-model calibration factor (a moving average kept in $MCA_HOME/calibration.jso
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -215,8 +216,9 @@ class Calibration:
         ratio = reported / max(estimated, 1)
         factor = (entry["factor"] * n + ratio) / (n + 1)
         data[model] = {"factor": round(factor, 4), "samples": n + 1}
-        private_dir(self.path.parent)
-        atomic_write(self.path, json.dumps(data, indent=1).encode(), 0o600)
+        with contextlib.suppress(OSError):  # $MCA_HOME unusable: the factor holds for this turn
+            private_dir(self.path.parent)
+            atomic_write(self.path, json.dumps(data, indent=1).encode(), 0o600)
         return factor
 
 

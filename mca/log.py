@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +16,33 @@ KEEP_LOGS = 100
 
 
 class SessionLog:
-    """Append-only JSON-lines event log for one session. A None path logs nowhere."""
+    """Append-only JSON-lines event log for one session. A None path logs nowhere.
 
-    def __init__(self, path: Path | None, secrets: Iterable[str] = ()) -> None:
+    When the log cannot be written (the disk is full, the directory went away), logging stops
+    for the rest of the session and `on_fail` hears why, once; the session goes on.
+    """
+
+    def __init__(
+        self,
+        path: Path | None,
+        secrets: Iterable[str] = (),
+        on_fail: Callable[[str], None] = lambda message: None,
+    ) -> None:
         self.path = path
         self.secrets = tuple(secrets)
+        self.on_fail = on_fail
         self.events: list[dict[str, Any]] = []  # kept in memory for /why and tests
         if path is not None:
-            private_dir(path.parent)
+            try:
+                private_dir(path.parent)
+            except OSError as e:
+                self._fail(e)
+
+    def _fail(self, e: OSError) -> None:
+        where, self.path = self.path, None
+        self.on_fail(
+            f"the session log {where} cannot be written ({e.strerror or e}); logging is off"
+        )
 
     def event(self, kind: str, data: Mapping[str, Any] | None = None) -> None:
         """Record one event."""
@@ -32,11 +51,14 @@ class SessionLog:
         if self.path is None:
             return
         line = scrub(json.dumps(record, ensure_ascii=False, default=str), self.secrets)
-        fd = open_private(self.path)
         try:
-            os.write(fd, (line + "\n").encode("utf-8", "backslashreplace"))
-        finally:
-            os.close(fd)
+            fd = open_private(self.path)
+            try:
+                os.write(fd, (line + "\n").encode("utf-8", "backslashreplace"))
+            finally:
+                os.close(fd)
+        except OSError as e:
+            self._fail(e)
 
 
 def prune_logs(directory: Path, keep: int = KEEP_LOGS) -> int:

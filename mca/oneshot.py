@@ -31,7 +31,10 @@ class StderrUI:
     def _ask(self, question: str) -> bool:
         self.err.write(question)
         self.err.flush()
-        return sys.stdin.readline().strip().lower() in ("y", "yes")
+        line = sys.stdin.readline()
+        if not line:  # Ctrl-D: cancel the turn, as Ctrl-C does
+            raise KeyboardInterrupt
+        return line.strip().lower() in ("y", "yes")
 
     def approve(self, command: str) -> bool:
         if self.settings.yes:

@@ -118,8 +118,8 @@ class Repl:
             self._asker = PromptSession[str](input=inp, output=outp, history=InMemoryHistory())
         try:
             return self._asker.prompt(question)
-        except (EOFError, KeyboardInterrupt):
-            return "n"
+        except EOFError:  # Ctrl-D answers like Ctrl-C: the whole turn is cancelled
+            raise KeyboardInterrupt from None
 
     def _base_commands(self) -> dict[str, Command]:
         return {
@@ -262,7 +262,7 @@ class Repl:
             return
         if self.ui.streamed:
             self.ui.end_stream()
-        elif result.answer:
+        elif result.answer and result.answer != result.stopped:
             self.ui.say(result.answer)
         if result.stopped:
             self.ui.say(result.stopped)

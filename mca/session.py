@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import secrets
+import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from mca.agent import Agent, TurnResult
@@ -124,6 +127,38 @@ def _skills(settings: Settings, estimator: Estimator, log: SessionLog) -> Discov
     return discovery
 
 
+def _prepare_home(home: Path) -> str:
+    """'' when $MCA_HOME is a usable private directory, else what is wrong with it."""
+    try:
+        if home.exists() and not home.is_dir():
+            return "it is not a directory"
+        private_dir(home)
+        if not os.access(home, os.W_OK | os.X_OK):
+            return "not writable"
+    except OSError as e:
+        return e.strerror or str(e)
+    return ""
+
+
+def _snapshots(
+    settings: Settings, sid: str, started: str, home_problem: str
+) -> tuple[SnapshotStore, list[str]]:
+    """The workspace's store in $MCA_HOME, or a private temporary one when that is unusable."""
+    if not home_problem:
+        store = SnapshotStore(
+            settings.workspace, store_dir(settings.home, settings.workspace), sid, started
+        )
+        return store, store.start()
+    temp = Path(tempfile.mkdtemp(prefix="mca-snapshots-"))
+    store = SnapshotStore(settings.workspace, temp / "store", sid, started, ephemeral=True)
+    notice = (
+        f"warning: MCA_HOME {settings.home} cannot be used ({home_problem}): the session log,"
+        f" calibration and history are off, and /undo only covers this session (snapshots in"
+        f" {temp})"
+    )
+    return store, [notice, *store.start()]
+
+
 def _startup_notices(settings: Settings, discovery: Discovery, agents_problem: str) -> list[str]:
     """What a person must hear before the first turn: config, AGENTS.md, shadowed skills."""
     notices = [f"warning: {w}" for w in settings.warnings]
@@ -143,10 +178,14 @@ def open_session(
 ) -> Session:
     """Build a session: skills first, then tools, the pre-turn stage, the model and the loop."""
     started, sid = new_ids()
-    private_dir(settings.home)
-    log_path = settings.home / "logs" / f"{started}-{sid}.jsonl" if log_to_disk else None
-    log = SessionLog(log_path, secrets=settings.secrets)
-    if log_path is not None:
+    home_problem = _prepare_home(settings.home)
+    log_path = settings.home / "logs" / f"{started}-{sid}.jsonl"
+    log = SessionLog(
+        log_path if log_to_disk and not home_problem else None,
+        secrets=settings.secrets,
+        on_fail=lambda message: ui.event("notice", {"message": f"warning: {message}"}),
+    )
+    if log.path is not None:
         prune_logs(log_path.parent)
 
     def emit(kind: str, data: Mapping[str, Any]) -> None:
@@ -155,9 +194,7 @@ def open_session(
 
     estimator = estimator or Estimator(settings.encoding)
     discovery = _skills(settings, estimator, log)
-    store = store_dir(settings.home, settings.workspace)
-    snapshots = SnapshotStore(settings.workspace, store, sid, started)
-    notices = snapshots.start()
+    snapshots, notices = _snapshots(settings, sid, started, home_problem)
     skill_dirs = {name: s.dir for name, s in discovery.skills.items()}
     tools = ToolContext(
         settings.workspace,

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mca.errors import StreamError
-from mca.models.http import HttpModel, parse_json
+from mca.models import shape
+from mca.models.http import HttpModel
 from mca.types import Message, Request, Response, TextSink, ToolCall, ToolSpec, Usage
 
 API_VERSION = "2023-06-01"
@@ -72,36 +73,42 @@ def request_body(model: str, max_tokens: int, request: Request, stream: bool) ->
     return body
 
 
-def _usage(raw: Any, prompt: int = 0) -> Usage:
-    raw = raw if isinstance(raw, dict) else {}
-    inputs = sum(
-        int(raw.get(k) or 0)
-        for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    )
-    return Usage(inputs or prompt, int(raw.get("output_tokens") or 0))
+def _usage(raw: Any) -> Usage | None:
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    return shape.usage(raw, keys, "output_tokens")
+
+
+def _tool_use(block: dict[str, Any], i: int) -> ToolCall:
+    name = shape.opt_str(block.get("name"), f"tool_use block {i}'s name")
+    if not name:
+        raise StreamError(f"tool_use block {i} has no name")
+    if not isinstance(block.get("input"), dict):
+        raise StreamError(f"tool_use {name!r} has no input object")
+    call_id = shape.opt_str(block.get("id"), f"tool_use block {i}'s id") or f"toolu_{i}"
+    return ToolCall(call_id, name, block["input"])
 
 
 def from_wire_response(body: Any) -> Response:
     """A non-streamed Messages body -> Response."""
+    if isinstance(body, dict) and body.get("type") == "error":
+        raise StreamError(f"the server reported an error: {str(body.get('error'))[:300]}")
     if not isinstance(body, dict) or not isinstance(body.get("content"), list):
         raise StreamError(f"unexpected response shape (no content list): {str(body)[:200]}")
     text, calls = [], []
-    for block in body["content"]:
+    for i, raw in enumerate(body["content"]):
+        block = shape.obj(raw, f"content block {i}")
         if block.get("type") == "text":
-            text.append(block.get("text", ""))
+            text.append(shape.opt_str(block.get("text"), f"content block {i}'s text"))
         elif block.get("type") == "tool_use":
-            if not isinstance(block.get("input"), dict):
-                raise StreamError(f"tool_use {block.get('name')!r} has no input object")
-            calls.append(ToolCall(block["id"], block["name"], block["input"]))
-    return Response(
-        Message("assistant", "".join(text), tool_calls=tuple(calls)), _usage(body.get("usage"))
-    )
+            calls.append(_tool_use(block, i))
+    message = Message("assistant", shape.fix_text("".join(text)), tool_calls=tuple(calls))
+    return Response(message, _usage(body.get("usage")))
 
 
 @dataclass
 class _Block:
     kind: str
-    text: str = ""
+    text: shape.TextStream = field(default_factory=shape.TextStream)
     id: str = ""
     name: str = ""
     json: str = ""
@@ -113,53 +120,72 @@ class StreamAssembler:
     """Builds one assistant message from Messages stream events."""
 
     blocks: dict[int, _Block] = field(default_factory=dict)
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage | None = None
     stopped: bool = False
 
-    def feed(self, event: dict[str, Any], on_text: TextSink | None) -> None:
+    def feed(self, raw: Any, on_text: TextSink | None) -> None:
+        event = shape.obj(raw, "a stream event")
         kind = event.get("type")
         if kind == "message_start":
-            self.usage = _usage(event.get("message", {}).get("usage"))
+            message = shape.opt_obj(event.get("message"), "message_start.message")
+            self.usage = _usage(message.get("usage"))
         elif kind == "content_block_start":
-            cb = event.get("content_block") or {}
-            self.blocks[int(event["index"])] = _Block(
-                cb.get("type", ""), cb.get("text", ""), cb.get("id", ""), cb.get("name", "")
+            cb = shape.opt_obj(event.get("content_block"), "content_block_start.content_block")
+            block = _Block(
+                shape.opt_str(cb.get("type"), "a content block's type"),
+                id=shape.opt_str(cb.get("id"), "a content block's id"),
+                name=shape.opt_str(cb.get("name"), "a content block's name"),
             )
+            block.text.feed(shape.opt_str(cb.get("text"), "a content block's text"))
+            self.blocks[shape.index(event.get("index"), "content_block_start.index")] = block
         elif kind == "content_block_delta":
-            block = self.blocks.get(int(event["index"]))
-            if block is None:
-                raise StreamError("a content_block_delta arrived for a block that never started")
-            delta = event.get("delta") or {}
-            if delta.get("type") == "text_delta":
-                block.text += delta.get("text", "")
-                if on_text:
-                    on_text(delta.get("text", ""))
-            elif delta.get("type") == "input_json_delta":
-                block.json += delta.get("partial_json", "")
+            self._delta(event, on_text)
         elif kind == "content_block_stop":
-            self.blocks[int(event["index"])].closed = True
+            self._block(event, "content_block_stop").closed = True
         elif kind == "message_delta":
-            out = int((event.get("usage") or {}).get("output_tokens") or 0)
-            self.usage = Usage(self.usage.prompt_tokens, out)
+            out = shape.count(
+                shape.opt_obj(event.get("usage"), "message_delta.usage").get("output_tokens")
+            )
+            if self.usage is not None and out is not None:
+                self.usage = Usage(self.usage.prompt_tokens, out)
         elif kind == "message_stop":
             self.stopped = True
         elif kind == "error":
-            raise StreamError(f"the server reported an error mid-stream: {event.get('error')}")
+            raise StreamError(
+                f"the server reported an error mid-stream: {str(event.get('error'))[:300]}"
+            )
 
-    def response(self) -> Response:
+    def _block(self, event: dict[str, Any], what: str) -> _Block:
+        block = self.blocks.get(shape.index(event.get("index"), f"{what}.index"))
+        if block is None:
+            raise StreamError(f"a {what} arrived for a block that never started")
+        return block
+
+    def _delta(self, event: dict[str, Any], on_text: TextSink | None) -> None:
+        block = self._block(event, "content_block_delta")
+        delta = shape.opt_obj(event.get("delta"), "content_block_delta.delta")
+        if delta.get("type") == "text_delta":
+            shown = block.text.feed(shape.opt_str(delta.get("text"), "a text delta"))
+            if on_text and shown:
+                on_text(shown)
+        elif delta.get("type") == "input_json_delta":
+            block.json += shape.opt_str(delta.get("partial_json"), "an input_json_delta")
+
+    def response(self, on_text: TextSink | None = None) -> Response:
         if not self.stopped:
             raise StreamError("the response stream ended before message_stop (cut off?)")
         text, calls = [], []
-        for _, b in sorted(self.blocks.items()):
+        for i, b in sorted(self.blocks.items()):
             if b.kind == "text":
-                text.append(b.text)
+                rest = b.text.flush()
+                if on_text and rest:
+                    on_text(rest)
+                text.append(b.text.text)
             elif b.kind == "tool_use":
                 args = (
-                    parse_json(b.json, f"the input of the {b.name!r} tool call") if b.json else {}
+                    shape.loads(b.json, f"the input of the {b.name!r} tool call") if b.json else {}
                 )
-                if not isinstance(args, dict):
-                    raise StreamError(f"the input of the {b.name!r} tool call is not an object")
-                calls.append(ToolCall(b.id, b.name, args))
+                calls.append(_tool_use({"id": b.id, "name": b.name, "input": args}, i))
         return Response(Message("assistant", "".join(text), tool_calls=tuple(calls)), self.usage)
 
 
@@ -167,12 +193,10 @@ def assemble(events: Iterator[tuple[str, str]], on_text: TextSink | None) -> Res
     """Consume an SSE stream into a Response."""
     acc = StreamAssembler()
     for _, data in events:
-        event = parse_json(data, "a stream event")
-        if isinstance(event, dict):
-            acc.feed(event, on_text)
+        acc.feed(shape.loads(data, "a stream event"), on_text)
         if acc.stopped:
             break
-    return acc.response()
+    return acc.response(on_text)
 
 
 # -- the client --------------------------------------------------------------------------------

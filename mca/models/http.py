@@ -1,4 +1,11 @@
-"""Shared HTTP plumbing for the real clients: one httpx client, retries, SSE, error messages."""
+"""Shared HTTP plumbing for the real clients: one httpx client, retries, SSE, error messages.
+
+Every request has an overall deadline (MCA_REQUEST_TIMEOUT) on top of httpx's per-read timeout,
+so a server that sends keep-alives forever, or a run of retries, cannot hold a turn for longer.
+Every wait before a retry is announced. What is retried is what can succeed: 408/409/429/5xx,
+timeouts and dropped connections, but not a refused connection to this machine (no server is
+listening) nor other 4xx answers.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +20,7 @@ import httpx
 
 from mca.config import Settings
 from mca.errors import ModelError, ModelHTTPError, StreamError
+from mca.models import shape
 from mca.sanitize import scrub
 from mca.types import Request, Response, TextSink
 
@@ -24,6 +32,7 @@ CONTEXT_HINTS = (
     "prompt is too long",
     "too many tokens",
 )
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 Notice = Callable[[str], None]
 
 
@@ -42,13 +51,16 @@ class RetryPolicy:
     cap: float = 30.0
     sleep: Callable[[float], None] = time.sleep
     jitter: Callable[[], float] = field(default=random.random)
+    clock: Callable[[], float] = time.monotonic
 
     def delay(self, attempt: int, retry_after: str | None) -> float:
         if retry_after:
             try:
-                return min(float(retry_after), self.cap * 4)
+                seconds = float(retry_after)
             except ValueError:
-                pass
+                seconds = -1.0
+            if 0 <= seconds < float("inf"):
+                return min(seconds, self.cap * 4)
         backoff: float = min(self.cap, self.base * 2 ** (attempt - 1))
         return backoff * (0.5 + self.jitter() / 2)
 
@@ -66,16 +78,29 @@ def _error_text(response: httpx.Response) -> str:
     return str(body)[:300]
 
 
+def is_context_error(status: int, detail: str) -> bool:
+    """Does an error say the conversation is longer than the model's context window?"""
+    return status in (400, 413, 422, 500) and any(h in detail.lower() for h in CONTEXT_HINTS)
+
+
 def http_error(response: httpx.Response, settings: Settings) -> ModelHTTPError:
     """A message a person can act on, for a non-2xx status."""
     status, url = response.status_code, str(response.request.url)
+    if 300 <= status < 400:
+        where = response.headers.get("location", "somewhere else")
+        msg = (
+            f"HTTP {status}: {url} redirects to {where}; mca does not follow redirects, so"
+            " check the base URL (MCA_BASE_URL)"
+        )
+        return ModelHTTPError(msg, status=status, url=url)
+    if _is_html(response):
+        return ModelHTTPError(_html_message(response), status=status, url=url)
     detail = _error_text(response)
-    low = detail.lower()
     if status in (401, 403):
         where = (
             f"the key from {settings.api_key_var}"
             if settings.api_key_var
-            else "no key (set MCA_API_KEY or the provider's *_API_KEY)"
+            else "no key (set MCA_API_KEY, or the provider's *_API_KEY for its own URL)"
         )
         msg = f"HTTP {status}: the API key is missing or wrong; mca sent {where} ({detail})"
     elif status == 404:
@@ -83,7 +108,7 @@ def http_error(response: httpx.Response, settings: Settings) -> ModelHTTPError:
             f"HTTP 404: model {settings.model!r} or its endpoint was not found at base URL"
             f" {settings.base_url} ({detail})"
         )
-    elif any(h in low for h in CONTEXT_HINTS):
+    elif is_context_error(status, detail):
         msg = (
             f"HTTP {status}: the conversation is longer than the model's context window;"
             f" use /compact or /clear ({detail})"
@@ -93,37 +118,103 @@ def http_error(response: httpx.Response, settings: Settings) -> ModelHTTPError:
     return ModelHTTPError(msg, status=status, url=url)
 
 
+def _is_html(response: httpx.Response) -> bool:
+    return "text/html" in response.headers.get("content-type", "").lower()
+
+
+def _html_message(response: httpx.Response) -> str:
+    return (
+        f"HTTP {response.status_code}: {response.request.url} answered with a web page, not the"
+        " model API; check the base URL (MCA_BASE_URL; OpenAI-compatible servers usually end"
+        " in /v1)"
+    )
+
+
+def _is_local(request: httpx.Request) -> bool:
+    return request.url.host in LOCAL_HOSTS
+
+
+def _network_problem(e: httpx.HTTPError, settings: Settings) -> str:
+    if isinstance(e, httpx.ConnectTimeout):
+        return f"cannot reach {settings.base_url}: no connection within 10 s"
+    if isinstance(e, httpx.TimeoutException):
+        return f"no answer from {settings.base_url} within {settings.read_timeout:g} s"
+    if isinstance(e, httpx.ConnectError):
+        return f"cannot reach {settings.base_url} ({e})"
+    return f"the connection to {settings.base_url} failed ({type(e).__name__}: {e})"
+
+
+class Deadline:
+    """The overall time a request may take, retries and streaming included."""
+
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.seconds, self.clock = seconds, clock
+        self.end = clock() + seconds
+
+    def left(self) -> float:
+        return self.end - self.clock()
+
+    def check(self, settings: Settings) -> None:
+        if self.left() <= 0:
+            raise StreamError(
+                f"no complete answer from {settings.base_url} within {self.seconds:g} s"
+                " (MCA_REQUEST_TIMEOUT)"
+            )
+
+
 def send(
     client: httpx.Client,
     build: Callable[[], httpx.Request],
     settings: Settings,
     policy: RetryPolicy,
     notice: Notice,
+    deadline: Deadline | None = None,
 ) -> httpx.Response:
-    """Send (streaming), retrying 429/5xx and timeouts. The caller closes the response."""
+    """Send (streaming), retrying what can succeed within the deadline. The caller closes it."""
+    deadline = deadline or Deadline(settings.request_timeout, policy.clock)
     for attempt in range(1, policy.attempts + 1):
-        last = attempt == policy.attempts
+        request = build()
         try:
-            response = client.send(build(), stream=True)
-        except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as e:
-            if last:
-                raise ModelError(
-                    f"cannot reach {settings.base_url} after {attempt} attempts: {e!r}"
-                ) from None
-            wait = policy.delay(attempt, None)
-            notice(f"retry {attempt}/{policy.attempts - 1} in {wait:.1f}s: {type(e).__name__}")
-            policy.sleep(wait)
+            response = client.send(request, stream=True)
+        except httpx.HTTPError as e:
+            problem = _network_problem(e, settings)
+            refused = isinstance(e, httpx.ConnectError) and _is_local(request)
+            if refused or attempt == policy.attempts:
+                more = f" after {attempt} attempts" if attempt > 1 else ""
+                hint = "; is the server running?" if refused else ""
+                raise ModelError(f"{problem}{more}{hint}") from None
+            _wait(policy, deadline, attempt, None, problem, notice, settings)
             continue
-        if response.status_code < 400:
+        if response.status_code < 300:
             return response
         response.read()
         response.close()
-        if response.status_code not in RETRY_STATUSES or last:
+        if response.status_code not in RETRY_STATUSES or attempt == policy.attempts:
             raise http_error(response, settings)
-        wait = policy.delay(attempt, response.headers.get("retry-after"))
-        notice(f"retry {attempt}/{policy.attempts - 1} in {wait:.1f}s: HTTP {response.status_code}")
-        policy.sleep(wait)
+        retry_after = response.headers.get("retry-after")
+        _wait(
+            policy, deadline, attempt, retry_after, f"HTTP {response.status_code}", notice, settings
+        )
     raise ModelError("unreachable")  # pragma: no cover
+
+
+def _wait(
+    policy: RetryPolicy,
+    deadline: Deadline,
+    attempt: int,
+    retry_after: str | None,
+    why: str,
+    notice: Notice,
+    settings: Settings,
+) -> None:
+    wait = policy.delay(attempt, retry_after)
+    if wait >= deadline.left():
+        raise ModelError(
+            f"{why}; giving up: another try would pass the {deadline.seconds:g} s limit"
+            " (MCA_REQUEST_TIMEOUT)"
+        )
+    notice(f"{why}, retrying in {wait:.1f} s ({attempt}/{policy.attempts - 1})")
+    policy.sleep(wait)
 
 
 def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, str]]:
@@ -144,29 +235,42 @@ def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, str]]:
         yield event, "\n".join(data)
 
 
-def parse_json(text: str, what: str) -> Any:
-    """json.loads with a StreamError naming what was being decoded."""
-    try:
-        return json.loads(text)
-    except ValueError as e:
-        raise StreamError(f"the model sent invalid JSON in {what}: {e}") from None
-
-
-def read_json(response: httpx.Response) -> Any:
+def read_json(response: httpx.Response, settings: Settings) -> Any:
     """A whole non-streamed JSON body."""
     try:
         response.read()
+    except httpx.TimeoutException:
+        raise StreamError(
+            f"the answer stopped: nothing more within {settings.read_timeout:g} s"
+        ) from None
     except httpx.HTTPError as e:
         raise StreamError(f"the response was cut off: {e!r}") from None
-    return parse_json(response.text, "the response body")
+    return shape.loads(response.text, "the response body")
 
 
-def iter_sse(response: httpx.Response) -> Iterator[tuple[str, str]]:
-    """SSE events of a streaming response; a dropped connection becomes a StreamError."""
+def iter_sse(
+    response: httpx.Response, settings: Settings, deadline: Deadline
+) -> Iterator[tuple[str, str]]:
+    """SSE events of a streaming response; a dropped or stalled stream becomes a StreamError."""
+
+    def lines() -> Iterator[str]:
+        for line in response.iter_lines():
+            deadline.check(settings)  # keep-alives alone never extend a request forever
+            yield line
+
     try:
-        yield from sse_events(response.iter_lines())
+        yield from sse_events(lines())
+    except httpx.TimeoutException:
+        raise StreamError(
+            f"the answer stopped: nothing more within {settings.read_timeout:g} s"
+        ) from None
     except httpx.HTTPError as e:
         raise StreamError(f"the response stream was cut off: {e!r}") from None
+
+
+def _is_event_stream(response: httpx.Response) -> bool:
+    kind = response.headers.get("content-type", "").lower()
+    return "event-stream" in kind or not kind
 
 
 class HttpModel:
@@ -217,11 +321,14 @@ class HttpModel:
         def build() -> httpx.Request:
             return self.client.build_request("POST", self.url(), content=content, headers=headers)
 
-        response = send(self.client, build, self.settings, self.policy, self.notice)
+        deadline = Deadline(self.settings.request_timeout, self.policy.clock)
+        response = send(self.client, build, self.settings, self.policy, self.notice, deadline)
         try:
-            if stream:
-                return self.assemble(iter_sse(response), on_text)
-            result = self.parse(read_json(response))
+            if _is_html(response):
+                raise StreamError(_html_message(response))
+            if stream and _is_event_stream(response):
+                return self.assemble(iter_sse(response, self.settings, deadline), on_text)
+            result = self.parse(read_json(response, self.settings))  # asked or not: one body
         finally:
             response.close()
         if on_text and result.message.content:

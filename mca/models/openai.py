@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mca.errors import StreamError
-from mca.models.http import HttpModel, parse_json
+from mca.models import shape
+from mca.models.http import HttpModel
 from mca.types import Message, Request, Response, TextSink, ToolCall, ToolSpec, Usage
 
 
@@ -63,38 +64,46 @@ def request_body(model: str, request: Request, stream: bool) -> dict[str, Any]:
     return body
 
 
-def _arguments(raw: str | None, name: str) -> dict[str, Any]:
-    if not raw:
+def _arguments(raw: Any, name: str) -> dict[str, Any]:
+    if raw is None or raw == "":
         return {}
-    value = parse_json(raw, f"the arguments of the {name!r} tool call")
+    if isinstance(raw, dict):  # some servers send the object itself
+        return raw
+    if not isinstance(raw, str):
+        raise StreamError(f"the arguments of the {name!r} tool call are not a JSON string")
+    value = shape.loads(raw, f"the arguments of the {name!r} tool call")
     if not isinstance(value, dict):
         raise StreamError(f"the arguments of the {name!r} tool call are not a JSON object")
     return value
 
 
 def _usage(raw: Any) -> Usage | None:
-    if not isinstance(raw, dict):
-        return None
-    return Usage(int(raw.get("prompt_tokens") or 0), int(raw.get("completion_tokens") or 0))
+    return shape.usage(raw, ("prompt_tokens",), "completion_tokens")
+
+
+def _call(raw: Any, i: int) -> ToolCall:
+    c = shape.obj(raw, f"tool call {i}")
+    fn = shape.obj(c.get("function"), f"tool call {i}'s function")
+    name = shape.opt_str(fn.get("name"), f"tool call {i}'s name")
+    if not name:
+        raise StreamError(f"tool call {i} has no function name")
+    call_id = shape.opt_str(c.get("id"), f"tool call {i}'s id") or f"call_{i}"
+    return ToolCall(call_id, name, _arguments(fn.get("arguments"), name))
 
 
 def from_wire_response(body: Any) -> Response:
     """A non-streamed chat-completions body -> Response."""
+    if isinstance(body, dict) and "error" in body:
+        raise StreamError(f"the server reported an error: {str(body['error'])[:300]}")
     try:
-        message = body["choices"][0]["message"]
+        message = shape.obj(body["choices"][0]["message"], "choices[0].message")
     except (KeyError, IndexError, TypeError):
         raise StreamError(
             f"unexpected response shape (no choices[0].message): {str(body)[:200]}"
         ) from None
-    calls = tuple(
-        ToolCall(
-            c["id"],
-            c["function"]["name"],
-            _arguments(c["function"].get("arguments"), c["function"]["name"]),
-        )
-        for c in message.get("tool_calls") or []
-    )
-    text = message.get("content") or ""
+    raw_calls = shape.opt_list(message.get("tool_calls"), "message.tool_calls")
+    calls = tuple(_call(c, i) for i, c in enumerate(raw_calls))
+    text = shape.fix_text(shape.opt_str(message.get("content"), "message.content"))
     return Response(Message("assistant", text, tool_calls=calls), _usage(body.get("usage")))
 
 
@@ -109,38 +118,59 @@ class _PartialCall:
 class StreamAssembler:
     """Builds one assistant message from chat-completion chunks (tool calls by index)."""
 
-    text: list[str] = field(default_factory=list)
+    text: shape.TextStream = field(default_factory=shape.TextStream)
     calls: dict[int, _PartialCall] = field(default_factory=dict)
     finish: str | None = None
     usage: Usage | None = None
     done: bool = False
 
-    def feed(self, chunk: dict[str, Any], on_text: TextSink | None) -> None:
-        if chunk.get("usage"):
-            self.usage = _usage(chunk["usage"])
-        for choice in chunk.get("choices") or []:
-            delta = choice.get("delta") or {}
-            if delta.get("content"):
-                self.text.append(delta["content"])
-                if on_text:
-                    on_text(delta["content"])
-            for tc in delta.get("tool_calls") or []:
-                part = self.calls.setdefault(int(tc.get("index", 0)), _PartialCall())
-                part.id = tc.get("id") or part.id
-                fn = tc.get("function") or {}
-                part.name = fn.get("name") or part.name
-                part.arguments += fn.get("arguments") or ""
-            if choice.get("finish_reason"):
-                self.finish = choice["finish_reason"]
+    def feed(self, raw: Any, on_text: TextSink | None) -> None:
+        chunk = shape.obj(raw, "a stream chunk")
+        if "error" in chunk:
+            raise StreamError(
+                f"the server reported an error mid-stream: {str(chunk['error'])[:300]}"
+            )
+        if chunk.get("usage") is not None:
+            self.usage = _usage(chunk["usage"]) or self.usage
+        for choice in shape.opt_list(chunk.get("choices"), "choices"):
+            choice = shape.obj(choice, "a choice")
+            delta = shape.opt_obj(choice.get("delta"), "a delta")
+            content = shape.opt_str(delta.get("content"), "delta.content")
+            if content:
+                shown = self.text.feed(content)
+                if on_text and shown:
+                    on_text(shown)
+            for tc in shape.opt_list(delta.get("tool_calls"), "delta.tool_calls"):
+                self._call_delta(shape.obj(tc, "a tool-call delta"))
+            if choice.get("finish_reason") is not None:
+                self.finish = shape.opt_str(choice["finish_reason"], "finish_reason")
 
-    def response(self) -> Response:
+    def _call_delta(self, tc: dict[str, Any]) -> None:
+        part = self.calls.setdefault(
+            shape.index(tc.get("index", 0), "a tool-call index"), _PartialCall()
+        )
+        part.id = shape.opt_str(tc.get("id"), "a tool-call id") or part.id
+        fn = shape.opt_obj(tc.get("function"), "a tool-call function")
+        part.name = shape.opt_str(fn.get("name"), "a tool-call name") or part.name
+        args = fn.get("arguments")
+        part.arguments += (
+            json.dumps(args)
+            if isinstance(args, dict)
+            else shape.opt_str(args, "tool-call arguments")
+        )
+
+    def response(self, on_text: TextSink | None = None) -> Response:
         if self.finish is None and not self.done:
             raise StreamError("the response stream ended before the model finished (cut off?)")
-        calls = tuple(
-            ToolCall(p.id or f"call_{i}", p.name, _arguments(p.arguments, p.name))
-            for i, p in sorted(self.calls.items())
-        )
-        return Response(Message("assistant", "".join(self.text), tool_calls=calls), self.usage)
+        rest = self.text.flush()
+        if on_text and rest:
+            on_text(rest)
+        calls = []
+        for i, p in sorted(self.calls.items()):
+            if not p.name:
+                raise StreamError(f"tool call {i} in the stream has no function name")
+            calls.append(ToolCall(p.id or f"call_{i}", p.name, _arguments(p.arguments, p.name)))
+        return Response(Message("assistant", self.text.text, tool_calls=tuple(calls)), self.usage)
 
 
 def assemble(events: Iterator[tuple[str, str]], on_text: TextSink | None) -> Response:
@@ -150,11 +180,8 @@ def assemble(events: Iterator[tuple[str, str]], on_text: TextSink | None) -> Res
         if data.strip() == "[DONE]":
             acc.done = True
             break
-        chunk = parse_json(data, "a stream chunk")
-        if isinstance(chunk, dict) and "error" in chunk:
-            raise StreamError(f"the server reported an error mid-stream: {chunk['error']}")
-        acc.feed(chunk, on_text)
-    return acc.response()
+        acc.feed(shape.loads(data, "a stream chunk"), on_text)
+    return acc.response(on_text)
 
 
 # -- the client --------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import ToolError
+from mca.tools.schema import check_object
 from mca.tools.snapshots import SnapshotStore
 
 Approve = Callable[[str], bool]
@@ -56,6 +57,11 @@ class Tool:
     parameters: Mapping[str, Any]
     run: ToolFn
 
+    def invoke(self, ctx: ToolContext, args: Mapping[str, Any]) -> str:
+        """Check the model's arguments against the schema, then run."""
+        check_object(args, self.parameters)
+        return self.run(ctx, args)
+
 
 def schema(properties: Mapping[str, Any], required: list[str]) -> dict[str, Any]:
     """A JSON-schema object for tool parameters."""
@@ -88,8 +94,8 @@ def arg_int(args: Mapping[str, Any], key: str, default: int, lo: int, hi: int) -
         raise ToolError(f"argument {key!r} must be an integer")
     try:
         n = int(value)
-    except ValueError:
-        raise ToolError(f"argument {key!r} must be an integer, got {value!r}") from None
+    except (ValueError, OverflowError):
+        raise ToolError(f"argument {key!r} must be an integer, got {value!r:.40}") from None
     if not lo <= n <= hi:
         raise ToolError(f"argument {key!r} must be between {lo} and {hi}, got {n}")
     return n

@@ -130,8 +130,11 @@ def _alive(pid: int) -> bool:
 class SnapshotStore:
     """Per-workspace store of pre-write states, grouped by session and turn."""
 
-    def __init__(self, root: Path, base: Path, session: str, started: str) -> None:
+    def __init__(
+        self, root: Path, base: Path, session: str, started: str, *, ephemeral: bool = False
+    ) -> None:
         self.root = root
+        self.ephemeral = ephemeral  # a temporary store: removed (with its parent) on close
         self.real_root = root.resolve()
         self.base = base
         self.session = session
@@ -179,14 +182,19 @@ class SnapshotStore:
         fcntl.flock(fd, fcntl.LOCK_SH)
 
     def close(self) -> None:
-        """Release the session's lock."""
+        """Release the session's lock (and remove a temporary store)."""
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+        if self.ephemeral:
+            import shutil
+
+            shutil.rmtree(self.base.parent, ignore_errors=True)
 
     # -- writing -------------------------------------------------------------------------
     def _ensure(self) -> None:
-        private_dir(self.base / "objects", self.base.parent.parent)
+        private_dir(self.base)
+        private_dir(self.base / "objects")
         private_dir(self.base / "turns")
         for d in (self.base, self.base / "objects", self.base / "turns"):
             if not stat.S_ISDIR(os.lstat(d).st_mode):

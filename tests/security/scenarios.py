@@ -534,6 +534,15 @@ def record_file_and_logs_are_private(w: World) -> None:
 
 
 @scenario
+def mca_home_is_a_file(w: World) -> None:
+    home = w.root / "home-file"
+    home.write_text("not a directory\n")
+    call = {"write_file": {"path": "a.txt", "content": "x"}}
+    assert w.oneshot("go", script=w.script(call, "done"), MCA_HOME=str(home)) == 0
+    assert "cannot be used" in w.printed and (w.ws / "a.txt").exists()
+
+
+@scenario
 def config_readable_by_others_is_warned(w: World) -> None:
     (w.mcahome / "config.toml").chmod(0o644)
     w.oneshot("hi")

@@ -112,7 +112,19 @@ class World:
         self.before = self.digest()
 
     def digest(self) -> dict[str, Any]:
-        return {"sentinel": tree_digest(self.sentinel), "home": tree_digest(self.home)}
+        import tempfile
+
+        above = {str(p): stat.S_IMODE(os.lstat(p).st_mode) for p in self._above()}
+        temp = Path(tempfile.gettempdir())
+        above[str(temp)] = stat.S_IMODE(os.lstat(temp).st_mode)
+        return {
+            "sentinel": tree_digest(self.sentinel),
+            "home": tree_digest(self.home),
+            "above": above,  # the modes of the directories above: nothing of theirs changes
+        }
+
+    def _above(self) -> list[Path]:
+        return [self.root, *self.root.parents]
 
     # -- running mca ---------------------------------------------------------------------
     def env(self, **extra: str | None) -> dict[str, str]:
@@ -191,7 +203,7 @@ class World:
     # -- the oracle ------------------------------------------------------------------------
     def check(self) -> None:
         after = self.digest()
-        for part in ("sentinel", "home"):
+        for part in ("sentinel", "home", "above"):
             changed = _diff(self.before[part], after[part])
             assert not changed, f"{part}/ changed outside the workspace: {changed}"
         leaks = [

@@ -1,0 +1,118 @@
+"""Reading what a model server sent, which is untrusted: every field is checked for its type.
+
+A value of the right syntax and the wrong shape (a chunk that is a list, an index "abc", usage
+of "many") becomes a StreamError that says what was wrong, never a TypeError from deep inside.
+Text is repaired where a server split a surrogate pair across two chunks.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from mca.errors import StreamError
+from mca.types import Usage
+
+MAX_INDEX = 10_000
+
+
+def loads(text: str, what: str) -> Any:
+    """JSON, with NaN and Infinity read as null (they are not JSON, and not numbers we use)."""
+    try:
+        return json.loads(text, parse_constant=lambda c: None)
+    except ValueError as e:
+        raise StreamError(f"the model sent invalid JSON in {what}: {e}") from None
+    except RecursionError:
+        raise StreamError(f"the model sent JSON nested too deeply in {what}") from None
+
+
+def obj(value: Any, what: str) -> dict[str, Any]:
+    """A JSON object, or a StreamError naming what it should have been."""
+    if not isinstance(value, dict):
+        raise StreamError(f"{what} is not a JSON object (got {type(value).__name__})")
+    return value
+
+
+def opt_obj(value: Any, what: str) -> dict[str, Any]:
+    """A JSON object, or {} for null/absent."""
+    return {} if value is None else obj(value, what)
+
+
+def opt_list(value: Any, what: str) -> list[Any]:
+    """A JSON array, or [] for null/absent."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise StreamError(f"{what} is not a JSON array (got {type(value).__name__})")
+    return value
+
+
+def opt_str(value: Any, what: str) -> str:
+    """A string, or '' for null/absent."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise StreamError(f"{what} is not a string (got {type(value).__name__})")
+    return value
+
+
+def index(value: Any, what: str) -> int:
+    """A small non-negative integer index."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_INDEX:
+        raise StreamError(f"{what} is not a valid index (got {value!r:.40})")
+    return value
+
+
+def count(value: Any) -> int | None:
+    """A token count, or None for anything that is not a finite non-negative integer."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not math.isfinite(value) or value < 0 or value > 10**12:
+        return None
+    return int(value)
+
+
+def usage(raw: Any, prompt_keys: tuple[str, ...], completion_key: str) -> Usage | None:
+    """Provider usage, or None when it is missing or malformed (a bad figure is not a fault)."""
+    if not isinstance(raw, dict):
+        return None
+    prompts = [count(raw.get(k)) for k in prompt_keys if k in raw]
+    completion = count(raw.get(completion_key, 0))
+    if not prompts or any(p is None for p in prompts) or completion is None:
+        return None
+    return Usage(sum(p for p in prompts if p is not None), completion)
+
+
+def fix_text(text: str) -> str:
+    """Join surrogate pairs that arrived in separate chunks; replace any left alone."""
+    if not any("\ud800" <= c <= "\udfff" for c in text):
+        return text
+    joined = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in joined)
+
+
+class TextStream:
+    """Streamed text deltas, passed on safely: a high surrogate waits for its partner."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self._held = ""
+
+    def feed(self, delta: str) -> str:
+        """The part of this delta that is safe to show now."""
+        self.parts.append(delta)
+        text = self._held + delta
+        self._held = ""
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            text, self._held = text[:-1], text[-1]
+        return fix_text(text)
+
+    def flush(self) -> str:
+        """Whatever was held back (a lone surrogate becomes U+FFFD)."""
+        held, self._held = self._held, ""
+        return fix_text(held)
+
+    @property
+    def text(self) -> str:
+        return fix_text("".join(self.parts))
