@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from mca.errors import ToolError
+from mca.sanitize import valid_text
 from mca.tools import get_tool, tool_specs
 from mca.tools.base import ToolContext
 from mca.types import Message, Model, Request, TextSink, ToolCall, Usage
@@ -120,7 +121,7 @@ class Agent:
             text, ok = str(e), False
         except OSError as e:  # the file system said no in a way the tool did not foresee
             text, ok = f"{call.name} failed: {e}", False
-        text = self.redact(text)
+        text = self.redact(valid_text(text))
         self.emit("tool.result", {"name": call.name, "ok": ok, "result": text})
         result.tools.append(ToolRecord(call.name, dict(call.arguments), ok, text))
         return Message(

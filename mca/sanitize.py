@@ -19,11 +19,25 @@ _TABLE.update(
     {i: f"\\u{i:04x}" for i in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F)}
 )
 _TABLE.update({i: f"\\u{i:04x}" for i in range(0xD800, 0xE000)})
+# undecodable bytes of a file name (surrogateescape) show as the byte they were
+_BYTES = {i: f"\\x{i - 0xDC00:02x}" for i in range(0xDC80, 0xDD00)}
+_TABLE.update(_BYTES)
+_SURROGATES = {i: "\ufffd" for i in range(0xD800, 0xE000)} | _BYTES
 
 
 def visible(text: str) -> str:
     """The text with every control character made visible (newline and tab kept)."""
     return text.translate(_TABLE)
+
+
+def valid_text(text: str) -> str:
+    """Text that encodes as UTF-8: undecodable file-name bytes as \\xNN, other lone surrogates
+    as U+FFFD. Everything a tool returns passes this before it reaches a log or a model."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.translate(_SURROGATES)
+    return text
 
 
 def one_line(text: str) -> str:

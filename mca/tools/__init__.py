@@ -17,21 +17,25 @@ from mca.tools.files import (
     search_text,
 )
 from mca.tools.plan import STATUSES, update_plan
+from mca.tools.window import LINE_CHARS
 from mca.types import ToolSpec
 
 _S = {"type": "string"}
 _I = {"type": "integer"}
+_B = {"type": "boolean", "description": "also files that .gitignore ignores"}
 
 _TOOLS = (
     Tool(
         "read_file",
         f"Read a text file (workspace or a loaded skill's directory). Reports the total line"
-        f" count; at most {MAX_READ_LINES} lines or 256 KB per call, use offset/limit for more.",
+        f" count; at most {MAX_READ_LINES} lines or 256 KB per call, use offset/limit for more."
+        f" Long lines show {LINE_CHARS} characters; column reads further along them.",
         schema(
             {
                 "path": {**_S, "description": "file path relative to the workspace"},
                 "offset": {**_I, "description": "first line to show, 1-based"},
                 "limit": {**_I, "description": "number of lines to show"},
+                "column": {**_I, "description": "first character of each line, 1-based"},
             },
             ["path"],
         ),
@@ -45,17 +49,23 @@ _TOOLS = (
     ),
     Tool(
         "find_files",
-        "Find files whose workspace-relative path matches a glob (*, ?, **).",
-        schema({"pattern": {**_S, "description": "e.g. **/*.py or src/*.js"}}, ["pattern"]),
+        "Find files whose workspace-relative path matches a glob (*, ?, **). Files that"
+        " .gitignore ignores are left out unless include_ignored is true.",
+        schema(
+            {"pattern": {**_S, "description": "e.g. **/*.py or src/*.js"}, "include_ignored": _B},
+            ["pattern"],
+        ),
         find_files,
     ),
     Tool(
         "search_text",
-        "Search file contents with a regular expression; returns path:line:text (capped).",
+        "Search file contents with a regular expression; returns path:line:text (capped)."
+        " Files that .gitignore ignores are skipped unless include_ignored is true.",
         schema(
             {
                 "pattern": {**_S, "description": "Python regular expression"},
                 "path": {**_S, "description": "optional glob limiting which files to search"},
+                "include_ignored": _B,
             },
             ["pattern"],
         ),

@@ -9,6 +9,7 @@ from typing import Any
 from mca.diff import unified
 from mca.errors import PathRefused, ToolError
 from mca.fsutil import ContainmentError, FileTooLarge, NotRegularFile, atomic_write, read_regular
+from mca.tools import eol
 from mca.tools.base import ToolContext, arg_str
 from mca.tools.paths import relative_label, resolve_in
 from mca.tools.protect import protected_reason
@@ -112,7 +113,7 @@ def edit_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
         text = before.decode("utf-8")
     except UnicodeDecodeError:
         raise ToolError(f"{path}: not a UTF-8 text file") from None
-    count = text.count(old)
+    updated, count = eol.replace(text, old, new, replace_all)
     if count == 0:
         raise ToolError(f"old_text not found in {rel} (it matched 0 times; read the file first)")
     if count > 1 and not replace_all:
@@ -120,6 +121,5 @@ def edit_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
             f"old_text matched {count} times in {rel}; add surrounding lines so it matches"
             " once, or set replace_all"
         )
-    updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
     _commit(ctx, target, rel, before, updated.encode("utf-8"))
     return f"edited {rel}: replaced {count if replace_all else 1} occurrence(s)"

@@ -13,6 +13,7 @@ from typing import Any
 from mca.errors import PathRefused, ToolError
 from mca.fsutil import ContainmentError, NotRegularFile, open_regular, read_head
 from mca.tools.base import ToolContext, arg_int, arg_str
+from mca.tools.ignore import Ignore
 from mca.tools.paths import inside, relative_label, resolve_in, resolve_in_skill
 from mca.tools.window import Line, read_window
 
@@ -48,17 +49,14 @@ def _is_binary(head: bytes) -> bool:
     return b"\x00" in head[:8192]
 
 
-MAX_LINE_CHARS = 2000  # per shown line; the rest of a long line is summarised
-
-
 def _show(line: Line) -> str:
-    text = line.data.decode("utf-8", errors="replace")
-    if len(text) <= MAX_LINE_CHARS and not line.cut:
-        return text
+    if not line.cut:
+        return line.text
+    end = line.column - 1 + len(line.text)
+    more = f"; read on with column={end + 1}" if end < line.chars else ""
     return (
-        text[:MAX_LINE_CHARS]
-        + f" … [line {line.number} is {line.length:,} bytes; the first {MAX_LINE_CHARS:,}"
-        " characters are shown]"
+        line.text + f" … [line {line.number} has {line.chars:,} characters; shown:"
+        f" {line.column:,}-{end:,}{more}]"
     )
 
 
@@ -77,6 +75,7 @@ def read_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     path = arg_str(args, "path")
     offset = arg_int(args, "offset", 1, 1, 10**9)
     limit = arg_int(args, "limit", MAX_READ_LINES, 1, MAX_READ_LINES)
+    column = arg_int(args, "column", 1, 1, 10**10)
     target, skill = _resolve_readable(ctx, path)
     if target.is_dir():
         raise ToolError(f"{path} is a directory; use list_dir")
@@ -87,7 +86,7 @@ def read_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
             binary = _is_binary(head)
             if not binary:
                 f.seek(0)
-                win = read_window(f, st.st_size, offset, limit, MAX_READ_BYTES)
+                win = read_window(f, st.st_size, offset, limit, MAX_READ_BYTES, column=column)
     except OSError as e:
         raise _open_error(path, e) from None
     if skill is not None:
@@ -146,10 +145,33 @@ def list_dir(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     return "\n".join(lines) if lines else f"{path}: empty directory"
 
 
-def _files(root: Path) -> Iterator[Path]:
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})
+MAX_WALK_FILES = 200_000
+
+
+def _files(root: Path, include_ignored: bool = False) -> Iterator[Path]:
+    """Files below root, sorted, without VCS directories; .gitignore'd ones and noise
+    directories (node_modules, .venv, ...) only when include_ignored."""
+    ignore = None if include_ignored else Ignore(root)
+    skip = VCS_DIRS if include_ignored else SKIP_DIRS
+    seen = 0
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir
+        if ignore is not None:
+            ignore.enter(rel_dir)
+        prefix = rel_dir + "/" if rel_dir else ""
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in skip and (ignore is None or not ignore.ignored(prefix + d, True))
+        )
         for name in sorted(filenames):
+            if ignore is not None and ignore.ignored(prefix + name, False):
+                continue
+            seen += 1
+            if seen > MAX_WALK_FILES:
+                return
             yield Path(dirpath, name)
 
 
@@ -194,15 +216,23 @@ def glob_match(pattern: str, rel: str) -> bool:
     return _glob_regex(pattern).match(rel) is not None
 
 
+def _include_ignored(args: Mapping[str, Any]) -> bool:
+    value = args.get("include_ignored", False)
+    if not isinstance(value, bool):
+        raise ToolError("argument 'include_ignored' must be true or false")
+    return value
+
+
 def find_files(ctx: ToolContext, args: Mapping[str, Any]) -> str:
-    """Find files by glob pattern relative to the workspace."""
+    """Find files by glob pattern relative to the workspace (.gitignore honoured)."""
     pattern = arg_str(args, "pattern")
+    include = _include_ignored(args)
     if ".." in pattern.split("/") or pattern.startswith("/"):
         raise PathRefused(f"{pattern}: patterns must stay inside the workspace")
     pattern = pattern.removeprefix("./") or "*"
     root = ctx.root.resolve()
     hits: list[str] = []
-    for f in _files(root):
+    for f in _files(root, include):
         rel = f.relative_to(root).as_posix()
         if glob_match(pattern, rel):
             hits.append(rel)
@@ -221,13 +251,14 @@ def search_text(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     """Search file contents with a regex; path:line:text, capped."""
     pattern = arg_str(args, "pattern")
     path_glob = arg_str(args, "path", required=False, default="")
+    include = _include_ignored(args)
     try:
         regex = re.compile(pattern)
     except re.error as e:
         raise ToolError(f"invalid regex {pattern!r}: {e}") from None
     root = ctx.root.resolve()
     out: list[str] = []
-    for f in _files(root):
+    for f in _files(root, include):
         rel = f.relative_to(root).as_posix()
         if path_glob and not glob_match(path_glob, rel):
             continue

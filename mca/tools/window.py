@@ -1,27 +1,30 @@
 """A window of lines from a file, in bounded memory: read_file of a line range of a 4 GB file
-costs one chunk and the lines shown, not the file."""
+costs a chunk and the lines shown, not the file; a 30 MB one-line file is read in a character
+window of that line."""
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
 CHUNK = 64 * 1024
-MAX_LINE_BYTES = 8 * 1024  # kept per shown line (the rest is counted, not stored)
+LINE_CHARS = 2000  # characters kept per shown line (the rest is counted, not stored)
 COUNT_LINES_MAX = 64 * 1024 * 1024  # larger files: the total line count is not computed
 
 
 @dataclass
 class Line:
-    """One shown line: its number, its kept bytes and its full length in bytes."""
+    """One shown line: its kept characters (from `column`), its length in characters."""
 
     number: int
-    data: bytes
-    length: int
+    text: str
+    chars: int
+    column: int = 1
 
     @property
     def cut(self) -> bool:
-        return self.length > len(self.data)
+        return self.column > 1 or self.column - 1 + len(self.text) < self.chars
 
 
 @dataclass
@@ -33,20 +36,54 @@ class Window:
     crlf: bool = False  # some shown line ended in \r\n
 
 
+class _LineBuffer:
+    """The current line, decoded as it streams, keeping only the window's characters."""
+
+    def __init__(self, column: int, width: int) -> None:
+        self.skip, self.width = column - 1, width
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.kept: list[str] = []
+        self.have = 0
+        self.seen = 0
+
+    def add(self, data: bytes, final: bool = False) -> None:
+        text = self.decoder.decode(data, final)
+        lo = max(self.skip - self.seen, 0)
+        if self.have < self.width and lo < len(text):
+            piece = text[lo : lo + self.width - self.have]
+            self.kept.append(piece)
+            self.have += len(piece)
+        self.seen += len(text)
+
+    def line(self, n: int, column: int) -> tuple[Line, bool]:
+        self.add(b"", final=True)
+        text = "".join(self.kept)
+        crlf = text.endswith("\r") and self.have < self.width
+        if crlf:
+            text = text[:-1]
+        return Line(n, text, self.seen - crlf, column), crlf
+
+
 def read_window(
-    f: BinaryIO, size: int, first: int, count: int, byte_budget: int, *, chunk: int = CHUNK
+    f: BinaryIO,
+    size: int,
+    first: int,
+    count: int,
+    byte_budget: int,
+    *,
+    column: int = 1,
+    width: int = LINE_CHARS,
+    chunk: int = CHUNK,
 ) -> Window:
-    """Lines first..first+count-1 (1-based) of `f`, at most `byte_budget` bytes of them."""
+    """Lines first..first+count-1 (1-based) of `f`, each from `column` for `width` characters,
+    at most about `byte_budget` bytes of them in all."""
     win = Window()
     end = first + count  # exclusive
     counting = size <= COUNT_LINES_MAX
     n, used = 1, 0
-    cur, cur_len = bytearray(), 0
+    cur = _LineBuffer(column, width)
     last = b""
-    while True:
-        data = f.read(chunk)
-        if not data:
-            break
+    while data := f.read(chunk):
         last = data[-1:]
         if n >= end:
             if not counting:
@@ -58,29 +95,24 @@ def read_window(
             nl = data.find(b"\n", pos)
             stop = len(data) if nl < 0 else nl
             if first <= n < end:
-                room = MAX_LINE_BYTES - len(cur)
-                if room > 0:
-                    cur += data[pos : min(stop, pos + room)]
-                cur_len += stop - pos
+                cur.add(data[pos:stop])
             if nl < 0:
                 break
             if first <= n < end:
-                used += _keep(win, n, cur, cur_len)
-                cur, cur_len = bytearray(), 0
+                used += _keep(win, cur.line(n, column))
+                cur = _LineBuffer(column, width)
                 if used > byte_budget:
                     end = n + 1
             n += 1
             pos = nl + 1
-    if first <= n < end and cur_len:
-        _keep(win, n, cur, cur_len)
+    if first <= n < end and cur.seen + len(cur.decoder.getstate()[0]):
+        _keep(win, cur.line(n, column))
     win.total = n - 1 if last in (b"\n", b"") else n
     return win
 
 
-def _keep(win: Window, n: int, cur: bytearray, length: int) -> int:
-    data = bytes(cur)
-    if data.endswith(b"\r") and length == len(data):
-        win.crlf = True
-        data, length = data[:-1], length - 1
-    win.lines.append(Line(n, data, length))
-    return len(data) + 8
+def _keep(win: Window, kept: tuple[Line, bool]) -> int:
+    line, crlf = kept
+    win.crlf = win.crlf or crlf
+    win.lines.append(line)
+    return len(line.text.encode("utf-8", "replace")) + 8
