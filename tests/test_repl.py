@@ -101,3 +101,24 @@ def test_completion_of_commands_and_paths(ws: Path) -> None:
     assert complete("look at @sr") == ["src/"]
     assert complete("look at @src/c") == ["src/calc.js"]
     assert complete("look at @../") == []
+
+
+@pytest.mark.parametrize("key", [CTRL_C, CTRL_D])
+def test_ctrl_c_or_d_at_the_approval_cancels_the_turn(  # type: ignore[no-untyped-def]
+    run_repl, ws: Path, tmp_path: Path, key: str
+) -> None:
+    script = tmp_path / "s.jsonl"
+    call = '{"tool_calls": [{"name": "run_command", "arguments": {"command": "touch X"}}]}\n'
+    script.write_text(call * 40 + '{"content": "after"}\n')
+    out, repl = run_repl(f"go{ENTER}{key}/exit{ENTER}", MCA_MOCK_SCRIPT=str(script))
+    assert "turn cancelled; the conversation is as it was" in out
+    assert out.count("run_command wants to run") == 1  # asked once, not until the step limit
+    assert repl.session.agent.messages == [] and not (ws / "X").exists()
+    assert out.rstrip().endswith("bye")
+
+
+def test_the_step_limit_is_said_once(run_repl, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    script = tmp_path / "s.jsonl"
+    script.write_text('{"tool_calls": [{"name": "list_dir", "arguments": {}}]}\n' * 5)
+    out, _ = run_repl(f"go{ENTER}{CTRL_D}", MCA_MOCK_SCRIPT=str(script), MCA_MAX_STEPS="2")
+    assert out.count("step limit of 2") == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,52 @@ def test_prune_keeps_the_newest_sessions(ws: Path) -> None:
     store.prune(keep_sessions=20)
     assert len(store.manifests()) == 20
     assert len(list((ws.parent / "store/objects").iterdir())) == 20
+
+
+# -- damage and surprises: each ends in a report, and the next /undo goes on ------------------
+def test_a_directory_where_a_file_was(ctx: ToolContext, ws: Path) -> None:
+    write(ctx, "a.txt", "new")
+    (ws / "a.txt").unlink()
+    (ws / "a.txt").mkdir()
+    report = ctx.snapshots.undo(force=True)
+    assert report.problems and "directory" in report.problems[0]
+    assert (ws / "a.txt").is_dir()
+    with pytest.raises(UndoError, match="nothing to undo"):
+        ctx.snapshots.undo()
+
+
+def test_an_unreadable_file_is_reported(ctx: ToolContext, ws: Path) -> None:
+    (ws / "a.txt").write_text("old")
+    write(ctx, "a.txt", "new")
+    os.chmod(ws / "a.txt", 0)
+    if os.access(ws / "a.txt", os.R_OK):  # root reads anything: make it unreadable otherwise
+        (ws / "a.txt").unlink()
+        os.mkfifo(ws / "a.txt")
+    report = ctx.snapshots.undo(force=True)
+    assert report.problems, report
+
+
+@pytest.mark.parametrize("bad", ["{}", "[]", "not json", '{"session": "x", "turn": 1}', ""])
+def test_bad_manifests_are_skipped_and_reported(ctx: ToolContext, ws: Path, bad: str) -> None:
+    (ws / "a.txt").write_text("old")
+    write(ctx, "a.txt", "new")
+    turns = ctx.snapshots.base / "turns"
+    (turns / "99999999T999999-bad-0001.json").write_text(bad)
+    report = ctx.snapshots.undo()
+    assert report.restored == ["a.txt"] and ctx.snapshots.problems
+    later = SnapshotStore(ws, ctx.snapshots.base, "later", "20990101T000000")
+    assert later.start() == []  # start-up is not blocked by them
+    later.close()
+
+
+def test_kill_between_two_writes_of_one_file(ctx: ToolContext, ws: Path) -> None:
+    """The second write's manifest is saved, then mca dies before the file changes again: the
+    file holds the first write's bytes, which are still mca's own, and undo restores it."""
+    (ws / "a.txt").write_text("original")
+    write(ctx, "a.txt", "first")
+    ctx.snapshots.before_write(1, "a.txt", ws / "a.txt", b"second", note="")
+    (ws / ".a.txt.mca-tmp-999999-abcd1234").write_text("torn")  # left by the killed write
+    report = SnapshotStore(ws, ctx.snapshots.base, "next", "20990101T000000").undo()
+    assert report.restored == ["a.txt"] and not report.skipped
+    assert (ws / "a.txt").read_text() == "original"
+    assert not (ws / ".a.txt.mca-tmp-999999-abcd1234").exists()

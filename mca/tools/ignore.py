@@ -48,10 +48,8 @@ def _regex(pattern: str, anchored: bool) -> re.Pattern[str]:
             i += 1
         elif c == "[":
             j = pattern.find("]", i + 2)
-            if j < 0:
-                out += re.escape(c)
-                i += 1
-                continue
+            if j < 0:  # as in git, a pattern with an unclosed [ matches nothing
+                raise re.error("unclosed [")
             body = pattern[i + 1 : j].replace("\\", "\\\\")
             out += "[" + ("^" + body[1:] if body.startswith("!") else body) + "]"
             i = j + 1
