@@ -59,6 +59,32 @@ def _check_fd(fd: int, root: Path | None, what: Path) -> None:
         )
 
 
+def is_dir(path: Path | str) -> bool:
+    """Like Path.is_dir, but False for a path that cannot even be looked at (EACCES, a name
+    too long, ...) instead of an exception: such paths come from untrusted trees."""
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def exists(path: Path | str) -> bool:
+    """Like Path.exists (following links), but False on any error."""
+    try:
+        os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def resolved(path: Path) -> Path:
+    """path.resolve(), or the absolute path when it cannot be resolved."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return Path(os.path.abspath(path))
+
+
 def file_kind(mode: int) -> str:
     """'a FIFO', 'a directory', ... for an st_mode that is not a regular file."""
     for test, name in (

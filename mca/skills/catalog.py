@@ -83,19 +83,25 @@ def render(skills: Sequence[Skill], limit: int | None, drop: bool, omitted: int)
 def build_catalog(
     skills: Sequence[Skill], budget: Budget, fits: Callable[[str, int], bool]
 ) -> Catalog:
-    """Fit the catalog: full, then fairly shortened descriptions, then none, then fewer skills."""
+    """Fit the catalog: full, then fairly shortened descriptions, then none, then fewer skills.
+
+    Every step is a binary search over whole renders, so fitting n skills costs O(n log n):
+    start-up with thousands of skills stays close to start-up with none.
+    """
     ordered = sorted(skills, key=lambda s: s.name)
     full = render(ordered, None, False, 0)
     if not ordered or fits(full, budget.limit):
         return Catalog(full, [s.name for s in ordered])
     longest = max(len(" ".join(s.description.split())) for s in ordered)
-    lo, hi, best = MIN_DESCRIPTION, longest, None
-    while lo <= hi:  # the largest per-description cap that fits, applied to every skill alike
-        mid = (lo + hi) // 2
-        if fits(render(ordered, mid, False, 0), budget.limit):
-            best, lo = mid, mid + 1
-        else:
-            hi = mid - 1
+    best = None
+    if fits(render(ordered, MIN_DESCRIPTION, False, 0), budget.limit):
+        lo, hi, best = MIN_DESCRIPTION + 1, longest, MIN_DESCRIPTION
+        while lo <= hi:  # the largest per-description cap that fits, the same for every skill
+            mid = (lo + hi) // 2
+            if fits(render(ordered, mid, False, 0), budget.limit):
+                best, lo = mid, mid + 1
+            else:
+                hi = mid - 1
     if best is not None:
         cat = Catalog(render(ordered, best, False, 0), [s.name for s in ordered])
         for s in ordered:
@@ -103,14 +109,28 @@ def build_catalog(
                 cat.shortened[s.name] = best
                 cat.diagnostics.append(_cut(s, f"description shortened to {best} characters"))
         return cat
-    kept = list(ordered)
-    omitted: list[Skill] = []
-    by_rank = sorted(ordered, key=lambda s: (s.rank, s.name))  # lowest rank goes first
-    while kept and not fits(render(kept, None, True, len(omitted)), budget.limit):
-        loser = by_rank.pop(0)
-        kept.remove(loser)
-        omitted.append(loser)
-    cat = Catalog(render(kept, None, True, len(omitted)), [s.name for s in kept])
+    return _fewer(ordered, budget, fits)
+
+
+def _fewer(ordered: list[Skill], budget: Budget, fits: Callable[[str, int], bool]) -> Catalog:
+    """No descriptions, and as many skills as fit, the highest-ranked first."""
+    by_rank = sorted(ordered, key=lambda s: (-s.rank, s.name))
+
+    def attempt(k: int) -> str:
+        kept = sorted(by_rank[:k], key=lambda s: s.name)
+        return render(kept, None, True, len(ordered) - k)
+
+    lo, hi, k = 1, len(by_rank), 0
+    while lo <= hi:  # the most skills that fit (fewer entries never render longer)
+        mid = (lo + hi) // 2
+        if fits(attempt(mid), budget.limit):
+            k, lo = mid, mid + 1
+        else:
+            hi = mid - 1
+    kept_set = {s.name for s in by_rank[:k]}
+    kept = [s for s in ordered if s.name in kept_set]
+    omitted = [s for s in reversed(by_rank) if s.name not in kept_set]  # lowest rank first
+    cat = Catalog(attempt(k), [s.name for s in kept])
     cat.descriptions_dropped, cat.omitted = True, omitted
     for s in kept:
         cat.diagnostics.append(_cut(s, "description dropped from the catalog"))

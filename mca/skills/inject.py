@@ -7,6 +7,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mca.fsutil import is_dir
 from mca.provenance import defang
 from mca.skills.model import RESOURCE_DIRS, Skill, xml_escape
 
@@ -49,7 +50,7 @@ def list_resources(skill_dir: Path) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for sub in RESOURCE_DIRS:
         base = skill_dir / sub
-        if not base.is_dir():
+        if not is_dir(base):
             continue
         names: list[str] = []
         for dirpath, dirnames, filenames in os.walk(base):

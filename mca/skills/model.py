@@ -40,6 +40,7 @@ CODES: dict[str, Level] = {
     "unquoted-indicator": "warning",
     "shadowed": "warning",
     "scan-truncated": "warning",
+    "unreadable-dir": "warning",
     "catalog-cut": "warning",
     "unknown-field": "info",
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from mca.fsutil import is_dir
 from mca.skills.discover import Discovery
 from mca.skills.model import Candidate
 from mca.skills.stage import StageResult
@@ -42,7 +43,7 @@ def candidates_text(cands: Sequence[Candidate]) -> str:
 def discovery_text(d: Discovery) -> str:
     """`mca skills list` / `/skills`."""
     roots = "\n".join(
-        f"  {r.rank:>4} {r.scope:<9} {r.path}{'' if r.path.is_dir() else '  (absent)'}"
+        f"  {r.rank:>4} {r.scope:<9} {r.path}{'' if is_dir(r.path) else '  (absent)'}"
         for r in d.roots
     )
     walk = "\n".join(f"  {x}" for x in d.diagnostics if x.code == "scan-truncated")

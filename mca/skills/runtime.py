@@ -8,6 +8,7 @@ from typing import Any
 
 from mca.config import Settings
 from mca.errors import SkillsRefused
+from mca.fsutil import is_dir
 from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, char_fits, discover, session_roots
 from mca.skills.policy import select_policy
@@ -49,7 +50,7 @@ def log_discovery(d: Discovery, emit: Emit) -> None:
     for r in d.roots:
         emit(
             "skills.root",
-            {"path": str(r.path), "scope": r.scope, "rank": r.rank, "exists": r.path.is_dir()},
+            {"path": str(r.path), "scope": r.scope, "rank": r.rank, "exists": is_dir(r.path)},
         )
     for c in d.candidates:
         emit(

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mca.fsutil import exists, resolved
 from mca.skills.model import SKILL_FILE, Candidate, Diagnostic, Root
 from mca.skills.parse import read_skill_file
 from mca.skills.policy import PRODUCTION, Policy
@@ -38,7 +39,7 @@ def load_candidate(path: Path, root: Root | None, policy: Policy = PRODUCTION) -
 
 def _git_root(start: Path) -> Path | None:
     for d in (start, *start.parents):
-        if (d / ".git").exists():
+        if exists(d / ".git"):
             return d
     return None
 
@@ -50,7 +51,7 @@ def discover_roots(
     roots: list[Root] = []
     scope, rank = ROOT_RANKS["--skills-dir / MCA_SKILLS_DIRS"]
     for i, d in enumerate(explicit):
-        roots.append(Root(d.resolve(), scope, rank - i))  # earlier given wins
+        roots.append(Root(resolved(d), scope, rank - i))  # earlier given wins
     git_root = _git_root(workspace)
     levels = [workspace, *workspace.parents]
     for depth, d in enumerate(levels[:MAX_PARENT_LEVELS]):
@@ -68,7 +69,7 @@ def discover_roots(
     seen: set[Path] = set()
     unique = []
     for r in roots:
-        key = r.path.resolve() if r.path.exists() else r.path
+        key = resolved(r.path) if exists(r.path) else r.path
         if key not in seen:
             seen.add(key)
             unique.append(r)
@@ -85,9 +86,15 @@ class ScanResult:
 
 
 def find_skill_files(
-    root: Path, depth_limit: int = DEPTH_LIMIT, dir_cap: int = DIR_CAP
+    root: Path,
+    depth_limit: int = DEPTH_LIMIT,
+    dir_cap: int = DIR_CAP,
+    unreadable: list[tuple[str, OSError]] | None = None,
 ) -> tuple[list[Path], list[Path], int, bool]:
-    """(SKILL.md files, symlinked SKILL.md files, dirs visited, truncated) below one root."""
+    """(SKILL.md files, symlinked SKILL.md files, dirs visited, truncated) below one root.
+
+    Directories that cannot be read are skipped and, when `unreadable` is given, listed there.
+    """
     found: list[Path] = []
     symlinked: list[Path] = []
     visited: set[tuple[int, int]] = set()
@@ -97,7 +104,9 @@ def find_skill_files(
         d, depth = stack.pop()
         try:
             st = os.stat(d)  # follows symlinks: (device, inode) names the real directory
-        except OSError:
+        except OSError as e:
+            if unreadable is not None and os.path.lexists(d):
+                unreadable.append((d, e))
             continue
         key = (st.st_dev, st.st_ino)
         if key in visited:
@@ -108,7 +117,9 @@ def find_skill_files(
             return found, symlinked, count - 1, True
         try:
             entries = list(os.scandir(d))
-        except OSError:
+        except OSError as e:
+            if unreadable is not None:
+                unreadable.append((d, e))
             continue
         entry = next((e for e in entries if e.name == SKILL_FILE), None)
         if entry is not None:
@@ -117,12 +128,12 @@ def find_skill_files(
         if depth >= depth_limit:
             continue
         subdirs = [
-            e
-            for e in entries
-            if e.name not in SKIP_DIRS and not e.name.startswith(".") and e.is_dir()
+            sub
+            for sub in entries
+            if sub.name not in SKIP_DIRS and not sub.name.startswith(".") and _entry_is_dir(sub)
         ]
-        for e in sorted(subdirs, key=lambda e: e.name, reverse=True):
-            stack.append((e.path, depth + 1))
+        for sub in sorted(subdirs, key=lambda x: x.name, reverse=True):
+            stack.append((sub.path, depth + 1))
     return found, symlinked, count, False
 
 
@@ -149,11 +160,18 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _entry_is_dir(e: os.DirEntry[str]) -> bool:
+    try:
+        return e.is_dir()
+    except OSError:
+        return False
+
+
 def _project_boundary(root: Root) -> Path | None:
     """A project root (<dir>/.mca/skills) may only hold skills that really are inside <dir>."""
     if root.scope != "project":
         return None
-    return root.path.parent.parent.resolve()
+    return resolved(root.path.parent.parent)
 
 
 def _inside(path: Path, boundary: Path) -> bool:
@@ -166,9 +184,15 @@ def _inside(path: Path, boundary: Path) -> bool:
 def _scan(roots: Iterable[Root], depth_limit: int, dir_cap: int, policy: Policy) -> ScanResult:
     result = ScanResult()
     for root in roots:
-        if not root.path.is_dir():
-            continue
-        files, symlinked, visited, truncated = find_skill_files(root.path, depth_limit, dir_cap)
+        unreadable: list[tuple[str, OSError]] = []
+        files, symlinked, visited, truncated = find_skill_files(
+            root.path, depth_limit, dir_cap, unreadable
+        )
+        for where, err in unreadable:
+            message = (
+                f"cannot read this directory ({err.strerror or err}); skills in it are skipped"
+            )
+            result.diagnostics.append(Diagnostic("unreadable-dir", where, message))
         result.visited[str(root.path)] = visited
         if truncated:
             result.diagnostics.append(
@@ -198,7 +222,7 @@ def _scan(roots: Iterable[Root], depth_limit: int, dir_cap: int, policy: Policy)
                     Diagnostic(
                         "outside-project",
                         str(path),
-                        f"this project skill resolves to {path.resolve()}, outside {boundary};"
+                        f"this project skill resolves to {resolved(path)}, outside {boundary};"
                         " a repository's skills must live inside it (not loaded)",
                     )
                 )

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import ToolError
-from mca.fsutil import ContainmentError, NotRegularFile, read_head
+from mca.fsutil import ContainmentError, NotRegularFile, is_dir, read_head
 from mca.provenance import defang
 from mca.skills.gates import Decision
 from mca.skills.inject import Block, stage_two_text
@@ -55,7 +55,7 @@ class StageResult:
 def read_reference(root: Path, rel: str) -> str:
     """An @reference's content: workspace-contained, a regular text file, capped."""
     target = resolve_in(root, rel)
-    if target.is_dir():
+    if is_dir(target):
         raise ToolError(f"@{rel} is a directory")
     try:
         data, size = read_head(target, root.resolve(), limit=MAX_REFERENCE_CHARS * 4)

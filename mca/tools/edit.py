@@ -8,7 +8,14 @@ from typing import Any
 
 from mca.diff import unified
 from mca.errors import PathRefused, ToolError
-from mca.fsutil import ContainmentError, FileTooLarge, NotRegularFile, atomic_write, read_regular
+from mca.fsutil import (
+    ContainmentError,
+    FileTooLarge,
+    NotRegularFile,
+    atomic_write,
+    is_dir,
+    read_regular,
+)
 from mca.tools import eol
 from mca.tools.base import ToolContext, arg_str
 from mca.tools.paths import relative_label, resolve_in
@@ -21,7 +28,7 @@ MAX_EDIT_BYTES = MAX_WRITE_BYTES
 def _target(ctx: ToolContext, path: str) -> tuple[Path, str]:
     target = resolve_in(ctx.root, path)
     rel = relative_label(target, ctx.root.resolve())
-    if target.is_dir():
+    if is_dir(target):
         raise ToolError(f"{path} is a directory")
     return target, rel
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import PathRefused, ToolError
-from mca.fsutil import ContainmentError, NotRegularFile, open_regular, read_head
+from mca.fsutil import ContainmentError, NotRegularFile, is_dir, open_regular, read_head
 from mca.tools.base import ToolContext, arg_int, arg_str
 from mca.tools.ignore import Ignore
 from mca.tools.paths import inside, relative_label, resolve_in, resolve_in_skill
@@ -77,7 +77,7 @@ def read_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     limit = arg_int(args, "limit", MAX_READ_LINES, 1, MAX_READ_LINES)
     column = arg_int(args, "column", 1, 1, 10**10)
     target, skill = _resolve_readable(ctx, path)
-    if target.is_dir():
+    if is_dir(target):
         raise ToolError(f"{path} is a directory; use list_dir")
     allowed = ctx.root.resolve() if skill is None else ctx.skill_dirs[skill].resolve()
     try:
