@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -32,6 +33,7 @@ class SessionLog:
         self.secrets = tuple(secrets)
         self.on_fail = on_fail
         self.events: list[dict[str, Any]] = []  # kept in memory for /why and tests
+        self._fd: int | None = None
         if path is not None:
             try:
                 private_dir(path.parent)
@@ -40,6 +42,7 @@ class SessionLog:
 
     def _fail(self, e: OSError) -> None:
         where, self.path = self.path, None
+        self.close()
         self.on_fail(
             f"the session log {where} cannot be written ({e.strerror or e}); logging is off"
         )
@@ -52,13 +55,18 @@ class SessionLog:
             return
         line = scrub(json.dumps(record, ensure_ascii=False, default=str), self.secrets)
         try:
-            fd = open_private(self.path)
-            try:
-                os.write(fd, (line + "\n").encode("utf-8", "backslashreplace"))
-            finally:
-                os.close(fd)
+            if self._fd is None:
+                self._fd = open_private(self.path)
+            os.write(self._fd, (line + "\n").encode("utf-8", "backslashreplace"))
         except OSError as e:
             self._fail(e)
+
+    def close(self) -> None:
+        """Close the log file (events after this reopen it)."""
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def prune_logs(directory: Path, keep: int = KEEP_LOGS) -> int:

@@ -107,6 +107,7 @@ class Session:
     def close(self) -> None:
         """Release the model client."""
         self.log.event("session.end", {"turns": self.agent.turn})
+        self.log.close()
         self.snapshots.close()
         self.model.close()
 

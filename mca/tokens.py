@@ -83,6 +83,10 @@ def load_encoding(name: str) -> Any:
     )
 
 
+MAX_TOKEN_BYTES = 128  # the longest token of o200k_base and cl100k_base, in bytes
+FITS_CHUNK = 8192  # characters per chunk when fits() counts a long text
+
+
 class Estimator:
     """Counts tokens with one encoding; loads it on first use; caches counts per text."""
 
@@ -131,7 +135,26 @@ class Estimator:
         return n
 
     def fits(self, text: str, limit: int) -> bool:
-        """Whether text is within `limit` tokens; skips the tokenizer when bytes alone prove it."""
-        if len(text.encode("utf-8")) <= limit:  # every token covers at least one byte
+        """Whether text is within `limit` tokens, without counting all of a text far over it.
+
+        Every token covers 1 to MAX_TOKEN_BYTES bytes, which settles most questions from the
+        length alone. Otherwise the text is counted in line-aligned chunks and the count stops
+        as soon as it is over the limit by more than the chunk seams could account for (a seam
+        can split one token in two); a text that may fit is always counted whole.
+        """
+        size = len(text.encode("utf-8"))
+        if size <= limit:
             return True
+        if size > limit * MAX_TOKEN_BYTES:
+            return False
+        if len(text) > FITS_CHUNK * 2:
+            total, seams, start = 0, 0, 0
+            while start < len(text):
+                cut = text.find("\n", start + FITS_CHUNK)
+                end = len(text) if cut < 0 else cut + 1
+                total += self.count(text[start:end])
+                seams += 1
+                if total > limit + seams:
+                    return False
+                start = end
         return self.count(text) <= limit

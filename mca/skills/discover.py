@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mca.skills.cache import ParseCache
 from mca.skills.catalog import Budget, Catalog, build_catalog
 from mca.skills.model import Candidate, Diagnostic, Root, Skill
 from mca.skills.policy import PRODUCTION, Policy
@@ -43,18 +44,19 @@ class Discovery:
 
     def all_diagnostics(self) -> list[Diagnostic]:
         """Per-file diagnostics and the walk's own, without duplicates."""
-        seen: list[Diagnostic] = []
-        for d in [*(d for c in self.candidates for d in c.diagnostics), *self.diagnostics]:
-            if d not in seen:
-                seen.append(d)
-        return seen
+        every = [*(d for c in self.candidates for d in c.diagnostics), *self.diagnostics]
+        return list(dict.fromkeys(every))
 
 
 def discover(
-    roots: Sequence[Root], budget: Budget, fits: Fits, policy: Policy = PRODUCTION
+    roots: Sequence[Root],
+    budget: Budget,
+    fits: Fits,
+    policy: Policy = PRODUCTION,
+    cache: ParseCache | None = None,
 ) -> Discovery:
     """Scan the roots and build the catalog. Skills omitted from the catalog stay loadable."""
-    scan = scan_roots(roots, policy=policy)
+    scan = scan_roots(roots, policy=policy, cache=cache)
     diags = list(scan.diagnostics)
     diags += resolve_collisions(scan.candidates)
     loaded = {c.skill.name: c.skill for c in scan.candidates if c.status == "loaded" and c.skill}
@@ -63,10 +65,10 @@ def discover(
     for c in scan.candidates:
         if c.skill is not None and c.skill.name in omitted and c.status == "loaded":
             c.status = "omitted"
+    by_path = {str(c.path): c for c in scan.candidates}
     for d in catalog.diagnostics:
-        for c in scan.candidates:
-            if str(c.path) == d.path:
-                c.diagnostics.append(d)
+        if d.path in by_path:
+            by_path[d.path].diagnostics.append(d)
     diags += catalog.diagnostics
     return Discovery(list(roots), scan.candidates, diags, catalog, budget, loaded, policy)
 

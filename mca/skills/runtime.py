@@ -8,7 +8,8 @@ from typing import Any
 
 from mca.config import Settings
 from mca.errors import SkillsRefused
-from mca.fsutil import is_dir
+from mca.fsutil import is_dir, sha256
+from mca.skills.cache import ParseCache
 from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, char_fits, discover, session_roots
 from mca.skills.policy import select_policy
@@ -30,7 +31,9 @@ def run_discovery(settings: Settings, estimator: Estimator) -> Discovery:
     )
     budget = catalog_budget(settings)
     fits = estimator.fits if budget.unit == "tokens" else char_fits
-    return discover(roots, budget, fits, select_policy(settings.lab))
+    key = sha256("\n".join(str(r.path) for r in roots).encode("utf-8", "surrogateescape"))
+    cache = ParseCache(settings.home / "cache" / f"skills-{key[:16]}.json")
+    return discover(roots, budget, fits, select_policy(settings.lab), cache)
 
 
 def refuse_if_strict(settings: Settings, d: Discovery) -> None:
@@ -46,24 +49,25 @@ def refuse_if_strict(settings: Settings, d: Discovery) -> None:
 
 
 def log_discovery(d: Discovery, emit: Emit) -> None:
-    """Discovery events for the session log."""
+    """Discovery for the session log: roots, one event listing the candidates, the diagnostics
+    (catalog cuts, one per skill when thousands are installed, folded into one event)."""
     for r in d.roots:
         emit(
             "skills.root",
             {"path": str(r.path), "scope": r.scope, "rank": r.rank, "exists": is_dir(r.path)},
         )
-    for c in d.candidates:
-        emit(
-            "skills.candidate",
-            {
-                "path": str(c.path),
-                "name": c.name,
-                "status": c.status,
-                "diagnostics": [x.to_json() for x in c.diagnostics],
-            },
-        )
+    listed = [
+        {"path": str(c.path), "name": c.name, "status": c.status}
+        | ({"diagnostics": [x.code for x in c.diagnostics]} if c.diagnostics else {})
+        for c in d.candidates
+    ]
+    emit("skills.candidates", {"count": len(listed), "candidates": listed})
+    cuts = [x for x in d.diagnostics if x.code == "catalog-cut"]
     for x in d.diagnostics:
-        emit("skills.diagnostic", {"path": x.path, **x.to_json()})
+        if x.code != "catalog-cut":
+            emit("skills.diagnostic", {"path": x.path, **x.to_json()})
+    if cuts:
+        emit("skills.catalog_cut", {"count": len(cuts), "first": cuts[0].message})
 
 
 @dataclass

@@ -5,13 +5,15 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mca.fsutil import exists, resolved
+from mca.skills.cache import ParseCache
 from mca.skills.model import SKILL_FILE, Candidate, Diagnostic, Root
-from mca.skills.parse import read_skill_file
+from mca.skills.parse import read_skill_file, split_frontmatter
 from mca.skills.policy import PRODUCTION, Policy
 
 # Where skills are searched, and who wins a name collision (higher rank wins). Project roots
@@ -32,9 +34,25 @@ SKIP_DIRS = frozenset(
 )
 
 
-def load_candidate(path: Path, root: Root | None, policy: Policy = PRODUCTION) -> Candidate:
-    """Read, parse and validate one SKILL.md."""
-    return policy.validate(path, read_skill_file(path, policy.split), root)
+def load_candidate(
+    path: Path, root: Root | None, policy: Policy = PRODUCTION, cache: ParseCache | None = None
+) -> Candidate:
+    """Read, parse and validate one SKILL.md (the parse from the cache when the file is as it
+    was; validation always runs, since it depends on the root)."""
+    parsed = None
+    if cache is not None and policy.split is split_frontmatter:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISREG(st.st_mode):
+            parsed = cache.get(path, st)
+            if parsed is None:
+                parsed = read_skill_file(path, policy.split)
+                cache.put(path, st, parsed)
+    if parsed is None:
+        parsed = read_skill_file(path, policy.split)
+    return policy.validate(path, parsed, root)
 
 
 def _git_root(start: Path) -> Path | None:
@@ -142,10 +160,14 @@ def scan_roots(
     depth_limit: int = DEPTH_LIMIT,
     dir_cap: int = DIR_CAP,
     policy: Policy = PRODUCTION,
+    cache: ParseCache | None = None,
 ) -> ScanResult:
     """Walk every root and parse every SKILL.md found."""
     with _gc_paused():
-        return _scan(roots, depth_limit, dir_cap, policy)
+        result = _scan(roots, depth_limit, dir_cap, policy, cache)
+    if cache is not None:
+        cache.save()
+    return result
 
 
 @contextlib.contextmanager
@@ -181,7 +203,13 @@ def _inside(path: Path, boundary: Path) -> bool:
         return False
 
 
-def _scan(roots: Iterable[Root], depth_limit: int, dir_cap: int, policy: Policy) -> ScanResult:
+def _scan(
+    roots: Iterable[Root],
+    depth_limit: int,
+    dir_cap: int,
+    policy: Policy,
+    cache: ParseCache | None,
+) -> ScanResult:
     result = ScanResult()
     for root in roots:
         unreadable: list[tuple[str, OSError]] = []
@@ -228,7 +256,7 @@ def _scan(roots: Iterable[Root], depth_limit: int, dir_cap: int, policy: Policy)
                 )
                 result.candidates.append(cand)
                 continue
-            result.candidates.append(load_candidate(path, root, policy))
+            result.candidates.append(load_candidate(path, root, policy, cache))
     return result
 
 

@@ -189,3 +189,48 @@ def test_collisions_ignore_skipped_candidates(tmp_path: Path, make_skill: MakeSk
     make_skill(tmp_path, "b", skill_text(name="dup"))
     result = scan_roots([Root(tmp_path, "t", 1)])
     assert resolve_collisions(result.candidates) == []
+
+
+def test_parse_cache_is_used_only_while_a_file_is_unchanged(tmp_path: Path) -> None:
+    from mca.skills.cache import ParseCache
+    from mca.skills.naive import starter_policy
+    from mca.skills.scan import scan_roots
+
+    root = tmp_path / "skills"
+    (root / "a").mkdir(parents=True)
+    skill = root / "a" / "SKILL.md"
+    skill.write_text("---\nname: a\ndescription: First.\n---\nbody one\n")
+    cache_file = tmp_path / "home" / "cache" / "skills.json"
+    roots = [Root(root, "explicit", 400)]
+
+    def scan() -> str:
+        result = scan_roots(roots, cache=ParseCache(cache_file))
+        [cand] = result.candidates
+        assert cand.skill is not None
+        return cand.skill.description + "|" + cand.skill.body.strip()
+
+    assert scan() == "First.|body one" and cache_file.exists()
+    assert oct(cache_file.stat().st_mode & 0o777) == "0o600"
+    assert scan() == "First.|body one"  # from the cache
+    skill.write_text("---\nname: a\ndescription: Second.\n---\nbody two\n")
+    assert scan() == "Second.|body two"  # edited: parsed again
+    cache_file.write_text("{not json")
+    assert scan() == "Second.|body two"  # a damaged cache is ignored, then rewritten
+    starter = starter_policy(("split",))
+    result = scan_roots(roots, policy=starter, cache=ParseCache(cache_file))
+    assert result.candidates[0].skill is not None  # the lab's own parser, never the cache
+
+
+def test_unreadable_dirs_under_a_root_are_diagnostics(tmp_path: Path) -> None:
+    from mca.skills.scan import scan_roots
+
+    root = tmp_path / "skills"
+    (root / "locked").mkdir(parents=True)
+    long_root = Root(tmp_path / ("x" * 300), "explicit", 1)  # ENAMETOOLONG: no traceback
+    os.chmod(root / "locked", 0)
+    try:
+        result = scan_roots([Root(root, "explicit", 2), long_root])
+    finally:
+        os.chmod(root / "locked", 0o755)
+    if os.geteuid() != 0:  # root can read anything
+        assert any(d.code == "unreadable-dir" for d in result.diagnostics)

@@ -1,0 +1,86 @@
+"""A cache of parsed SKILL.md files in $MCA_HOME, so start-up with thousands of skills costs a
+walk and a stat per file, not a read and a parse per file.
+
+An entry is used only while the file's (inode, size, mtime, ctime) are unchanged, and ctime
+cannot be set back by any ordinary process, so an edited or replaced file is always parsed
+again. Only the production parser's results are kept (the lab's starter parsers bypass it).
+The cache is mca's own state: a damaged or foreign file is ignored and rewritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from mca.fsutil import atomic_write, private_dir, read_regular
+from mca.skills.model import Diagnostic
+from mca.skills.parse import ParsedSkill
+
+VERSION = 1
+MAX_ENTRY_CHARS = 32 * 1024  # a larger SKILL.md is parsed every time
+MAX_CACHE_BYTES = 16 * 1024 * 1024
+Key = list[int]
+
+
+def stat_key(st: os.stat_result) -> Key:
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _to_json(p: ParsedSkill) -> dict[str, Any]:
+    return {
+        "fields": p.fields,
+        "body": p.body,
+        "lines": p.key_lines,
+        "diagnostics": [[d.code, d.path, d.message, d.line] for d in p.diagnostics],
+    }
+
+
+def _from_json(raw: Any) -> ParsedSkill:
+    diags = [Diagnostic(str(c), str(p), str(m), ln) for c, p, m, ln in raw["diagnostics"]]
+    return ParsedSkill(dict(raw["fields"]), str(raw["body"]), diags, dict(raw["lines"]))
+
+
+class ParseCache:
+    """Parsed skills by path; `save` writes back what this run used (and nothing else)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.old: dict[str, Any] = {}
+        self.new: dict[str, Any] = {}
+        self.changed = False
+        if path is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(read_regular(path, cap=MAX_CACHE_BYTES))
+            if isinstance(data, dict) and data.get("version") == VERSION:
+                self.old = data.get("entries") or {}
+
+    def get(self, path: Path, st: os.stat_result) -> ParsedSkill | None:
+        entry = self.old.get(str(path))
+        if not isinstance(entry, list) or len(entry) != 2 or entry[0] != stat_key(st):
+            return None
+        try:
+            parsed = _from_json(entry[1])
+        except (KeyError, TypeError, ValueError):
+            return None
+        self.new[str(path)] = entry
+        return parsed
+
+    def put(self, path: Path, st: os.stat_result, parsed: ParsedSkill) -> None:
+        if st.st_size <= MAX_ENTRY_CHARS:
+            self.new[str(path)] = [stat_key(st), _to_json(parsed)]
+            self.changed = True
+
+    def save(self) -> None:
+        """Write the entries this run used, when anything changed (best effort)."""
+        if self.path is None or not (self.changed or set(self.old) != set(self.new)):
+            return
+        data = json.dumps({"version": VERSION, "entries": self.new}, separators=(",", ":"))
+        if len(data) > MAX_CACHE_BYTES:
+            return
+        with contextlib.suppress(OSError):
+            private_dir(self.path.parent)
+            atomic_write(self.path, data.encode("utf-8", "backslashreplace"), 0o600)
