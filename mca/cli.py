@@ -153,3 +153,11 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
 
         sys.stderr.write(f"mca: error: {visible(str(e))}\n")
         return e.exit_code
+    except Exception as e:  # a bug: one line, the details kept for the report
+        if env.get("MCA_DEBUG") == "1":
+            raise
+        from mca.crash import home_of, report_bug
+
+        keys = [v for k, v in env.items() if k.endswith("_API_KEY")]
+        sys.stderr.write(f"mca: {report_bug(e, home_of(env), keys)}\n")
+        return EXIT_ERROR

@@ -248,6 +248,8 @@ class Repl:
             command.run(arg)
         except McaError as e:
             self.ui.say(f"error: {e}")
+        except Exception as e:  # a bug: say so in one line and keep the session
+            self._bug(e)
 
     # -- turns -----------------------------------------------------------------------------
     def handle_turn(self, sentence: str) -> None:
@@ -260,6 +262,10 @@ class Repl:
         except McaError as e:
             self.ui.say(f"error: {e}\nthe conversation is as it was before this turn")
             return
+        except Exception as e:  # a bug: the agent already put the conversation back
+            self._bug(e)
+            self.ui.say("the conversation is as it was before this turn")
+            return
         if self.ui.streamed:
             self.ui.end_stream()
         elif result.answer and result.answer != result.stopped:
@@ -268,6 +274,13 @@ class Repl:
             self.ui.say(result.stopped)
         if self.settings.show_ledger and self.session.ledger.last is not None:
             self.ui.say(ledger_table(self.session.ledger.last))
+
+    def _bug(self, error: Exception) -> None:
+        if self.settings.debug:
+            raise error
+        from mca.crash import report_bug
+
+        self.ui.say(report_bug(error, self.settings.home, self.settings.secrets))
 
     def read(self) -> str | None:
         """One input; None means exit."""

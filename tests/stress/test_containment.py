@@ -171,18 +171,17 @@ def test_symlink_swapped_between_check_and_use(arena: tuple[ToolContext, Path, P
     proc = subprocess.Popen(
         [sys.executable, "-c", FLIPPER, str(real), str(ws / "parked"), str(outside)]
     )
-    leaked = tries = 0
-    deadline = time.monotonic() + (10.0 if FULL else 1.5)
+    leaked = 0
     try:
         time.sleep(0.1)
-        while time.monotonic() < deadline:
+        # a fixed number of attempts, not a rate: on a loaded machine fewer swaps land between
+        # check and use, but whatever lands must never leak
+        for _ in range(3000 if FULL else 300):
             _, text = _attempt(ctx, "read_file", {"path": "r/secret.txt"})
             leaked += SECRET in text
             _attempt(ctx, "write_file", {"path": "r/new.txt", "content": "x"})
-            tries += 1
     finally:
         proc.kill()
         proc.wait()
-    assert tries > 50
     assert leaked == 0 and not (outside / "new.txt").exists()
     assert (outside / "secret.txt").read_text() == SECRET
