@@ -1,0 +1,64 @@
+"""A misbehaving model server, both wires: every case ends in a successful retry or one clear
+error (from mca's own error tree), and the conversation is exactly as it was before the turn."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from mca.agent import Agent
+from mca.config import load_settings
+from mca.errors import McaError
+from mca.models.anthropic import AnthropicModel
+from mca.models.http import HttpModel, RetryPolicy
+from mca.models.openai import OpenAIModel
+from mca.tools.base import ToolContext
+from tests.fakeserver import Received, Reply, serve
+from tests.faults.cases import CASES, Case
+from tests.helpers import FakeModel, say
+
+
+def test_the_table_is_big_enough() -> None:
+    assert len(CASES) >= 40, len(CASES)
+
+
+def _model(case: Case, url: str, home: Path) -> HttpModel:
+    env = {
+        "MCA_HOME": str(home),
+        "MCA_PROVIDER": case.wire,
+        "MCA_MODEL": "m",
+        "MCA_BASE_URL": f"{url}/v1" if case.wire == "openai" else url,
+        "MCA_API_KEY": "sk-faults-0000000000",
+    }
+    settings = load_settings(env, workspace=home).with_(stream=case.stream, **case.settings)
+    cls = OpenAIModel if case.wire == "openai" else AnthropicModel
+    return cls(settings, policy=RetryPolicy(base=0.01, cap=0.05))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_server_fault(name: str, ctx: ToolContext, tmp_path: Path) -> None:
+    case = CASES[name]
+    replies = list(case.replies)
+
+    def handle(request: Received) -> Reply:
+        return replies.pop(0)(request) if replies else Reply(status=500, chunks=[b"no more"])
+
+    agent = Agent(model=FakeModel([say("first answer")]), tools=ctx, system="s")
+    agent.run_turn("one")
+    before = list(agent.messages)
+    with serve(handle) as server:
+        agent.model = _model(case, server.url, tmp_path)
+        try:
+            result = agent.run_turn("two")
+        except McaError as e:
+            assert case.expect != "ok", f"expected success, got: {e}"
+            assert re.search(case.expect, str(e)), f"{e!r} does not match {case.expect!r}"
+            assert agent.messages == before
+            return
+        finally:
+            agent.model.close()
+    assert case.expect == "ok", f"expected an error matching {case.expect!r}, got {result.answer!r}"
+    assert case.answer is None or result.answer == case.answer, result.answer
+    result.answer.encode("utf-8")  # whole characters only
