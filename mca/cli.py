@@ -60,7 +60,7 @@ def settings_from(args: argparse.Namespace, env: Mapping[str, str]) -> Any:
     }
     for key in ("model", "max_steps", "yes", "record", "no_stream", "ledger"):
         value = getattr(args, key, None)
-        if value in (None, False):
+        if value is None or value is False:  # not given (0 is a value: it gets checked)
             continue
         if key == "no_stream":
             overrides["stream"] = False

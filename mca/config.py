@@ -277,7 +277,15 @@ def paths(raw: Raw) -> tuple[Path, ...]:
     items = v.split(os.pathsep) if isinstance(v, str) else v
     if not isinstance(items, list | tuple) or not all(isinstance(p, str | Path) for p in items):
         raise _bad(raw, "a list of directory paths")
-    return tuple(Path(p).expanduser() for p in items if str(p))
+    return tuple(Path(p) for p in items if str(p))
+
+
+def _expand(path: Path, user_home: Path) -> Path:
+    """~ as the settings' HOME (not necessarily this process's)."""
+    text = str(path)
+    if text == "~" or text.startswith("~/"):
+        return user_home / text[2:]
+    return path
 
 
 SPECS = {
@@ -460,8 +468,10 @@ def load_settings(
         max_steps=src.get(SPECS["max_steps"], DEFAULT_MAX_STEPS),
         mock_script=_mock_path(env),
         mock_reason=choice_.mock_reason,
-        skills_dirs=tuple(Path(d) for d in o.pop("skills_dirs", ()))
-        + src.get(SPECS["skills_dirs"], ()),
+        skills_dirs=tuple(
+            _expand(Path(d), user_home)
+            for d in (*o.pop("skills_dirs", ()), *src.get(SPECS["skills_dirs"], ()))
+        ),
         skill_budget=src.get(SPECS["skill_budget"], DEFAULT_SKILL_BUDGET),
         encoding=src.get(SPECS["encoding"], "o200k_base"),
         lab=str(env.get("MCA_LAB", "")),
