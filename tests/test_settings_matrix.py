@@ -64,7 +64,7 @@ def test_choice_variables(
     one_clear_line(capsys, code, var)
 
 
-@pytest.mark.parametrize("value", BAD_URLS + ["", " "])
+@pytest.mark.parametrize("value", [*BAD_URLS, "", " "])
 def test_base_url(value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     env = {"MCA_BASE_URL": value, "MCA_PROVIDER": "openai", "MOCK": None}
     code, _ = run(tmp_path, ["-p", "hi"], env)
