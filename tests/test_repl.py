@@ -122,3 +122,29 @@ def test_the_step_limit_is_said_once(run_repl, tmp_path: Path) -> None:  # type:
     script.write_text('{"tool_calls": [{"name": "list_dir", "arguments": {}}]}\n' * 5)
     out, _ = run_repl(f"go{ENTER}{CTRL_D}", MCA_MOCK_SCRIPT=str(script), MCA_MAX_STEPS="2")
     assert out.count("step limit of 2") == 1
+
+
+def test_a_bug_in_a_turn_is_one_line_and_the_session_goes_on(ws: Path) -> None:
+    from mca.session import open_session
+    from tests.helpers import FakeModel, say
+
+    home = ws.parent / "home"
+    settings = load_settings({"MOCK": "1", "MCA_HOME": str(home)}, workspace=ws)
+    model = FakeModel([RuntimeError("kaboom"), say("fine")])
+    out = io.StringIO()
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        pipe.send_text(f"one{ENTER}two{ENTER}{CTRL_D}")
+        repl = Repl(
+            settings,
+            input=pipe,
+            output=DummyOutput(),
+            out=out,
+            history=InMemoryHistory(),
+            session_factory=lambda s, ui: open_session(s, ui, model=model),
+        )
+        assert repl.run() == 0
+    text = out.getvalue()
+    assert "internal error (this is a bug in mca" in text and "RuntimeError: kaboom" in text
+    assert "fine" in text and text.rstrip().endswith("bye")
+    crash = list((home / "logs").glob("crash-*.txt"))
+    assert crash and "kaboom" in crash[0].read_text() and crash[0].stat().st_mode & 0o077 == 0
