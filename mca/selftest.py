@@ -22,8 +22,9 @@ from typing import Any
 from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, char_fits, discover
 from mca.skills.model import Root
-from mca.skills.policy import Policy, select_policy
+from mca.skills.policy import Policy
 from mca.skills.scan import load_candidate
+from mca.skills.select import select_policy
 from mca.skills.stage import StageResult, evaluate
 from mca.tools import TOOL_NAMES
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from mca.skills.yamlsub import Value
+from mca.skills.yaml import Value
 
 Level = Literal["error", "warning", "info"]
 

@@ -1,6 +1,6 @@
 """The lab's starter: five naive versions that work on small data and break on real data.
 
-Selected only by mca.skills.policy.select_policy (MCA_LAB=starter). Each is the "intuitive"
+Selected only by mca.skills.select.select_policy (MCA_LAB=starter). Each is the "intuitive"
 first draft that a lab exercise replaces; the self-test shows which checks each one breaks.
 """
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from mca.fsutil import FileTooLarge, read_regular
 from mca.skills.model import Diagnostic
-from mca.skills.yamlsub import Parsed, Value, YamlError, parse_yaml
+from mca.skills.yaml import Parsed, Value, YamlError, parse_yaml
 
 FENCE = "---"
 BOM = "\ufeff"

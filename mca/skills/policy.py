@@ -1,7 +1,8 @@
 """The runtime's replaceable judgments, bundled: how to split, validate, render, judge, gate.
 
-Production code receives a Policy; `select_policy` is the one place that picks it (the lab's
-starter mode swaps in the naive versions from mca/skills/naive.py, trap by trap).
+Production code receives a Policy; mca/skills/select.py is the one place that picks it (the lab's
+starter mode swaps in the naive versions from mca/skills/naive.py, trap by trap). This module
+imports neither, so every source of policies can build on it.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mca.errors import ConfigError
 from mca.skills.gates import Decision, apply_gates
 from mca.skills.inject import Block, render_skill
 from mca.skills.model import Candidate, Root, Skill
@@ -43,19 +43,3 @@ class Policy:
 
 
 PRODUCTION = Policy()
-
-
-def select_policy(lab: str) -> Policy:
-    """MCA_LAB: '' (production), 'starter' (all five traps) or 'starter:split,judge' (some)."""
-    if not lab:
-        return PRODUCTION
-    kind, _, which = lab.partition(":")
-    if kind != "starter":
-        raise ConfigError(f"unknown MCA_LAB {lab!r} (use 'starter' or 'starter:TRAP,...')")
-    traps = tuple(t.strip() for t in which.split(",") if t.strip()) or TRAPS
-    unknown = [t for t in traps if t not in TRAPS]
-    if unknown:
-        raise ConfigError(f"unknown trap(s) {', '.join(unknown)} (available: {', '.join(TRAPS)})")
-    from mca.skills.naive import starter_policy
-
-    return starter_policy(traps)

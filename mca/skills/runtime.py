@@ -12,7 +12,7 @@ from mca.fsutil import is_dir, sha256
 from mca.skills.cache import ParseCache
 from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, char_fits, discover, session_roots
-from mca.skills.policy import select_policy
+from mca.skills.select import select_policy
 from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
 

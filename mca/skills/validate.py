@@ -16,7 +16,7 @@ from mca.skills.model import (
     Skill,
 )
 from mca.skills.parse import ParsedSkill
-from mca.skills.yamlsub import Value
+from mca.skills.yaml import Value
 
 SPEC_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
 EXTENSION_FIELDS = ("domain", "priority", "triggers", "paths")

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from mca.skills.parse import parse_text
 from mca.skills.validate import validate
-from mca.skills.yamlsub import YamlError, parse_yaml
+from mca.skills.yaml import YamlError, parse_yaml
 
 pytestmark = pytest.mark.stress
 EXAMPLES = int(os.environ.get("MCA_FUZZ_EXAMPLES", "300"))

@@ -1,23 +1,14 @@
-"""A YAML subset for SKILL.md frontmatter, measured on real skills. No YAML library at run time.
+"""The fast path: flat frontmatter (one-line scalars, simple lists) without the full parser.
 
-Covered: plain, single- and double-quoted scalars (multi-line too), plain scalars wrapped onto
-indented lines, block scalars | and > with -/+ chomping, block sequences (indentless too), nested
-block maps, flow sequences and maps ([a, b], {k: v}, nested, multi-line), comments, empty values.
-Every value stays a string. Anything else (anchors, aliases, tags, merge keys, directives,
-several documents, complex keys) is a YamlError naming the line and the construct: never a guess.
-
-One deliberate leniency: a plain value containing ": " (`description: Use when: x`) is kept whole
-and reported as a warning, because that is the commonest breakage in real skills.
+It must give exactly what the full parser gives, or None to hand the text over; the property
+test in tests/skills/test_yaml_agreement.py holds it to that on generated documents.
 """
 
 from __future__ import annotations
 
 import re
 
-from mca.skills.yamlblock import BlockParser
-from mca.skills.yamlscalar import Parsed, Value, YamlError
-
-__all__ = ["Parsed", "Value", "YamlError", "parse_yaml"]
+from mca.skills.yaml.scalar import Parsed, Value
 
 _SIMPLE_KEY = re.compile(r"([A-Za-z_][\w-]*):(?: +(.*))?\Z")
 _SIMPLE_PLAIN = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`](?:[^:#]|:(?! )|(?<! )#)*\Z")
@@ -35,7 +26,7 @@ def _simple_scalar(value: str) -> str | None:
     return None
 
 
-def _fast(text: str, first_line: int) -> Parsed | None:
+def parse_fast(text: str, first_line: int) -> Parsed | None:
     """The common case (flat keys, one-line scalars, simple lists) without the full parser.
 
     Returns None as soon as anything is not obviously simple; the full parser then decides.
@@ -85,20 +76,3 @@ def _fast(text: str, first_line: int) -> Parsed | None:
     for key in [k for k, v in data.items() if v == []]:
         data[key] = ""  # a key with nothing under it is an empty value
     return Parsed(data, [], lines)
-
-
-def parse_yaml(text: str, first_line: int = 2) -> Parsed:
-    """Parse frontmatter text (lines start at `first_line` in the file)."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    fast = _fast(text, first_line) if "\t" not in text else None
-    if fast is not None:
-        return fast
-    return parse_yaml_full(text, first_line)
-
-
-def parse_yaml_full(text: str, first_line: int = 2) -> Parsed:
-    """The full subset parser (what _fast falls back to)."""
-    p = BlockParser(text, first_line)
-    p.key_lines = {}
-    data = p.document()
-    return Parsed(data, p.warnings, p.key_lines)

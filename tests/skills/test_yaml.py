@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from mca.skills.yamlsub import YamlError, parse_yaml
+from mca.skills.yaml import YamlError, parse_yaml
 
 AGREE_WITH_PYYAML = [
     "name: plain value\n",

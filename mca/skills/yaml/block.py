@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mca.skills.yamlflow import Flow, Incomplete
-from mca.skills.yamlscalar import (
+from mca.skills.yaml.flow import Flow, Incomplete
+from mca.skills.yaml.scalar import (
     DQ_END,
     INDICATORS,
     SQ_END,

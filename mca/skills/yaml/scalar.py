@@ -1,4 +1,4 @@
-"""Scalars, folding and shared types of mca's YAML subset (see yamlsub.py)."""
+"""Scalars, folding and shared types of mca's YAML subset (see __init__.py)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mca.skills.yamlscalar import Value, YamlError, decode_double, decode_single
+from mca.skills.yaml.scalar import Value, YamlError, decode_double, decode_single
 
 
 class Incomplete(Exception):
