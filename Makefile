@@ -53,7 +53,8 @@ bench: $(DEV_STAMP)
 stress: $(DEV_STAMP)
 	MCA_STRESS=1 MCA_FUZZ_EXAMPLES=100000 $(BIN)/python -m pytest -s -m stress \
 		tests/stress tests/skills/test_fuzz.py tests/skills/test_corpus.py $(ARGS)
-	MCA_STREAM_FUZZ_EXAMPLES=20000 $(BIN)/python -m pytest tests/faults/test_stream_fuzz.py $(ARGS)
+	MCA_STREAM_FUZZ_EXAMPLES=20000 MCA_YAML_EXAMPLES=50000 $(BIN)/python -m pytest \
+		tests/faults/test_stream_fuzz.py tests/skills/test_yaml_agreement.py $(ARGS)
 
 # The golden token counts pinned in tests/test_ledger.py (re-pin them if the sample changes).
 golden: $(RUN_STAMP)

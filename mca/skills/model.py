@@ -38,6 +38,7 @@ CODES: dict[str, Level] = {
     "compatibility-too-long": "warning",
     "unquoted-colon": "warning",
     "unquoted-indicator": "warning",
+    "duplicate-key": "warning",
     "shadowed": "warning",
     "scan-truncated": "warning",
     "unreadable-dir": "warning",

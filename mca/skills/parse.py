@@ -91,7 +91,9 @@ def parse_text(text: str, path: str, split: SplitFn = split_frontmatter) -> Pars
 
 
 def _lenient(path: str, line: int, key: str, code: str) -> Diagnostic:
-    if code == "unquoted-colon":
+    if code == "duplicate-key":
+        message = f"{key!r} is given twice; the later value (this line) is used, as YAML does"
+    elif code == "unquoted-colon":
         message = (
             f"the value of {key!r} contains ': ' without quotes; strict YAML parsers reject this"
             " file. mca kept the whole text; put the value in double quotes"

@@ -22,6 +22,8 @@ from mca.skills.yaml.scalar import (
 class BlockParser:
     def __init__(self, text: str, first_line: int) -> None:
         self.raw = text.split("\n")
+        if len(self.raw) > 1 and self.raw[-1] == "":
+            self.raw.pop()  # what follows the last line break is not a line
         self.first = first_line
         self.pos = 0
         self.warnings: list[tuple[int, str, str]] = []
@@ -150,9 +152,11 @@ class BlockParser:
             if key.startswith(("&", "*", "!")):
                 raise self.error("anchor", "anchors, aliases and tags are not supported", i)
             self.pos = i
+            if key in out:
+                self.warnings.append((self.lineno(i), key, "duplicate-key"))
             out[key] = self.value_after_key(rest, indent, key)
             if indent == 0:
-                self.key_lines.setdefault(key, self.lineno(i))
+                self.key_lines[key] = self.lineno(i)
         return out
 
     key_lines: dict[str, int]
@@ -240,10 +244,20 @@ class BlockParser:
             raise self.error("indicator", f"a plain value cannot start with {rest[0]!r}")
         line = self.lineno()
         parts = [strip_comment(rest)]
+        commented = parts[0] != rest.strip()
         for extra in self.continuation(indent):
+            if commented and extra:
+                raise self.error(
+                    "comment",
+                    "a comment inside a multi-line value: the lines after it would be lost"
+                    " (quote the value, or move the comment)",
+                    line - self.first,
+                )
             if extra.startswith("#"):
-                break
+                commented = True
+                continue
             parts.append(strip_comment(extra) if extra else "")
+            commented = bool(extra) and parts[-1] != extra
         text = fold_plain(parts)
         if rest[0] in "@`%":
             self.warnings.append((line, key, "unquoted-indicator"))
@@ -294,8 +308,22 @@ class BlockParser:
         content_indent = indent + explicit if explicit else 0
         if not content_indent:
             first = next((t for t in raw if t.strip()), "")
-            content_indent = indent_of(first) if first else indent + 1
-        lines = [t[content_indent:] if t.strip() else "" for t in raw]
+            # no text at all: the deepest blank line sets the indentation, so all are empty
+            content_indent = indent_of(first) if first else max(map(len, raw), default=indent + 1)
+            lead = raw[: raw.index(first)] if first else raw
+            if first and any(len(t) > content_indent for t in lead):
+                raise self.error(
+                    "block-scalar", "a blank line before the text is indented more than the text"
+                )
+        # a text line indented less than the text ends the scalar (what follows must fit the
+        # structure around it, or it is an error there)
+        for k, t in enumerate(raw):
+            if t.strip() and indent_of(t) < content_indent:
+                self.pos = j - (len(raw) - k)
+                raw = raw[:k]
+                break
+        # spaces beyond the indentation are text, even on a line that is only spaces
+        lines = [t[content_indent:] for t in raw]
         body_end = len(lines)
         while body_end and not lines[body_end - 1]:
             body_end -= 1

@@ -34,29 +34,33 @@ def parse_fast(text: str, first_line: int) -> Parsed | None:
     data: dict[str, Value] = {}
     lines: dict[str, int] = {}
     current: list[Value] | None = None
+    item_indent = -1  # every item of one list at one indentation, or the full parser decides
+    empty: set[str] = set()
     for n, raw in enumerate(text.split("\n")):
         line = raw.rstrip(" ")
         if not line:
             continue
-        if line[0] == " ":
+        if line[0] == " " or line.startswith("- "):
             item = line.lstrip(" ")
-            if current is None or not item.startswith("- "):
+            indent = len(line) - len(item)
+            if current is None or not item.startswith("- ") or item_indent not in (-1, indent):
                 return None
             value = _simple_scalar(item[2:].strip())
             if value is None:
                 return None
             current.append(value)
+            item_indent = indent
             continue
         m = _SIMPLE_KEY.match(line)
         if m is None or m.group(1) in data:
             return None
         key, rest = m.group(1), (m.group(2) or "").strip()
         lines[key] = first_line + n
-        current = None
+        current, item_indent = None, -1
         if not rest:
-            data[key] = ""
             current = []
             data[key] = current
+            empty.add(key)
             continue
         if rest[0] == "[":
             flow = _SIMPLE_FLOW.match(rest)
@@ -73,6 +77,7 @@ def parse_fast(text: str, first_line: int) -> Parsed | None:
         if value is None:
             return None
         data[key] = value
-    for key in [k for k, v in data.items() if v == []]:
-        data[key] = ""  # a key with nothing under it is an empty value
+    for key in empty:
+        if data[key] == []:
+            data[key] = ""  # a key with nothing under it is an empty value
     return Parsed(data, [], lines)

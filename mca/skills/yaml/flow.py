@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mca.skills.yaml.scalar import Value, YamlError, decode_double, decode_single
+from mca.skills.yaml.scalar import INDICATORS, Value, YamlError, decode_double, decode_single
 
 
 class Incomplete(Exception):
@@ -113,6 +113,11 @@ class Flow:
 
     def plain(self) -> str:
         start = self.i
+        head = self.s[start : start + 2]
+        if head[:1] in INDICATORS or head in ("- ", "? ", ": ", "-,", "-]", "-}", "?,", "?]"):
+            raise YamlError(
+                self.line, "indicator", f"a plain value cannot start with {head[:1]!r} (quote it)"
+            )
         while self.i < len(self.s):
             c = self.s[self.i]
             if c in ",[]{}":
