@@ -162,7 +162,9 @@ def test_fast_path_agrees_with_the_full_parser(text: str) -> None:
     try:
         full = _full(text)
     except YamlError as e:
-        raise AssertionError(f"the fast path read {fast.data!r}, the full parser refused: {e}")
+        raise AssertionError(
+            f"the fast path read {fast.data!r}, the full parser refused: {e}"
+        ) from e
     assert (fast.data, fast.warnings, fast.lines) == (full.data, full.warnings, full.lines)
 
 
@@ -189,5 +191,5 @@ def test_every_document_is_read_as_pyyaml_reads_it_or_refused(text: str) -> None
     try:
         theirs = yaml.load(text, Loader=yaml.BaseLoader)
     except yaml.YAMLError as e:
-        raise AssertionError(f"mca read {ours.data!r} from a document PyYAML refuses: {e}")
+        raise AssertionError(f"mca read {ours.data!r} from a document PyYAML refuses: {e}") from e
     assert ours.data == _strings(theirs or {}), text
