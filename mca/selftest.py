@@ -41,6 +41,8 @@ EIGHT = (
 SCRIPT_NAMES = ("bumpSemverTriple", "writePackageManifestAtomically")
 DIVIDE = "fix the divide-by-zero problem"
 # Which lab exercise each check belongs to (checks 11-14 hold the whole runtime together).
+# The design notes tie one check to each of the first three traps and two to the last two
+# (TRAPPED); the other checks of an exercise hold even for its naive starter, on small data.
 EXERCISES = {
     1: "1 split frontmatter by lines",
     2: "1 split frontmatter by lines",
@@ -53,6 +55,7 @@ EXERCISES = {
     9: "5 domain and budget gates",
     10: "5 domain and budget gates",
 }
+TRAPPED = {"split": (1,), "validate": (3,), "script": (6,), "judge": (7, 8), "gates": (9, 10)}
 
 
 class CheckFailed(Exception):
@@ -110,7 +113,7 @@ def check_unclosed_fence(lab: Lab) -> None:
     cand = load_candidate(lab.fixtures / "broken-packs/no-closing-fence/SKILL.md", None, lab.policy)
     codes = [d.code for d in cand.diagnostics]
     expect(cand.skill is None, f"the file loaded as a skill (diagnostics: {codes})")
-    expect(codes == ["unclosed-frontmatter"], f"diagnostics were {codes}")
+    expect(any(d.level == "error" for d in cand.diagnostics), f"no error diagnostic: {codes}")
 
 
 def check_missing_description(lab: Lab) -> None:
@@ -127,9 +130,10 @@ def check_missing_description(lab: Lab) -> None:
 
 def check_wrong_type(lab: Lab) -> None:
     cand = load_candidate(lab.fixtures / "broken-packs/bad-priority/SKILL.md", None, lab.policy)
-    errs = [x for x in cand.diagnostics if x.code == "invalid-field"]
-    expect(cand.skill is None, "the pack with priority: high loaded")
-    expect(bool(errs) and "'priority'" in errs[0].message, f"diagnostics: {cand.diagnostics}")
+    codes = [x.code for x in cand.diagnostics]
+    expect(cand.skill is not None, f"the pack with priority: high did not load ({codes})")
+    assert cand.skill is not None
+    expect(cand.skill.priority == 0, f"priority: high became {cand.skill.priority}")
 
 
 def _release(lab: Lab) -> tuple[str, Path]:
@@ -314,9 +318,9 @@ class _AutoUI:
 
 CHECKS: tuple[tuple[str, Callable[[Lab], None]], ...] = (
     ("a --- horizontal rule in a body leaves the body whole", check_rule_in_body),
-    ("a file with no closing fence is rejected with a named error", check_unclosed_fence),
+    ("a file with no closing fence is rejected with an error", check_unclosed_fence),
     ("the pack without a description is skipped, naming the field", check_missing_description),
-    ("a wrong-type extension field (priority: high) is skipped, naming it", check_wrong_type),
+    ("a wrong-type extension field (priority: high) is dropped, the skill kept", check_wrong_type),
     ("the release skill's injection carries a runnable command line", check_command_line),
     ("no byte of the script's body enters the injected text", check_script_not_read),
     ("a sentence naming src/calc.js hits calc-conventions with a path reason", check_path_reason),

@@ -205,6 +205,7 @@ def open_session(
         skill_dirs,
         approve_write=ui.approve_write,
         home=settings.home,
+        home_dir=settings.user_home,
     )
     stage = SkillStage(
         discovery.skills,

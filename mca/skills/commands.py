@@ -48,22 +48,29 @@ def _settings(args: argparse.Namespace, env: Mapping[str, str]):  # type: ignore
     return load_settings(env, workspace=workspace, overrides=overrides)
 
 
-def check_candidates(paths: Sequence[str]) -> list[Candidate]:
-    """Candidates for SKILL.md files, skill directories, or roots to scan."""
+def check_candidates(paths: Sequence[str]) -> tuple[list[Candidate], list[str]]:
+    """Candidates for SKILL.md files, skill directories, or roots to scan; and the problems
+    with paths that gave none (missing, not a skill file, no SKILL.md below)."""
     out: list[Candidate] = []
+    problems: list[str] = []
     for raw in paths:
         p = Path(raw)
-        if p.is_file():
+        if p.is_file() and p.name != SKILL_FILE:
+            problems.append(f"{raw}: not a skill file (discovery only loads {SKILL_FILE})")
+        elif p.is_file():
             out.append(load_candidate(Path(os.path.abspath(p)), None))
         elif (p / SKILL_FILE).is_file():
             out.append(load_candidate(Path(os.path.abspath(p / SKILL_FILE)), None))
         elif p.is_dir():
-            out += scan_roots([Root(Path(os.path.abspath(p)), "check", 0)]).candidates
+            found = scan_roots([Root(Path(os.path.abspath(p)), "check", 0)]).candidates
+            if not found:
+                problems.append(f"{raw}: no {SKILL_FILE} found in this directory or below")
+            out += found
         else:
-            sys.stderr.write(f"mca skills check: {visible(raw)}: no such file or directory\n")
+            problems.append(f"{raw}: no such file or directory")
     for c in out:
         c.root = None
-    return out
+    return out, problems
 
 
 def run_skills_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
@@ -71,14 +78,15 @@ def run_skills_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
     args = _parser().parse_args(argv)
     out = sys.stdout
     if args.action == "check":
-        cands = check_candidates(args.paths)
+        cands, problems = check_candidates(args.paths)
+        for problem in problems:
+            sys.stderr.write(f"mca skills check: {visible(problem)}\n")
         if args.json:
             out.write(json.dumps([candidate_json(c) for c in cands], indent=2, ensure_ascii=False))
             out.write("\n")
-        else:
+        elif cands:
             out.write(visible(candidates_text(cands)) + "\n")
-        missing = len(cands) == 0
-        return 1 if missing or any(c.has_error for c in cands) else 0
+        return 1 if problems or any(c.has_error for c in cands) else 0
     settings = _settings(args, env)
     estimator = Estimator(settings.encoding)
     discovery = run_discovery(settings, estimator)

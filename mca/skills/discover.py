@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mca.skills.cache import ParseCache
@@ -54,9 +54,16 @@ def discover(
     fits: Fits,
     policy: Policy = PRODUCTION,
     cache: ParseCache | None = None,
+    shown: Callable[[Path], str] | None = None,
 ) -> Discovery:
-    """Scan the roots and build the catalog. Skills omitted from the catalog stay loadable."""
+    """Scan the roots and build the catalog. Skills omitted from the catalog stay loadable.
+
+    `shown` gives each skill directory as the model is told it (display_path)."""
     scan = scan_roots(roots, policy=policy, cache=cache)
+    if shown is not None:
+        for c in scan.candidates:
+            if c.skill is not None:
+                c.skill = replace(c.skill, shown_dir=shown(c.skill.dir))
     diags = list(scan.diagnostics)
     diags += resolve_collisions(scan.candidates)
     loaded = {c.skill.name: c.skill for c in scan.candidates if c.status == "loaded" and c.skill}

@@ -67,5 +67,5 @@ def apply_gates(
             continue
         winners[skill.domain_key] = skill.name
         used += size
-        decisions.append(Decision(hit, True, f"loaded, {size} chars", block))
+        decisions.append(Decision(hit, True, f"expanded, {size} chars", block))
     return decisions

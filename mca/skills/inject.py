@@ -65,19 +65,42 @@ def list_resources(skill_dir: Path) -> dict[str, list[str]]:
     return out
 
 
-def command_line(script: Path) -> str:
-    """A runnable command line for a script: interpreter by extension, absolute path."""
+def runnable(script: Path) -> bool:
+    """A script mca can offer as a command line: a known interpreter, or the execute bit."""
+    return script.suffix.lower() in INTERPRETERS or os.access(script, os.X_OK)
+
+
+def command_line(script: Path, shown: str | None = None) -> str:
+    """A runnable command line for a script: interpreter by extension, then the script's path
+    as the model was told it (relative to the workspace, where commands run, or ~/...)."""
     interpreter = INTERPRETERS.get(script.suffix.lower())
-    quoted = shlex.quote(str(script))
+    where = shown if shown is not None else str(script)
+    if where.startswith("~/"):
+        quoted = "~/" + shlex.quote(where[2:])  # the shell expands ~ only outside quotes
+    else:
+        quoted = shlex.quote(where if "/" in where else f"./{where}")
     return f"{interpreter} {quoted}" if interpreter else quoted
+
+
+def unrunnable_scripts(skill_dir: Path) -> list[str]:
+    """scripts/ files that have no known interpreter and no execute bit (names only)."""
+    return [
+        rel for rel in list_resources(skill_dir).get("scripts", []) if not runnable(skill_dir / rel)
+    ]
 
 
 def render_skill(skill: Skill) -> Block:
     """The tagged block for one skill."""
     resources = list_resources(skill.dir)
-    commands = [command_line(skill.dir / rel) for rel in resources.get("scripts", [])]
+    scripts = resources.get("scripts", [])
+    base = skill.dir_label
+    commands = [
+        command_line(skill.dir / rel, f"{base}/{Path(rel).as_posix()}")
+        for rel in scripts
+        if runnable(skill.dir / rel)
+    ]
     parts = [
-        f'<skill name="{xml_escape(skill.name, True)}" dir="{xml_escape(str(skill.dir), True)}">',
+        f'<skill name="{xml_escape(skill.name, True)}" dir="{xml_escape(base, True)}">',
         defang(skill.body.strip()),
     ]
     listed = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -39,12 +40,35 @@ CODES: dict[str, Level] = {
     "unquoted-colon": "warning",
     "unquoted-indicator": "warning",
     "duplicate-key": "warning",
+    "script-not-runnable": "warning",
+    "field-dropped": "warning",
+    "frontmatter-recovered": "warning",
     "shadowed": "warning",
     "scan-truncated": "warning",
     "unreadable-dir": "warning",
     "catalog-cut": "warning",
     "unknown-field": "info",
 }
+
+
+# Warnings that --strict-skills refuses like errors: something in the file was not used as written.
+STRICT_CODES = frozenset({"field-dropped", "frontmatter-recovered", "description-too-long"})
+
+
+MAX_UP_LEVELS = 4  # a skill further away than this from the workspace is shown absolute
+
+
+def display_path(path: Path, workspace: Path, home: Path) -> str:
+    """A path for the model: relative to the workspace, else ~/..., else relative with a few
+    ../ steps; absolute only when nothing shorter says where it is. The same on every machine
+    for the same layout, so token figures do not depend on where things are installed."""
+    for base, prefix in ((workspace, ""), (home, "~/")):
+        if path == base or path.is_relative_to(base):
+            rel = path.relative_to(base).as_posix()
+            return (prefix + rel).rstrip("/") if rel != "." else (prefix.rstrip("/") or ".")
+    rel = os.path.relpath(path, workspace)
+    ups = rel.split(os.sep).count("..")
+    return Path(rel).as_posix() if ups <= MAX_UP_LEVELS else str(path)
 
 
 def xml_escape(text: str, quote: bool = False) -> str:
@@ -98,10 +122,16 @@ class Skill:
     priority: int = 0
     triggers: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
+    shown_dir: str = ""  # the directory as the model is told it (see display_path)
 
     @property
     def dir(self) -> Path:
         return self.path.parent
+
+    @property
+    def dir_label(self) -> str:
+        """Where the skill lives, as the model sees it: relative to the workspace or ~."""
+        return self.shown_dir or str(self.dir)
 
     @functools.cached_property
     def lowered(self) -> tuple[str, tuple[tuple[str, str], ...]]:

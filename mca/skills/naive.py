@@ -61,14 +61,14 @@ def _source(path: Path) -> str:
 
 
 def naive_render(skill: Skill) -> Block:
-    """Trap 3: read each script's body into the context instead of offering a command."""
+    """Trap 3: also paste each script's source into the context, "so the model knows it"."""
     block = render_skill(skill)
     scripts = list_resources(skill.dir).get("scripts", [])
     dumps = [f"<script path={rel!r}>\n{_source(skill.dir / rel)}\n</script>" for rel in scripts]
     if not dumps:
         return block
-    head = block.text.split("\n<scripts>", 1)[0]
-    return replace(block, text=head + "\n" + "\n".join(dumps) + "\n</skill>", attachments=[])
+    head = block.text.removesuffix("</skill>")
+    return replace(block, text=head + "\n".join(dumps) + "\n</skill>")
 
 
 def naive_judge(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,9 +42,7 @@ def split_frontmatter(text: str) -> tuple[str, str, int]:
         text = text.replace("\r\n", "\n")
     first, _, rest = text.partition("\n")
     if first.rstrip() != FENCE:
-        raise FrontmatterError(
-            "no-frontmatter", "the first line must be --- (the frontmatter's opening fence)", 1
-        )
+        raise FrontmatterError("no-frontmatter", "the first line of the file must be ---", 1)
     # The first later line that is exactly --- closes it: never split on the delimiter, a
     # horizontal rule in the body or 'foo---bar' in a value must not cut anything.
     pos = 0
@@ -85,9 +84,37 @@ def parse_text(text: str, path: str, split: SplitFn = split_frontmatter) -> Pars
         parsed: Parsed = parse_yaml(head, first_line=2)
     except YamlError as e:
         message = f"{e.message} ({e.construct}); mca reads a YAML subset, see the README"
-        return ParsedSkill({}, body, [Diagnostic("unsupported-yaml", path, message, e.line)])
+        recovered = recover_fields(head)
+        if "description" not in recovered:
+            return ParsedSkill({}, body, [Diagnostic("unsupported-yaml", path, message, e.line)])
+        fields: dict[str, Value] = {k: v for k, (v, _) in recovered.items()}
+        lines = {k: n for k, (_, n) in recovered.items()}
+        where = ", ".join(f"{k} (line {n})" for k, (_, n) in recovered.items())
+        note = f"{message}. Read line by line instead: {where}; every other field is ignored"
+        return ParsedSkill(
+            fields, body, [Diagnostic("frontmatter-recovered", path, note, e.line)], lines
+        )
     diags = [_lenient(path, line, key, code) for line, key, code in parsed.warnings]
     return ParsedSkill(parsed.data, body, diags, parsed.lines)
+
+
+_FIELD_LINE = re.compile(r"(name|description)[ \t]*:[ \t]*(.*?)[ \t]*\Z")
+
+
+def recover_fields(head: str, first_line: int = 2) -> dict[str, tuple[str, int]]:
+    """name and description from a frontmatter that does not parse, one line each (seed 002's
+    lenient reading): {field: (value, line)} for the ones found with a value."""
+    out: dict[str, tuple[str, int]] = {}
+    for n, line in enumerate(head.replace("\r\n", "\n").split("\n")):
+        m = _FIELD_LINE.match(line)
+        if m is None or m.group(1) in out:
+            continue
+        value = m.group(2)
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        if value.strip():
+            out[m.group(1)] = (value.strip(), first_line + n)
+    return out
 
 
 def _lenient(path: str, line: int, key: str, code: str) -> Diagnostic:

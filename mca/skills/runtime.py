@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from mca.config import Settings
@@ -12,6 +13,7 @@ from mca.fsutil import is_dir, sha256
 from mca.skills.cache import ParseCache
 from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, char_fits, discover, session_roots
+from mca.skills.model import STRICT_CODES, display_path
 from mca.skills.select import select_policy
 from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
@@ -33,18 +35,22 @@ def run_discovery(settings: Settings, estimator: Estimator) -> Discovery:
     fits = estimator.fits if budget.unit == "tokens" else char_fits
     key = sha256("\n".join(str(r.path) for r in roots).encode("utf-8", "surrogateescape"))
     cache = ParseCache(settings.home / "cache" / f"skills-{key[:16]}.json")
-    return discover(roots, budget, fits, select_policy(settings.lab), cache)
+
+    def shown(path: Path) -> str:
+        return display_path(path, settings.workspace, settings.user_home)
+
+    return discover(roots, budget, fits, select_policy(settings.lab), cache, shown)
 
 
 def refuse_if_strict(settings: Settings, d: Discovery) -> None:
     """--strict-skills: any error diagnostic stops mca before a model client exists."""
     if not settings.strict_skills:
         return
-    errors = [x for x in d.all_diagnostics() if x.level == "error"]
+    errors = [x for x in d.all_diagnostics() if x.level == "error" or x.code in STRICT_CODES]
     if errors:
         lines = "\n".join(f"  {e}" for e in errors)
         raise SkillsRefused(
-            f"--strict-skills: {len(errors)} skill error(s), not starting:\n{lines}"
+            f"--strict-skills: {len(errors)} skill problem(s), not starting:\n{lines}"
         )
 
 

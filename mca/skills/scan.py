@@ -6,6 +6,7 @@ import contextlib
 import gc
 import os
 import stat
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -265,8 +266,8 @@ def resolve_collisions(candidates: list[Candidate]) -> list[Diagnostic]:
     diags: list[Diagnostic] = []
     by_name: dict[str, list[Candidate]] = {}
     for c in candidates:
-        if c.skill is not None:
-            by_name.setdefault(c.skill.name, []).append(c)
+        if c.skill is not None:  # names equal after NFKC are one name (ｃａｌｃ is calc)
+            by_name.setdefault(unicodedata.normalize("NFKC", c.skill.name), []).append(c)
     for name, group in by_name.items():
         if len(group) < 2:
             continue

@@ -6,6 +6,8 @@ import re
 import unicodedata
 from pathlib import Path
 
+from mca.fsutil import is_dir
+from mca.skills.inject import unrunnable_scripts
 from mca.skills.model import (
     COMPATIBILITY_MAX,
     DESCRIPTION_MAX,
@@ -56,21 +58,27 @@ class _Checker:
         shown = got if isinstance(got, str) else type(got).__name__
         self.add("invalid-field", f"field {key!r} must be {expected}, got {shown!r}", key)
 
-    def string(self, key: str) -> str | None:
+    def dropped(self, key: str, expected: str, got: Value) -> None:
+        shown = got if isinstance(got, str) else type(got).__name__
+        message = f"field {key!r} must be {expected}, got {shown!r}; the field is ignored"
+        self.add("field-dropped", message, key)
+
+    def string(self, key: str, drop: bool = False) -> str | None:
         value = self.parsed.fields.get(key)
         if value is None:
             return None
         if not isinstance(value, str):
-            self.invalid(key, "a string", value)
+            (self.dropped if drop else self.invalid)(key, "a string", value)
             return None
         return value
 
     def string_list(self, key: str, what: str) -> tuple[str, ...]:
+        """An extension list field (dropped with a warning when it is not one)."""
         value = self.parsed.fields.get(key)
         if value is None or value == "":
             return ()
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-            self.invalid(key, f"a list of {what}", value)
+            self.dropped(key, f"a list of {what}", value)
             return ()
         return tuple(v.strip() for v in value if isinstance(v, str))
 
@@ -139,9 +147,11 @@ def _spec_fields(c: _Checker) -> None:
 
 
 def _extensions(c: _Checker) -> tuple[str, int, tuple[str, ...], tuple[str, ...]]:
-    domain = c.string("domain") or ""
+    """mca's own fields. A wrong one is dropped with a warning; the skill still loads (they are
+    extensions: a client that does not know them would load the skill too)."""
+    domain = c.string("domain", drop=True) or ""
     if domain and name_problem(domain):
-        c.invalid("domain", "a name like a skill name (lowercase, digits, hyphens)", domain)
+        c.dropped("domain", "a name like a skill name (lowercase, digits, hyphens)", domain)
         domain = ""
     priority = 0
     raw = c.parsed.fields.get("priority")
@@ -149,12 +159,12 @@ def _extensions(c: _Checker) -> tuple[str, int, tuple[str, ...], tuple[str, ...]
         if isinstance(raw, str) and INTEGER.match(raw.strip()):
             priority = int(raw)
         else:
-            c.invalid("priority", "an integer", raw if raw is not None else "")
+            c.dropped("priority", "an integer", raw if raw is not None else "")
     triggers = c.string_list("triggers", "non-empty strings")
     paths = c.string_list("paths", "relative glob patterns")
     for pattern in paths:
         if pattern.startswith(("/", "~")) or ".." in re.split(r"[/\\]", pattern):
-            c.invalid("paths", "relative glob patterns without '..'", pattern)
+            c.dropped("paths", "relative glob patterns without '..'", pattern)
             return domain, priority, triggers, ()
     return domain, priority, triggers, paths
 
@@ -170,6 +180,13 @@ def validate(path: Path, parsed: ParsedSkill, root: Root | None) -> Candidate:
     description = _description(c)
     _spec_fields(c)
     domain, priority, triggers, paths = _extensions(c)
+    if is_dir(path.parent / "scripts"):
+        for rel in unrunnable_scripts(path.parent):
+            c.add(
+                "script-not-runnable",
+                f"{rel} has no known interpreter (by its extension) and no execute bit, so it is"
+                " not offered as a command; add an extension mca knows or chmod +x it",
+            )
     cand.diagnostics = c.diags
     if not cand.has_error:
         cand.skill = Skill(

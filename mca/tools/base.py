@@ -42,6 +42,7 @@ class ToolContext:
     turn: int = 0
     approve_write: ApproveWrite = _refuse_write  # writes to protected paths (never --yes)
     home: Path | None = None  # $MCA_HOME: protected wherever it is
+    home_dir: Path | None = None  # the user's ~, for skill paths the model was given as ~/...
     touched: set[str] = field(default_factory=set)  # workspace paths read or written this turn
 
 

@@ -30,13 +30,17 @@ SKIP_DIRS = frozenset(
 
 
 def _resolve_readable(ctx: ToolContext, path: str) -> tuple[Path, str | None]:
-    """Resolve a readable path: the workspace, or inside a loaded skill's directory."""
+    """Resolve a readable path: the workspace, or inside a loaded skill's directory (given as
+    the model was told it: absolute, ~/..., or relative to the workspace with ../)."""
     try:
         return resolve_in(ctx.root, path), None
     except PathRefused as refused:
-        candidate = Path(os.path.normpath(path)) if "\x00" not in path else Path()
-        if not candidate.is_absolute():
+        if "\x00" in path:
             raise
+        if path.startswith("~/") and ctx.home_dir is not None:
+            candidate = Path(os.path.normpath(ctx.home_dir / path[2:]))
+        else:
+            candidate = Path(os.path.normpath(ctx.root / path))  # an absolute path stays one
         for name, skill_dir in ctx.skill_dirs.items():
             for base in (skill_dir, skill_dir.resolve()):
                 if inside(candidate, base):

@@ -55,8 +55,17 @@ def test_missing_fences_are_named_errors(text: str, code: str) -> None:
 
 
 def test_unsupported_yaml_names_line_and_construct() -> None:
-    diag = parse_text("---\nname: x\ndescription: &a y\n---\n", "p").diagnostics[0]
+    diag = parse_text("---\nname: x\ntriggers: &a [y]\n---\n", "p").diagnostics[0]
     assert diag.code == "unsupported-yaml" and diag.line == 3 and "anchor" in diag.message
+
+
+def test_a_frontmatter_that_does_not_parse_still_gives_name_and_description() -> None:
+    text = '---\nname: x\ndescription: "Use when x."\ntriggers: &a [y]\n---\nbody\n'
+    parsed = parse_text(text, "p")
+    assert parsed.fields == {"name": "x", "description": "Use when x."}
+    [diag] = parsed.diagnostics
+    assert diag.code == "frontmatter-recovered" and diag.level == "warning" and diag.line == 4
+    assert "name (line 2), description (line 3)" in diag.message
 
 
 def test_missing_description_is_an_error_naming_the_field(
@@ -150,22 +159,30 @@ def test_extension_fields_parse(tmp_path: Path, make_skill: MakeSkill) -> None:
         ("triggers", "[a, '']"),
         ("paths", "[../outside/*.js]"),
         ("paths", "[/etc/*]"),
-        ("metadata", "a string"),
     ],
 )
-def test_wrong_type_extension_fields_are_errors_naming_the_field(
+def test_wrong_type_extension_fields_are_dropped_with_a_warning(
     tmp_path: Path, make_skill: MakeSkill, field: str, value: str
 ) -> None:
     cand = load_candidate(make_skill(tmp_path, "w", skill_text(name="w", **{field: value})), None)
+    assert cand.skill is not None  # an extension field is not worth losing the skill over
+    warns = [d for d in cand.diagnostics if d.code == "field-dropped"]
+    assert warns and f"'{field}'" in warns[0].message and warns[0].line == 4
+    assert warns[0].level == "warning" and "ignored" in warns[0].message
+
+
+def test_a_wrong_spec_field_is_an_error(tmp_path: Path, make_skill: MakeSkill) -> None:
+    cand = load_candidate(
+        make_skill(tmp_path, "w", skill_text(name="w", metadata="a string")), None
+    )
     assert cand.skill is None
-    errs = [d for d in cand.diagnostics if d.code == "invalid-field"]
-    assert errs and f"'{field}'" in errs[0].message and errs[0].line == 4
+    assert any(d.code == "invalid-field" and "'metadata'" in d.message for d in cand.diagnostics)
 
 
 def test_every_issue_is_collected(tmp_path: Path, make_skill: MakeSkill) -> None:
     text = skill_text(name="Bad_Name", priority="high", domain="BAD", color="blue")
     found = set(codes(make_skill(tmp_path, "dir", text)))
-    assert {"name-invalid", "name-mismatch", "invalid-field", "unknown-field"} <= found
+    assert {"name-invalid", "name-mismatch", "field-dropped", "unknown-field"} <= found
 
 
 def test_unknown_fields_are_info_and_kept(tmp_path: Path, make_skill: MakeSkill) -> None:
@@ -187,7 +204,7 @@ def test_broken_fixtures() -> None:
     assert codes(base / "missing-description/SKILL.md") == ["missing-description"]
     assert codes(base / "name-mismatch/SKILL.md") == ["name-mismatch"]
     assert codes(base / "no-closing-fence/SKILL.md") == ["unclosed-frontmatter"]
-    assert codes(base / "bad-priority/SKILL.md") == ["invalid-field"]
+    assert codes(base / "bad-priority/SKILL.md") == ["field-dropped"]
 
 
 def test_huge_and_binary_files_are_diagnostics(tmp_path: Path, make_skill: MakeSkill) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from mca.skills.catalog import Budget, build_catalog
 from mca.skills.discover import char_fits, discover
 from mca.skills.model import Root, Skill
@@ -234,3 +236,81 @@ def test_unreadable_dirs_under_a_root_are_diagnostics(tmp_path: Path) -> None:
         os.chmod(root / "locked", 0o755)
     if os.geteuid() != 0:  # root can read anything
         assert any(d.code == "unreadable-dir" for d in result.diagnostics)
+
+
+def test_names_equal_after_nfkc_collide(tmp_path: Path) -> None:
+    from mca.skills.scan import resolve_collisions, scan_roots
+
+    for root, name in (("a", "calc"), ("b", "ｃａｌｃ")):  # fullwidth letters, NFKC "calc"
+        d = tmp_path / root / "calc"
+        d.mkdir(parents=True)
+        (d / "SKILL.md").write_text(f"---\nname: {name}\ndescription: Calc.\n---\nx\n")
+    result = scan_roots([Root(tmp_path / "a", "explicit", 400), Root(tmp_path / "b", "user", 200)])
+    diags = resolve_collisions(result.candidates)
+    assert [c.status for c in result.candidates] == ["loaded", "shadowed"]
+    assert diags and diags[0].code == "shadowed"
+
+
+def test_skills_check_says_what_each_path_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mca.cli import main
+
+    good = tmp_path / "good"
+    good.mkdir()
+    (good / "SKILL.md").write_text("---\nname: good\ndescription: Good.\n---\nx\n")
+    (good / "skill.md").write_text("---\nname: good\ndescription: Good.\n---\nx\n")
+    (tmp_path / "empty").mkdir()
+    assert main(["skills", "check", str(good)], {}) == 0
+    capsys.readouterr()
+    for bad in (good / "skill.md", tmp_path / "empty", tmp_path / "missing"):
+        assert main(["skills", "check", str(good), str(bad)], {}) == 1
+        err = capsys.readouterr().err
+        assert str(bad) in err
+    assert main(["skills", "check", str(good / "skill.md")], {}) == 1
+    assert "not a skill file (discovery only loads SKILL.md)" in capsys.readouterr().err
+
+
+def test_a_script_that_cannot_run_is_a_diagnostic_not_a_command(tmp_path: Path) -> None:
+    from mca.skills.inject import render_skill
+    from mca.skills.scan import load_candidate
+
+    d = tmp_path / "tool"
+    (d / "scripts").mkdir(parents=True)
+    (d / "SKILL.md").write_text("---\nname: tool\ndescription: Tool.\n---\nrun it\n")
+    (d / "scripts" / "data.xyz").write_text("not a program\n")
+    (d / "scripts" / "run").write_text("#!/bin/sh\necho hi\n")
+    (d / "scripts" / "run").chmod(0o755)
+    (d / "scripts" / "go.py").write_text("print(1)\n")
+    cand = load_candidate(d / "SKILL.md", None)
+    [diag] = [x for x in cand.diagnostics if x.code == "script-not-runnable"]
+    assert "data.xyz" in diag.message and diag.level == "warning"
+    assert cand.skill is not None
+    block = render_skill(cand.skill)
+    assert not any("data.xyz" in c for c in block.attachments)
+    assert any(c.endswith("/scripts/run") for c in block.attachments)
+    assert any(c.startswith("python3 ") for c in block.attachments)
+
+
+def test_strict_skills_refuses_what_was_not_used_as_written(tmp_path: Path) -> None:
+    from mca.config import load_settings
+    from mca.errors import SkillsRefused
+    from mca.skills.runtime import refuse_if_strict, run_discovery
+    from mca.tokens import Estimator
+
+    root = tmp_path / "skills"
+    for name, extra in (("dropped", "priority: high\n"), ("long", "")):
+        (root / name).mkdir(parents=True)
+        desc = "x" * 1100 if name == "long" else "Fine."
+        (root / name / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: {desc}\n{extra}---\nb\n"
+        )
+    s = load_settings(
+        {"MOCK": "1", "MCA_HOME": str(tmp_path / "h"), "HOME": str(tmp_path)}, workspace=tmp_path
+    )
+    s = s.with_(skills_dirs=(root,), strict_skills=True)
+    d = run_discovery(s, Estimator())
+    assert sorted(d.skills) == ["dropped", "long"]  # both load without --strict-skills
+    with pytest.raises(SkillsRefused) as info:
+        refuse_if_strict(s, d)
+    assert "field-dropped" in str(info.value) and "description-too-long" in str(info.value)

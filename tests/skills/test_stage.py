@@ -341,7 +341,8 @@ def test_skills_list_and_check_json(capsys: pytest.CaptureFixture[str], ws: Path
     assert main(["skills", "check", str(REPO / "fixtures/broken-packs"), "--json"], {}) == 1
     rows = json.loads(capsys.readouterr().out)
     assert {r["name"]: r["status"] for r in rows} == {
-        "bad-priority": "skipped",
+        "bad-priority": "loaded",
+        "bad-yaml": "loaded",
         "bare-colon": "loaded",
         "missing-description": "skipped",
         "a-different-name": "loaded",

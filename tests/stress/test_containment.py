@@ -141,9 +141,9 @@ def test_skill_md_symlink_and_dotdot_paths_pattern(tmp_path: Path) -> None:
         "---\nname: dotdot\ndescription: x\npaths: ['../../etc/*']\n---\n"
     )
     d = discover([Root(root, "t", 1)], Budget(10**6, "chars", "t"), char_fits)
-    assert d.skills == {}
+    assert list(d.skills) == ["dotdot"] and d.skills["dotdot"].paths == ()  # the pattern dropped
     codes = sorted(x.code for c in d.candidates for x in c.diagnostics)
-    assert codes == ["invalid-field", "symlinked-entry"]
+    assert codes == ["field-dropped", "symlinked-entry"]
 
 
 FLIPPER = """
