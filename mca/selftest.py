@@ -219,7 +219,7 @@ def check_zero_injection(lab: Lab) -> None:
 def check_catalog(lab: Lab) -> None:
     d = lab.discover()
     loaded = sorted(d.skills)
-    entries = re.findall(r"<name>([^<]+)</name>", d.catalog.text)
+    entries = re.findall(r"^- ([^:\n]+)(?::|$)", d.catalog.text, re.M)
     expect(sorted(entries) == loaded, f"catalog names {entries}, loaded {loaded}")
     for skill in d.skills.values():
         for line in skill.body.splitlines():

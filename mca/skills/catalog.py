@@ -5,21 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from mca.provenance import defang
 from mca.skills.model import Diagnostic, Skill
-from mca.skills.model import xml_escape as escape
 
 CATALOG_SHARE = 0.02  # of the context window, in estimated tokens, when the window is known
 FALLBACK_CHARS = 8000  # when it is not
 MIN_DESCRIPTION = 40  # shortening below this is worse than dropping descriptions
 
-PREAMBLE = """\
-# Skills
-Skills are folders of instructions for particular kinds of tasks. Each entry below gives a
-skill's name, when to use it, and the location of its SKILL.md. When a task matches a
-description, read that SKILL.md with read_file before you start, and follow it. Relative paths
-inside a skill resolve against the skill's own directory (the folder holding its SKILL.md).
-mca may already have put a matching skill's text in the conversation, inside <skill> tags; do
-not read it again then."""
+# At most three short lines; every turn pays for them. Locations are not listed: the model
+# loads a skill by name (read_file skill:NAME), so no install path ever reaches the prompt.
+PREAMBLE = (
+    "## Skills\n"
+    "mca adds a skill's full text when a request matches it; to load one yourself,"
+    " read_file skill:NAME."
+)
 
 
 @dataclass(frozen=True)
@@ -51,12 +50,8 @@ class Catalog:
 
 
 def _entry(skill: Skill, description: str | None) -> str:
-    lines = ["  <skill>", f"    <name>{escape(skill.name)}</name>"]
-    if description is not None:
-        lines.append(f"    <description>{escape(description)}</description>")
-    lines.append(f"    <location>{escape(str(skill.path))}</location>")
-    lines.append("  </skill>")
-    return "\n".join(lines)
+    name = defang(" ".join(skill.name.split()))
+    return f"- {name}: {defang(description)}" if description else f"- {name}"
 
 
 def _shorten(text: str, limit: int | None) -> str:
@@ -67,17 +62,17 @@ def _shorten(text: str, limit: int | None) -> str:
 
 
 def render(skills: Sequence[Skill], limit: int | None, drop: bool, omitted: int) -> str:
-    """The catalog text; '' when there are no skills at all."""
-    if not skills and not omitted:
+    """The catalog text, one line per skill; '' when there are no skills, or none fit."""
+    if not skills:
         return ""
     entries = [_entry(s, None if drop else _shorten(s.description, limit)) for s in skills]
     note = (
-        f"\n({omitted} more skills are installed but omitted here to fit the catalog budget;"
-        " `mca skills list` shows them.)"
+        f"\n({omitted} more skills omitted to fit the catalog budget;"
+        " `mca skills list` shows them)"
         if omitted
         else ""
     )
-    return f"{PREAMBLE}\n<available_skills>\n" + "\n".join(entries) + f"\n</available_skills>{note}"
+    return PREAMBLE + "\n" + "\n".join(entries) + note
 
 
 def build_catalog(
@@ -132,6 +127,15 @@ def _fewer(ordered: list[Skill], budget: Budget, fits: Callable[[str, int], bool
     omitted = [s for s in reversed(by_rank) if s.name not in kept_set]  # lowest rank first
     cat = Catalog(attempt(k), [s.name for s in kept])
     cat.descriptions_dropped, cat.omitted = True, omitted
+    if not kept:  # not even the preamble and one name fit: say so once, send nothing
+        cat.diagnostics.append(
+            Diagnostic(
+                "catalog-off",
+                "",
+                f"the catalog is off: its budget ({budget.limit:,} {budget.unit}, {budget.reason})"
+                " does not hold even one skill name; skills still load when a request matches",
+            )
+        )
     for s in kept:
         cat.diagnostics.append(_cut(s, "description dropped from the catalog"))
     for s in omitted:

@@ -47,6 +47,7 @@ CODES: dict[str, Level] = {
     "scan-truncated": "warning",
     "unreadable-dir": "warning",
     "catalog-cut": "warning",
+    "catalog-off": "warning",
     "unknown-field": "info",
 }
 

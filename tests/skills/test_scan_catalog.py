@@ -145,8 +145,10 @@ def _skills(n: int, desc_len: int = 200) -> list[Skill]:
 def test_catalog_has_entries_and_no_bodies() -> None:
     skills = _skills(3)
     cat = build_catalog(skills, BIG, char_fits)
-    assert cat.text.count("  <skill>\n") == 3 and "BODYTEXT" not in cat.text
-    assert "/s/skill-001/SKILL.md" in cat.text and "relative paths" in cat.text.lower()
+    lines = cat.text.splitlines()
+    assert len(lines) == 2 + 3 and all(ln.startswith("- skill-") for ln in lines[2:])
+    assert "BODYTEXT" not in cat.text and "/s/skill-001" not in cat.text  # no install paths
+    assert "read_file skill:NAME" in lines[1]
     assert build_catalog([], BIG, char_fits).text == ""
 
 
@@ -161,21 +163,22 @@ def test_catalog_shortens_descriptions_fairly() -> None:
 
 def test_catalog_drops_descriptions_then_omits_lowest_rank() -> None:
     skills = _skills(10)
-    no_desc = build_catalog(skills, Budget(1, "chars", "t"), char_fits)
-    assert no_desc.omitted and no_desc.descriptions_dropped
-    budget = 1200
+    nothing = build_catalog(skills, Budget(1, "chars", "t"), char_fits)
+    assert nothing.text == "" and len(nothing.omitted) == 10  # not even one name fits: off
+    assert [d.code for d in nothing.diagnostics if d.code == "catalog-off"] == ["catalog-off"]
+    budget = 220
     cat = build_catalog(skills, Budget(budget, "chars", "t"), char_fits)
-    assert len(cat.text) <= budget and "<description>" not in cat.text
+    assert len(cat.text) <= budget and "Use when" not in cat.text
     omitted = [s.name for s in cat.omitted]
     assert omitted == [f"skill-{i:03d}" for i in range(len(omitted))]  # lowest rank first
-    assert f"{len(omitted)} more skills are installed but omitted" in cat.text
+    assert 0 < len(omitted) < 10 and f"({len(omitted)} more skills omitted to fit" in cat.text
 
 
 def test_token_budget_uses_the_estimator() -> None:
     from mca.tokens import Estimator
 
     est = Estimator()
-    skills = _skills(40)
+    skills = _skills(120)
     cat = build_catalog(skills, Budget(2560, "tokens", "2% of 128k"), est.fits)
     assert est.count(cat.text) <= 2560 and cat.shortened
 
