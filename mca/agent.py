@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -16,9 +16,10 @@ Emit = Callable[[str, Mapping[str, Any]], None]
 
 
 class PreTurn(Protocol):
-    """Decides what goes in ahead of the user's sentence (the skill runtime fills this)."""
+    """Decides what goes in ahead of the user's sentence (the skill runtime fills this). It may
+    revise earlier messages it injected itself (a replaced skill); the turn's rollback covers it."""
 
-    def __call__(self, sentence: str, history: Sequence[Message], turn: int) -> list[Message]: ...
+    def __call__(self, sentence: str, history: list[Message], turn: int) -> list[Message]: ...
 
 
 class BeforeModel(Protocol):
@@ -27,7 +28,7 @@ class BeforeModel(Protocol):
     def __call__(self, history: list[Message], turn: int) -> list[Message]: ...
 
 
-def no_pre_turn(sentence: str, history: Sequence[Message], turn: int) -> list[Message]:
+def no_pre_turn(sentence: str, history: list[Message], turn: int) -> list[Message]:
     """The empty pre-turn stage."""
     return []
 
@@ -89,6 +90,7 @@ class Agent:
             self._loop(result)
         except BaseException:
             self.messages[:] = before
+            self.tools.pending.clear()
             raise
         return result
 
@@ -110,6 +112,11 @@ class Agent:
                 return
             for call in reply.tool_calls:
                 self.messages.append(self._call_tool(call, result))
+            # what the tools asked to add (a skill the model read) comes after all the results
+            self.messages.extend(
+                replace(m, content=self.redact(m.content)) for m in self.tools.pending
+            )
+            self.tools.pending.clear()
         result.stopped = f"stopped: the step limit of {self.max_steps} model calls was reached"
         result.answer = result.stopped
 

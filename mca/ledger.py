@@ -147,7 +147,13 @@ class _Builder:
             else:
                 history.append(text)
         self.add_many(f"conversation history ({len(history)} messages)", "history", history)
-        this_turn = [message_text(m) for m in msgs[sentence_at + 1 :]]
+        this_turn = []
+        for m in msgs[sentence_at + 1 :]:
+            if m.kind == KIND_SKILLS:  # a skill the model read this turn: an activation
+                label = f"skill read by the model: {', '.join(m.skills)}"
+                self.add(label, "stage2", message_text(m), "read_file → gates passed, protected")
+            else:
+                this_turn.append(message_text(m))
         self.add_many("this turn's tool calls and results", "tools-turn", this_turn)
 
     def considered(self, stage: StageResult | None) -> None:

@@ -44,7 +44,7 @@ def progress_line(kind: str, data: Mapping[str, Any]) -> str:
         return "command interrupted; its process group was killed" + (
             f". Last output:\n{tail}" if tail else ""
         )
-    if kind == "skill.hit":
+    if kind in ("skill.hit", "skill.read"):
         return f"skill {data['line']}"
     if kind == "context.compacted":
         return f"context compacted: {data['before_tokens']:,} -> {data['after_tokens']:,} tokens"

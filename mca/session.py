@@ -215,6 +215,7 @@ def open_session(
         emit=emit,
         policy=discovery.policy,
     )
+    tools.skills = stage
     agents, agents_problem = read_agents_md(settings.workspace)
     system = build_system_prompt(
         settings.workspace, discovery.catalog.text, scrub(agents, settings.secrets)
@@ -241,6 +242,7 @@ def open_session(
         on_text=ui.text,
         redact=lambda text: scrub(text, settings.secrets),
     )
+    tools.history = lambda: agent.messages
     start = {"session": sid, "workspace": str(settings.workspace)}
     log.event("session.start", {**start, "provider": settings.provider, "model": settings.model})
     runtime = SkillRuntime(discovery, stage, estimator)

@@ -67,8 +67,7 @@ def render(skills: Sequence[Skill], limit: int | None, drop: bool, omitted: int)
         return ""
     entries = [_entry(s, None if drop else _shorten(s.description, limit)) for s in skills]
     note = (
-        f"\n({omitted} more skills omitted to fit the catalog budget;"
-        " `mca skills list` shows them)"
+        f"\n({omitted} more skills omitted to fit the catalog budget; `mca skills list` shows them)"
         if omitted
         else ""
     )

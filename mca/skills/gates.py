@@ -18,6 +18,7 @@ class Decision:
     loaded: bool
     reason: str
     block: Block | None = None
+    replaces: str = ""  # a skill of the same domain, in context, that this one replaces
 
     @property
     def name(self) -> str:
@@ -26,6 +27,18 @@ class Decision:
     @property
     def chars(self) -> int:
         return len(self.block.text) if self.block and self.loaded else 0
+
+
+@dataclass
+class _Winner:
+    """Who holds a domain this turn, and whether its body actually went in."""
+
+    name: str
+    why_not: str = ""  # "" when it loaded or is in context; else why it did not fit
+
+
+def _mentioned(hit: Hit) -> bool:
+    return any(r.kind == "mention" for r in hit.reasons)
 
 
 def apply_gates(
@@ -37,35 +50,71 @@ def apply_gates(
 ) -> list[Decision]:
     """Walk hits in score order: dedup, then the domain gate, then the budget gate.
 
-    `held` maps a domain to the skill of it already in context from an earlier turn: that
-    skill keeps its domain, so a contradictory one is not added beside it.
+    The domain belongs to its highest-scoring hit even when that hit does not fit the budget:
+    a lower-scoring rival never takes its place. `held` maps a domain to the skill of it
+    already in context from an earlier turn: that skill keeps its domain, unless the user
+    names a rival explicitly ($name), which then replaces it (Decision.replaces says which).
     """
     decisions: list[Decision] = []
-    winners: dict[str, str] = dict(held or {})
+    winners: dict[str, _Winner] = {d: _Winner(n) for d, n in (held or {}).items()}
     used = 0
     for hit in hits:
         skill = hit.skill
         if skill.name in in_context:
-            winners.setdefault(skill.domain_key, skill.name)
+            winners.setdefault(skill.domain_key, _Winner(skill.name))
             turn = in_context[skill.name]
             decisions.append(Decision(hit, False, f"already in context since turn {turn}"))
             continue
         winner = winners.get(skill.domain_key)
+        replaces = ""
         if winner is not None:
-            how = (
-                f"already in context since turn {in_context[winner]}"
-                if winner in in_context
-                else "which won"
-            )
-            decisions.append(Decision(hit, False, f"same {skill.domain} domain as {winner}, {how}"))
-            continue
+            if winner.name in in_context and _mentioned(hit):
+                replaces = winner.name  # the user asked for this one by name
+            else:
+                decisions.append(Decision(hit, False, _rival(skill, winner, in_context)))
+                continue
         block = render(skill)
         size = len(block.text)
         if used + size > budget:
             reason = f"body is {size} chars, only {budget - used} left"
             decisions.append(Decision(hit, False, reason, block))
+            winners.setdefault(skill.domain_key, _Winner(skill.name, "did not fit the budget"))
             continue
-        winners[skill.domain_key] = skill.name
+        winners[skill.domain_key] = _Winner(skill.name)
         used += size
-        decisions.append(Decision(hit, True, f"expanded, {size} chars", block))
+        reason = f"expanded, {size} chars"
+        if replaces:
+            reason += f"; replaces {replaces} (in context since turn {in_context[replaces]})"
+        decisions.append(Decision(hit, True, reason, block, replaces))
     return decisions
+
+
+def _rival(skill: Skill, winner: _Winner, in_context: Mapping[str, int]) -> str:
+    if winner.name in in_context:
+        return f"same {skill.domain} domain as {winner.name}, already in context since turn" + (
+            f" {in_context[winner.name]}"
+        )
+    if winner.why_not:
+        return f"same {skill.domain} domain as {winner.name}, which won but {winner.why_not}"
+    return f"same {skill.domain} domain as {winner.name}, which won"
+
+
+def gate_read(
+    skill: Skill,
+    render: Callable[[Skill], Block],
+    in_context: Mapping[str, int],
+    held: Mapping[str, str],
+    left: int,
+) -> tuple[bool, str, Block | None]:
+    """The same gates for a skill the model asked to read: (loaded, reason, block)."""
+    if skill.name in in_context:
+        return False, f"already in context since turn {in_context[skill.name]}", None
+    winner = held.get(skill.domain_key)
+    if winner is not None and winner != skill.name:
+        since = in_context.get(winner)
+        how = f"already in context since turn {since}" if since else "which won"
+        return False, f"same {skill.domain} domain as {winner}, {how}", None
+    block = render(skill)
+    if len(block.text) > left:
+        return False, f"body is {len(block.text)} chars, only {left} left", block
+    return True, f"expanded, {len(block.text)} chars (read by the model)", block

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from mca.errors import ToolError
 from mca.fsutil import ContainmentError, NotRegularFile, is_dir, read_head
 from mca.provenance import defang
-from mca.skills.gates import Decision
+from mca.skills.gates import Decision, gate_read
 from mca.skills.inject import Block, stage_two_text
 from mca.skills.model import Skill, xml_escape
 from mca.skills.policy import PRODUCTION, Policy
@@ -30,6 +30,7 @@ class StageResult:
     decisions: list[Decision] = field(default_factory=list)
     injected_text: str = ""
     references: list[tuple[str, str]] = field(default_factory=list)  # (path, text or error)
+    read: list[Block] = field(default_factory=list)  # skills the model read this turn
     reference_text: str = ""
     paths: list[tuple[str, str]] = field(default_factory=list)
 
@@ -116,6 +117,24 @@ def evaluate(
     return result
 
 
+READ_HEADER = (
+    "mca loaded this skill because you asked to read it. Follow it; paths inside a skill are"
+    " relative to its dir."
+)
+
+
+def _real(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path
+
+
+def _present(history: Sequence[Message]) -> dict[str, int]:
+    """Skills in context (injected or read), with the turn each came in."""
+    return {name: m.turn for m in history if m.kind == KIND_SKILLS for name in m.skills}
+
+
 class SkillStage:
     """The agent's PreTurn: remembers what is in context, logs every decision."""
 
@@ -137,9 +156,12 @@ class SkillStage:
         self.policy = policy
         self.last: StageResult | None = None
         self.history: list[tuple[int, StageResult]] = []
+        self.files = {_real(s.path): s.name for s in skills.values()}  # SKILL.md -> name
 
-    def __call__(self, sentence: str, history: Sequence[Message], turn: int) -> list[Message]:
-        present = {name: m.turn for m in history if m.kind == KIND_SKILLS for name in m.skills}
+    def __call__(self, sentence: str, history: list[Message], turn: int) -> list[Message]:
+        """This turn's injection; a skill the user named to replace a held rival takes that
+        rival's text out of the earlier message (history is revised in place)."""
+        present = _present(history)
         result = evaluate(
             self.skill_set,
             sentence,
@@ -152,6 +174,9 @@ class SkillStage:
         self.last = result
         self.history.append((turn, result))
         self._log(result, turn)
+        for d in result.decisions:
+            if d.loaded and d.replaces:
+                self._retire(d.replaces, history)
         out: list[Message] = []
         if result.injected_text:
             names = tuple(b.name for b in result.blocks)
@@ -168,6 +193,70 @@ class SkillStage:
         if result.reference_text:
             out.append(Message("user", result.reference_text, kind=KIND_REFERENCE, turn=turn))
         return out
+
+    def _retire(self, name: str, history: list[Message]) -> None:
+        """Take a replaced skill's block out of the messages that carried it."""
+        skill = self.skill_set.by_name.get(name)
+        block = self.policy.render(skill).text if skill is not None else ""
+        for i, m in enumerate(history):
+            if m.kind != KIND_SKILLS or name not in m.skills:
+                continue
+            rest = tuple(n for n in m.skills if n != name)
+            text = m.content.replace(block, "", 1) if block and block in m.content else ""
+            if not rest or not text:
+                history[i] = replace(
+                    m,
+                    content=f"[skill {name} was replaced; see later turns]",
+                    skills=rest,
+                    protected=bool(rest),
+                )
+            else:
+                history[i] = replace(m, content=text, skills=rest)
+        self.emit("skill.replaced", {"name": name})
+
+    # -- activation: the model reads a skill (read_file skill:NAME, or its SKILL.md) -----------
+    def skill_named(self, target: Path) -> str | None:
+        """The loaded skill whose SKILL.md this is, or None."""
+        return self.files.get(_real(target))
+
+    def activate(
+        self, name: str, turn: int, history: Sequence[Message]
+    ) -> tuple[bool, str, Message | None]:
+        """The same gates, dedup and protection as a matched body: (loaded, note, message)."""
+        skill = self.skill_set.by_name.get(name)
+        if skill is None:
+            known = ", ".join(sorted(self.skill_set.by_name)) or "none"
+            return False, f"no skill named {name!r} is loaded (loaded: {known})", None
+        present = _present(history)
+        held = {
+            s.domain_key: s.name
+            for n in sorted(present, key=present.__getitem__)
+            if (s := self.skill_set.by_name.get(n)) is not None
+        }
+        result = self.last if self.history and self.history[-1][0] == turn else None
+        used = len(result.injected_text) if result else 0
+        used += sum(len(b.text) for b in result.read) if result else 0
+        loaded, reason, block = gate_read(
+            skill, self.policy.render, present, held, self.budget - used
+        )
+        self.emit(
+            "skill.read",
+            {
+                "turn": turn,
+                "name": name,
+                "loaded": loaded,
+                "reason": reason,
+                "line": f"{name}  read by the model  → {'' if loaded else 'not loaded: '}{reason}",
+            },
+        )
+        if not loaded or block is None:
+            return False, f"skill {name!r} not loaded: {reason}", None
+        if result is not None:
+            result.read.append(block)
+        text = READ_HEADER + "\n\n" + block.text
+        message = Message("user", text, kind=KIND_SKILLS, protected=True, turn=turn, skills=(name,))
+        note = f"mca put the skill {name!r} in the conversation (the next message): {reason}"
+        return True, note, message
 
     def _log(self, result: StageResult, turn: int) -> None:
         for d in result.decisions:

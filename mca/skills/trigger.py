@@ -141,6 +141,10 @@ class SkillSet(tuple[Skill, ...]):
     def lookup(self) -> _Index:
         return _Index(self)
 
+    @functools.cached_property
+    def by_name(self) -> dict[str, Skill]:
+        return {s.name: s for s in self}
+
 
 class _Index:
     def __init__(self, skills: Sequence[Skill]) -> None:

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from mca.errors import ToolError
 from mca.tools.schema import check_object
 from mca.tools.snapshots import SnapshotStore
+from mca.types import Message
+
+
+class SkillAccess(Protocol):
+    """What read_file needs from the skill runtime to treat reading a skill as activating it."""
+
+    def skill_named(self, target: Path) -> str | None: ...
+
+    def activate(
+        self, name: str, turn: int, history: Sequence[Message]
+    ) -> tuple[bool, str, Message | None]: ...
+
 
 Approve = Callable[[str], bool]
 ApproveWrite = Callable[[str, str, str], bool]  # (path, why it is protected, diff) -> yes?
@@ -43,6 +55,9 @@ class ToolContext:
     approve_write: ApproveWrite = _refuse_write  # writes to protected paths (never --yes)
     home: Path | None = None  # $MCA_HOME: protected wherever it is
     home_dir: Path | None = None  # the user's ~, for skill paths the model was given as ~/...
+    skills: SkillAccess | None = None  # reading a skill is activating it (the same gates)
+    history: Callable[[], Sequence[Message]] = list  # the conversation so far (for activation)
+    pending: list[Message] = field(default_factory=list)  # messages to add after tool results
     touched: set[str] = field(default_factory=set)  # workspace paths read or written this turn
 
 

@@ -74,15 +74,32 @@ def _open_error(path: str, e: OSError) -> ToolError:
     return ToolError(f"{path}: cannot read ({e.strerror or e})")
 
 
+def _activate(ctx: ToolContext, name: str) -> str:
+    """Reading a skill is activating it: the gates, dedup and protection of a matched body."""
+    if ctx.skills is None:
+        raise ToolError(f"skill:{name}: no skills are loaded in this session")
+    history = [*ctx.history(), *ctx.pending]
+    loaded, note, message = ctx.skills.activate(name, ctx.turn, history)
+    if not loaded or message is None:
+        raise ToolError(note)
+    ctx.pending.append(message)
+    return note
+
+
 def read_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     """Read a text file with line numbers, capped in bytes and lines (bounded memory)."""
     path = arg_str(args, "path")
     offset = arg_int(args, "offset", 1, 1, 10**9)
     limit = arg_int(args, "limit", MAX_READ_LINES, 1, MAX_READ_LINES)
     column = arg_int(args, "column", 1, 1, 10**10)
+    if path.startswith("skill:"):
+        return _activate(ctx, path.removeprefix("skill:").strip())
     target, skill = _resolve_readable(ctx, path)
     if is_dir(target):
         raise ToolError(f"{path} is a directory; use list_dir")
+    name = ctx.skills.skill_named(target) if ctx.skills is not None else None
+    if name is not None:
+        return _activate(ctx, name)
     allowed = ctx.root.resolve() if skill is None else ctx.skill_dirs[skill].resolve()
     try:
         with open_regular(target, allowed) as (f, st):

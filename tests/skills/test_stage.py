@@ -18,7 +18,7 @@ from mca.skills.gates import apply_gates
 from mca.skills.inject import command_line, render_skill
 from mca.skills.model import Root, Skill
 from mca.skills.stage import SkillStage, evaluate
-from mca.skills.trigger import _score, has_word, judge, sentence_paths
+from mca.skills.trigger import SkillSet, _score, has_word, judge, sentence_paths
 from mca.tools import TOOL_NAMES, get_tool
 from mca.tools.base import ToolContext
 from mca.types import KIND_REFERENCE, KIND_SKILLS
@@ -429,3 +429,84 @@ def test_a_convention_in_context_keeps_its_domain_in_later_turns(ctx: ToolContex
         decision.reason == "same calc domain as calc-conventions, already in context since turn 1"
     )
     assert [m.skills for m in agent.messages if m.kind == KIND_SKILLS] == [("calc-conventions",)]
+
+
+def test_reading_a_skill_is_an_activation(ws: Path) -> None:
+    """read_file skill:NAME (or the SKILL.md path) goes through the same gates, dedup and
+    protection as a matched body, and the ledger shows it."""
+    from mca.config import load_settings
+    from mca.session import open_session
+    from tests.helpers import FakeModel, call, say
+
+    class UI:
+        def approve(self, c: str) -> bool:
+            return True
+
+        def approve_write(self, p: str, r: str, d: str) -> bool:
+            return False
+
+        def event(self, k: str, d: object) -> None:
+            return None
+
+        def text(self, d: str) -> None:
+            return None
+
+    calc_md = str(LAB / "calc-conventions" / "SKILL.md")
+    model = FakeModel(
+        [
+            call("read_file", "1", path="skill:calc-conventions-archived"),
+            call("read_file", "2", path=calc_md),  # a rival of the same domain: refused
+            call("read_file", "3", path="skill:calc-conventions-archived"),  # dedup
+            call("read_file", "4", path="skill:nope"),
+            say("done"),
+        ]
+    )
+    settings = load_settings({"MOCK": "1", "MCA_HOME": str(ws.parent / "h")}, workspace=ws)
+    session = open_session(settings.with_(skills_dirs=(LAB,)), UI(), model=model)
+    result = session.run_turn("hello there")
+    outcome = [(t.ok, t.result) for t in result.tools]
+    assert outcome[0][0] and "put the skill 'calc-conventions-archived'" in outcome[0][1]
+    assert not outcome[1][0] and "same calc domain as calc-conventions-archived" in outcome[1][1]
+    assert not outcome[2][0] and "already in context since turn 1" in outcome[2][1]
+    assert not outcome[3][0] and "no skill named 'nope'" in outcome[3][1]
+    read = [m for m in session.agent.messages if m.kind == "skills"]
+    assert len(read) == 1 and read[0].protected and read[0].skills == ("calc-conventions-archived",)
+    assert "returns `Infinity`" in read[0].content
+    rows = [r.label for r in session.ledger.last.rows]  # type: ignore[union-attr]
+    assert "skill read by the model: calc-conventions-archived" in rows
+    session.close()
+
+
+def test_the_domain_stays_with_its_winner_even_over_budget() -> None:
+    skills = discover([Root(LAB, "explicit", 400)], Budget(10**6, "chars", "t"), char_fits).skills
+    result = evaluate(
+        SkillSet(skills[k] for k in sorted(skills)),
+        "fix the divide-by-zero problem",
+        budget=800,
+        root=REPO,
+    )
+    by_name = {d.name: d for d in result.decisions}
+    assert not by_name["calc-conventions"].loaded
+    assert by_name["calc-conventions"].reason.startswith("body is ")
+    assert by_name["calc-conventions-archived"].reason == (
+        "same calc domain as calc-conventions, which won but did not fit the budget"
+    )
+    assert "Infinity" not in result.injected_text
+
+
+def test_naming_a_rival_replaces_the_held_skill(ws: Path) -> None:
+    from mca.skills.stage import SkillStage
+    from mca.types import Message
+
+    skills = discover([Root(LAB, "explicit", 400)], Budget(10**6, "chars", "t"), char_fits).skills
+    stage = SkillStage(skills, budget=12_000, root=ws, touched=list, emit=lambda k, d: None)
+    history: list[Message] = []
+    history += stage("how did v1 calc handle infinity?", history, 1)
+    assert [m.skills for m in history] == [("calc-conventions-archived",)]
+    history.append(Message("user", "how did v1 calc handle infinity?", turn=1))
+    new = stage("use $calc-conventions now", history, 2)
+    [decision] = [d for d in stage.last.decisions if d.name == "calc-conventions"]  # type: ignore[union-attr]
+    assert decision.loaded and decision.replaces == "calc-conventions-archived"
+    assert "replaces calc-conventions-archived (in context since turn 1)" in decision.reason
+    assert "returns `Infinity`" not in history[0].content and history[0].skills == ()
+    assert new[0].skills == ("calc-conventions",)
