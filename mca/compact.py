@@ -80,6 +80,10 @@ class Compactor:
         self.emit = emit
         self.last: CompactionReport | None = None
 
+    def set_system(self, system: str) -> None:
+        """A new system prompt (the catalog was rebuilt): its size is counted again."""
+        self.system, self._fixed = system, None
+
     def tokens(self, history: list[Message]) -> int:
         """Estimated tokens of the whole context (per-message counts are cached)."""
         if self._fixed is None:

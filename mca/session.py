@@ -55,10 +55,32 @@ class Session:
     skills: SkillRuntime
     compactor: Compactor
     id: str
+    ui: UI
     ledger: LedgerBook = field(default_factory=LedgerBook)
+
+    def refresh_skills(self) -> None:
+        """Between turns: when skills changed on disk, rebuild the catalog and say so once."""
+        what = self.skills.refresh(self.settings)
+        if not what:
+            return
+        d = self.skills.discovery
+        self.agent.tools.skill_dirs = {name: s.dir for name, s in d.skills.items()}
+        self.system = build_system_prompt(
+            self.settings.workspace, d.catalog.text, self.system.agents
+        )
+        self.agent.system = self.system.text
+        self.compactor.set_system(self.system.text)
+        tokens = self.skills.estimator.count(d.catalog.text)
+        message = (
+            f"skills changed on disk: {what} · catalog rebuilt, {len(d.skills)} skills,"
+            f" {tokens:,} tokens ({self.skills.estimator.label})"
+        )
+        self.log.event("notice", {"message": message})
+        self.ui.event("notice", {"message": message})
 
     def run_turn(self, sentence: str) -> TurnResult:
         """One turn through the agent, then its ledger (logged as a JSON event)."""
+        self.refresh_skills()
         compacted_before = self.compactor.last
         result = self.agent.run_turn(sentence)
         entry = self.record_ledger(result)
@@ -246,4 +268,4 @@ def open_session(
     start = {"session": sid, "workspace": str(settings.workspace)}
     log.event("session.start", {**start, "provider": settings.provider, "model": settings.model})
     runtime = SkillRuntime(discovery, stage, estimator)
-    return Session(settings, model, agent, snapshots, log, system, runtime, compactor, sid)
+    return Session(settings, model, agent, snapshots, log, system, runtime, compactor, sid, ui)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,6 +34,14 @@ class Discovery:
     budget: Budget
     skills: dict[str, Skill] = field(default_factory=dict)
     policy: Policy = PRODUCTION
+    dirs: list[str] = field(default_factory=list)  # every directory the scan listed
+
+    def signature(self) -> tuple[object, ...]:
+        """A cheap fingerprint of what discovery saw on disk: a stat of every root, every
+        directory it listed and every SKILL.md (no reading, no parsing)."""
+        paths = [str(r.path) for r in self.roots] + self.dirs
+        paths += [str(c.path) for c in self.candidates]
+        return tuple(_stat_key(p) for p in paths)
 
     @functools.cached_property
     def skill_set(self) -> SkillSet:
@@ -77,7 +86,31 @@ def discover(
         if d.path in by_path:
             by_path[d.path].diagnostics.append(d)
     diags += catalog.diagnostics
-    return Discovery(list(roots), scan.candidates, diags, catalog, budget, loaded, policy)
+    return Discovery(
+        list(roots), scan.candidates, diags, catalog, budget, loaded, policy, scan.dirs
+    )
+
+
+def _stat_key(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def changes(old: Discovery, new: Discovery) -> str:
+    """'added x; removed y; edited z' between two discoveries ('' when the skills are the same)."""
+    before, after = old.skills, new.skills
+    added = sorted(set(after) - set(before))
+    removed = sorted(set(before) - set(after))
+    edited = sorted(n for n in set(before) & set(after) if before[n] != after[n])
+    parts = [
+        f"{what} {', '.join(names)}"
+        for what, names in (("added", added), ("removed", removed), ("edited", edited))
+        if names
+    ]
+    return "; ".join(parts)
 
 
 def session_roots(

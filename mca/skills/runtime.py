@@ -12,7 +12,7 @@ from mca.errors import SkillsRefused
 from mca.fsutil import is_dir, sha256
 from mca.skills.cache import ParseCache
 from mca.skills.catalog import Budget
-from mca.skills.discover import Discovery, char_fits, discover, session_roots
+from mca.skills.discover import Discovery, changes, char_fits, discover, session_roots
 from mca.skills.model import STRICT_CODES, display_path
 from mca.skills.select import select_policy
 from mca.skills.stage import SkillStage
@@ -83,3 +83,19 @@ class SkillRuntime:
     discovery: Discovery
     stage: SkillStage
     estimator: Estimator
+    signature: tuple[object, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.signature = self.signature or self.discovery.signature()
+
+    def refresh(self, settings: Settings) -> str:
+        """Rediscover when the skills changed on disk since the last look: '' when nothing
+        did (a stat per directory and SKILL.md, no reading), else what changed."""
+        now = self.discovery.signature()
+        if now == self.signature:
+            return ""
+        new = run_discovery(settings, self.estimator)
+        what = changes(self.discovery, new) or "files changed, skills the same"
+        self.discovery, self.signature = new, new.signature()
+        self.stage.update(new.skills)
+        return what

@@ -102,6 +102,7 @@ class ScanResult:
     candidates: list[Candidate] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     visited: dict[str, int] = field(default_factory=dict)  # root -> directories visited
+    dirs: list[str] = field(default_factory=list)  # every directory the walk listed
 
 
 def find_skill_files(
@@ -109,6 +110,7 @@ def find_skill_files(
     depth_limit: int = DEPTH_LIMIT,
     dir_cap: int = DIR_CAP,
     unreadable: list[tuple[str, OSError]] | None = None,
+    listed: list[str] | None = None,
 ) -> tuple[list[Path], list[Path], int, bool]:
     """(SKILL.md files, symlinked SKILL.md files, dirs visited, truncated) below one root.
 
@@ -140,6 +142,8 @@ def find_skill_files(
             if unreadable is not None:
                 unreadable.append((d, e))
             continue
+        if listed is not None:
+            listed.append(d)
         entry = next((e for e in entries if e.name == SKILL_FILE), None)
         if entry is not None:
             (symlinked if entry.is_symlink() else found).append(Path(d, SKILL_FILE))
@@ -215,7 +219,7 @@ def _scan(
     for root in roots:
         unreadable: list[tuple[str, OSError]] = []
         files, symlinked, visited, truncated = find_skill_files(
-            root.path, depth_limit, dir_cap, unreadable
+            root.path, depth_limit, dir_cap, unreadable, result.dirs
         )
         for where, err in unreadable:
             message = (

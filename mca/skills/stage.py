@@ -215,6 +215,11 @@ class SkillStage:
         self.emit("skill.replaced", {"name": name})
 
     # -- activation: the model reads a skill (read_file skill:NAME, or its SKILL.md) -----------
+    def update(self, skills: Mapping[str, Skill]) -> None:
+        """New skills from a rediscovery (what is in context stays as it is)."""
+        self.skill_set = SkillSet(skills[k] for k in sorted(skills))
+        self.files = {_real(s.path): s.name for s in skills.values()}
+
     def skill_named(self, target: Path) -> str | None:
         """The loaded skill whose SKILL.md this is, or None."""
         return self.files.get(_real(target))

@@ -510,3 +510,44 @@ def test_naming_a_rival_replaces_the_held_skill(ws: Path) -> None:
     assert "replaces calc-conventions-archived (in context since turn 1)" in decision.reason
     assert "returns `Infinity`" not in history[0].content and history[0].skills == ()
     assert new[0].skills == ("calc-conventions",)
+
+
+def test_the_catalog_follows_skills_changing_on_disk(ws: Path, tmp_path: Path) -> None:
+    from mca.config import load_settings
+    from mca.session import open_session
+    from tests.helpers import FakeModel, say
+
+    events: list[str] = []
+
+    class UI:
+        def approve(self, c: str) -> bool:
+            return True
+
+        def approve_write(self, p: str, r: str, d: str) -> bool:
+            return False
+
+        def event(self, k: str, d: dict[str, str]) -> None:
+            if k == "notice":
+                events.append(d["message"])
+
+        def text(self, d: str) -> None:
+            return None
+
+    root = tmp_path / "skills"
+    (root / "alpha").mkdir(parents=True)
+    (root / "alpha" / "SKILL.md").write_text("---\nname: alpha\ndescription: Alpha.\n---\na\n")
+    settings = load_settings({"MOCK": "1", "MCA_HOME": str(tmp_path / "h")}, workspace=ws)
+    model = FakeModel([say("1"), say("2"), say("3")])
+    session = open_session(settings.with_(skills_dirs=(root,)), UI(), model=model)
+    session.run_turn("one")
+    assert events == [] and "- alpha: Alpha." in model.requests[-1].system
+    (root / "beta").mkdir()
+    (root / "beta" / "SKILL.md").write_text("---\nname: beta\ndescription: Beta.\n---\nb\n")
+    (root / "alpha" / "SKILL.md").write_text("---\nname: alpha\ndescription: Alpha two.\n---\na\n")
+    session.run_turn("two")
+    assert len(events) == 1 and "added beta; edited alpha" in events[0]
+    assert "- beta: Beta." in model.requests[-1].system
+    assert "- alpha: Alpha two." in model.requests[-1].system
+    session.run_turn("three")  # nothing changed: no rescan, no line
+    assert len(events) == 1
+    session.close()
