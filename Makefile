@@ -6,7 +6,7 @@ RUN_STAMP := $(VENV)/.stamp-run
 DEV_STAMP := $(VENV)/.stamp-dev
 ARGS ?=
 
-.PHONY: run test check bench selftest demo stress fmt golden clean
+.PHONY: run test check bench selftest demo stress fmt golden figures clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,10 @@ stress: $(DEV_STAMP)
 golden: $(RUN_STAMP)
 	$(BIN)/python -c "from mca.tokens import Estimator; t = open('fixtures/tokens/sample.txt').read(); \
 	print({e: Estimator(e).count(t) for e in ('o200k_base', 'cl100k_base')})"
+
+# The README's exact figures (tests/test_readme.py checks them).
+figures: $(RUN_STAMP)
+	$(BIN)/python -m bench.figures
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache

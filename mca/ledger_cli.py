@@ -112,6 +112,32 @@ def compare_text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+LAB_SENTENCES = (
+    "what does this project do?",
+    "fix the divide-by-zero problem in src/calc.js",
+)
+LAB_WINDOW = 128_000  # the mock model's window: the catalog budget is 2% of it
+
+
+def lab_report(repo: Path, sentences: Sequence[str] = LAB_SENTENCES) -> dict[str, Any]:
+    """The lab's four packs only (no user or project skills of this machine), as seen from
+    fixtures/workspace: the figures the design notes and the README quote, the same anywhere."""
+    from mca.config import DEFAULT_SKILL_BUDGET
+    from mca.skills.catalog import Budget
+    from mca.skills.discover import discover
+    from mca.skills.model import Root, display_path
+
+    ws = repo / "fixtures" / "workspace"
+    est = Estimator()
+    d = discover(
+        [Root(repo / "skills", "explicit", 400)],
+        Budget.for_window(LAB_WINDOW),
+        est.fits,
+        shown=lambda p: display_path(p, ws, Path("/nonexistent-home")),
+    )
+    return compare(d, sentences, est, DEFAULT_SKILL_BUDGET, ws)
+
+
 def run_ledger_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
     """Entry for `mca ledger compare`."""
     p = argparse.ArgumentParser(prog="mca ledger", description="context cost reports")
@@ -121,7 +147,17 @@ def run_ledger_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
     c.add_argument("--json", action="store_true")
     c.add_argument("-C", dest="workspace", metavar="DIR")
     c.add_argument("--skills-dir", action="append", default=[], metavar="DIR")
+    c.add_argument(
+        "--lab", action="store_true", help="the lab's four packs only, its two sentences by default"
+    )
     args = p.parse_args(argv)
+    if args.lab:
+        from mca.selftest import find_repo
+
+        report = lab_report(find_repo(Path.cwd()), list(args.sentences) or LAB_SENTENCES)
+        text = json.dumps(report, indent=2) if args.json else compare_text(report)
+        sys.stdout.write(text + "\n")
+        return 0
     sentences = list(args.sentences) or [ln.strip() for ln in sys.stdin if ln.strip()]
     if not sentences:
         sys.stderr.write("mca ledger compare: no sentences (give them as arguments or on stdin)\n")

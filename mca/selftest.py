@@ -21,7 +21,7 @@ from typing import Any
 
 from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, char_fits, discover
-from mca.skills.model import Root
+from mca.skills.model import Root, display_path
 from mca.skills.policy import Policy
 from mca.skills.scan import load_candidate
 from mca.skills.select import select_policy
@@ -83,9 +83,20 @@ class Lab:
     def fixtures(self) -> Path:
         return self.repo / "fixtures"
 
+    @property
+    def workspace(self) -> Path:
+        return self.fixtures / "workspace"
+
     def discover(self) -> Discovery:
+        """The lab's packs as a session in fixtures/workspace sees them (paths relative to it)."""
         root = Root(self.skills, "explicit", 400)
-        return discover([root], Budget(8000, "chars", "selftest"), char_fits, self.policy)
+        ws = self.workspace
+
+        def shown(path: Path) -> str:
+            return display_path(path, ws, Path("/nonexistent-home"))
+
+        budget = Budget(8000, "chars", "selftest")
+        return discover([root], budget, char_fits, self.policy, shown=shown)
 
     def stage(self, sentence: str, budget: int = 12_000, paths: Sequence[str] = ()) -> StageResult:
         skills = self.discover().skill_set
@@ -144,14 +155,16 @@ def _release(lab: Lab) -> tuple[str, Path]:
 
 def check_command_line(lab: Lab) -> None:
     text, script = _release(lab)
-    line = next((ln for ln in text.splitlines() if ln.endswith(str(script))), "")
-    expect(line == f"node {script}", "no `node <absolute script path>` line in the injection")
+    shown = "../../skills/release-notes/scripts/bump-version.mjs"  # from fixtures/workspace
+    line = next((ln for ln in text.splitlines() if ln.endswith(shown)), "")
+    expect(line == f"node {shown}", f"no `node {shown}` line in the injection")
+    expect((lab.workspace / shown).resolve() == script.resolve(), f"{shown} is not the script")
     node = shutil.which("node")
     expect(node is not None, "node is not installed, so the command line cannot run here")
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "package.json").write_text('{"name": "x", "version": "1.4.9"}\n')
         run = subprocess.run(
-            [*line.split(" ", 1)[0:1], str(script), "minor"],
+            ["node", str(script), "minor"],
             cwd=tmp,
             capture_output=True,
             text=True,
@@ -351,8 +364,8 @@ def run_checks(lab: Lab) -> list[dict[str, Any]]:
     return out
 
 
-def render(results: list[dict[str, Any]], policy: Policy) -> str:
-    """One line per check, then N/14 passed."""
+def render(results: list[dict[str, Any]], policy: Policy, strategies: str = "") -> str:
+    """One line per check, the three loading strategies priced, then N/14 passed."""
     lines = [f"mca self-test · offline, mock model · runtime: {policy.name}"]
     for r in results:
         mark = "PASS" if r["passed"] else "FAIL"
@@ -362,6 +375,8 @@ def render(results: list[dict[str, Any]], policy: Policy) -> str:
             if r["exercise"]:
                 line += f"\n         exercise {r['exercise']}"
         lines.append(line)
+    if strategies:
+        lines += ["", "what the three loading strategies cost on the lab's packs:", strategies, ""]
     passed = sum(r["passed"] for r in results)
     lines.append(f"{passed}/{len(results)} passed")
     return "\n".join(lines)
@@ -390,9 +405,13 @@ def run_selftest_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
         raise McaError(str(e)) from None
     results = run_checks(Lab(repo, policy))
     passed = sum(r["passed"] for r in results)
+    from mca.ledger_cli import compare_text, lab_report
+
+    report = lab_report(repo)
     if args.json:
         obj = {"runtime": policy.name, "passed": passed, "total": len(results), "checks": results}
+        obj["strategies"] = report
         sys.stdout.write(json.dumps(obj, indent=2) + "\n")
     else:
-        sys.stdout.write(render(results, policy) + "\n")
+        sys.stdout.write(render(results, policy, compare_text(report)) + "\n")
     return 0 if passed == len(results) else 1
