@@ -344,6 +344,42 @@ def bench_corpus(results: list[Result]) -> None:
     )
 
 
+def bench_corpus_processes(results: list[Result]) -> None:
+    """The same job as a person runs it: `mca skills check` over the corpus (one process)
+    against the reference CLI, which validates one skill directory per process."""
+    ref_cli = BIN / "agentskills"
+    if not CORPUS.is_dir() or not ref_cli.exists():
+        return
+    dirs = sorted({str(f.parent) for f in CORPUS.rglob("SKILL.md")})
+    if QUICK:
+        dirs = dirs[:60]
+
+    def ours() -> float:
+        return run_time([MCA, "skills", "check", *dirs])
+
+    def theirs() -> float:
+        start = time.perf_counter()
+        for d in dirs:
+            subprocess.run([str(ref_cli), "validate", d], capture_output=True, check=False)
+        return time.perf_counter() - start
+
+    mine, ref = alternate(ours, theirs, 1 if not QUICK else 2)
+    ratio = ref / mine
+    results.append(
+        Result(
+            f"corpus check as whole processes ({len(dirs)} skills)",
+            mine * 1000,
+            "ms",
+            ref * 1000,
+            "agentskills validate, per skill",
+            ratio,
+            ">= 10x faster",
+            ratio >= 10,
+            "ratio = skills-ref CLI / mca skills check",
+        )
+    )
+
+
 def bench_ledger(results: list[Result]) -> None:
     from mca.config import load_settings
     from mca.models.mock import MockModel
@@ -454,6 +490,7 @@ def main() -> int:
         ("pre_turn_scaling_ms", lambda: bench_pre_turn(results)),
         ("scan", lambda: bench_scan(results)),
         ("corpus", lambda: bench_corpus(results)),
+        ("corpus_processes", lambda: bench_corpus_processes(results)),
         ("ledger", lambda: bench_ledger(results)),
         ("savings", lambda: bench_savings(results)),
     ]
