@@ -32,7 +32,7 @@ def main_parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(
         prog="mca",
-        description="mini coding agent. Subcommands: tools, skills, ledger, selftest.",
+        description="mini coding agent. Subcommands: tools, skills, ledger, selftest, lab.",
     )
     p.add_argument("--version", action="version", version=f"mca {__version__}")
     p.add_argument("-p", "--prompt", metavar="SENTENCE", help="run one turn and print the answer")
@@ -111,7 +111,18 @@ def _subcommands() -> dict[str, Callable[[Sequence[str], Mapping[str, str]], int
 
         return run_selftest_command(argv, env)
 
-    return {"tools": tools, "skills": skills, "ledger": ledger, "selftest": selftest}
+    def lab(argv: Sequence[str], env: Mapping[str, str]) -> int:
+        from mca.lab.cli import run_lab_command
+
+        return run_lab_command(argv, env)
+
+    return {
+        "tools": tools,
+        "skills": skills,
+        "ledger": ledger,
+        "selftest": selftest,
+        "lab": lab,
+    }
 
 
 def _dispatch(argv: Sequence[str], env: Mapping[str, str]) -> int:

@@ -26,8 +26,16 @@ GatesFn = Callable[
     [Sequence[Hit], int, RenderFn, Mapping[str, int], Mapping[str, str] | None], list[Decision]
 ]
 
-# The lab's five traps, in exercise order.
-TRAPS = ("split", "validate", "script", "judge", "gates")
+# The lab's five traps, in exercise order, and where each plugs in: the function a starter or a
+# student's exercises.py defines, and the Policy field it replaces.
+SLOTS = {
+    "split": ("split_frontmatter", "split"),
+    "validate": ("validate_metadata", "validate"),
+    "script": ("render_skill", "render"),
+    "judge": ("judge_triggers", "judge"),
+    "gates": ("apply_gates", "gates"),
+}
+TRAPS = tuple(SLOTS)
 
 
 @dataclass(frozen=True)

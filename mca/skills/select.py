@@ -1,19 +1,37 @@
-"""Which Policy a run uses: production, or the lab's starter with some traps swapped in."""
+"""Which Policy a run uses: production, the lab's starter with some traps swapped in, or a
+student's exercises.py (functions it does not define keep the starter's version)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 from mca.errors import ConfigError
-from mca.skills.naive import starter_policy
-from mca.skills.policy import PRODUCTION, TRAPS, Policy
+from mca.skills import naive
+from mca.skills.policy import PRODUCTION, SLOTS, TRAPS, Policy
+
+
+def starter_policy(traps: tuple[str, ...]) -> Policy:
+    """Production with the named traps' starter versions swapped in."""
+    swaps = {SLOTS[t][1]: getattr(naive, SLOTS[t][0]) for t in traps}
+    return replace(PRODUCTION, name="starter(" + ",".join(traps) + ")", **swaps)
 
 
 def select_policy(lab: str) -> Policy:
-    """MCA_LAB: '' (production), 'starter' (all five traps) or 'starter:split,judge' (some)."""
+    """MCA_LAB: '' (production), 'starter' (all five traps), 'starter:split,judge' (some), or
+    the path of a student's exercises.py."""
     if not lab:
         return PRODUCTION
+    if lab.endswith(".py"):
+        from mca.lab.student import load_exercises
+
+        return load_exercises(Path(lab))
     kind, _, which = lab.partition(":")
     if kind != "starter":
-        raise ConfigError(f"unknown MCA_LAB {lab!r} (use 'starter' or 'starter:TRAP,...')")
+        raise ConfigError(
+            f"MCA_LAB: unknown lab mode {lab!r} (use 'starter', 'starter:TRAP,...' or the path"
+            " of an exercises.py)"
+        )
     traps = tuple(t.strip() for t in which.split(",") if t.strip()) or TRAPS
     unknown = [t for t in traps if t not in TRAPS]
     if unknown:

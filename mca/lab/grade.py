@@ -1,0 +1,105 @@
+"""`mca lab grade SUBMISSIONS_DIR`: every */exercises.py graded in its own process, in parallel.
+
+One CSV row per submission: checks passed per exercise, the total, the first line of each
+failure, the status (ok, refused, crashed, timed out) and the runtime. A check counts as passed
+only when it passes on the default fixtures and on every seeded variant. A submission that
+crashes, hangs, eats memory or imports what it should not gets a row saying so; the others are
+unaffected. Student code never runs in the grader's process; the isolation is against accidents,
+not a security sandbox.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mca.lab.checks import CHECKS, EXERCISES
+from mca.lab.child import ChildRun, run_child
+from mca.lab.report import combine
+from mca.lab.student import forbidden_imports
+
+COLUMNS = (
+    "submission",
+    "status",
+    "ex1",
+    "ex2",
+    "ex3",
+    "ex4",
+    "ex5",
+    "total",
+    "failures",
+    "seconds",
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per submission: wall time for all its checks, memory, and time per check."""
+
+    seconds: float = 180.0
+    memory_mb: int = 2048
+    check_seconds: float = 30.0
+
+
+def grade_one(repo: Path, path: Path, seeds: Sequence[int], limits: Limits) -> dict[str, Any]:
+    """The CSV row of one submission."""
+    name = path.parent.name
+    try:
+        bad = forbidden_imports(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError) as e:
+        return _row(name, f"refused: cannot load it ({type(e).__name__}: {e})", [], 0.0)
+    if bad:
+        return _row(name, f"refused: imports {', '.join(bad)}", [], 0.0)
+    run: ChildRun = run_child(
+        repo,
+        str(path.resolve()),
+        seeds,
+        timeout=limits.seconds,
+        memory_mb=limits.memory_mb,
+        check_seconds=limits.check_seconds,
+    )
+    status = "ok" if run.status == "ok" else f"{run.status}: {run.message}"
+    note = f"not run ({run.status})" if run.status != "ok" else ""
+    checks = combine(run.checks, seeds, note) if run.status != "refused" else []
+    return _row(name, status, checks, run.seconds)
+
+
+def _row(name: str, status: str, checks: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
+    row: dict[str, Any] = {"submission": name, "status": status, "seconds": f"{seconds:.1f}"}
+    for ex in range(1, 6):
+        ids = [n for n, e in EXERCISES.items() if e.startswith(f"{ex} ")]
+        ok = sum(1 for c in checks if c["id"] in ids and c["passed"])
+        row[f"ex{ex}"] = f"{ok}/{len(ids)}"
+    row["total"] = f"{sum(c['passed'] for c in checks)}/{len(CHECKS)}"
+    failed = [c for c in checks if not c["passed"]]
+    row["failures"] = "; ".join(f"{c['id']}: {str(c['saw']).splitlines()[0][:120]}" for c in failed)
+    return row
+
+
+def grade(
+    repo: Path,
+    submissions: Path,
+    *,
+    jobs: int = 2,
+    seeds: int = 1,
+    limits: Limits = Limits(),
+) -> list[dict[str, Any]]:
+    """Rows for every SUBMISSIONS/*/exercises.py, sorted by submission name."""
+    paths = sorted(submissions.glob("*/exercises.py"))
+    seed_list = [0, *range(1, seeds + 1)]
+    with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
+        rows = list(pool.map(lambda p: grade_one(repo, p, seed_list, limits), paths))
+    return rows
+
+
+def to_csv(rows: Sequence[dict[str, Any]]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()

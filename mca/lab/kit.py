@@ -1,0 +1,60 @@
+"""`mca lab init DIR`: a student's workspace: exercises.py (the five starter functions, with
+their contracts and the exercise text) and a short README. Nothing of the production answers."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from mca.errors import McaError
+
+STUDENT_README = """\
+# mca lab: the five exercises
+
+`exercises.py` holds five first drafts of mca's skill runtime. Each works on small data and
+breaks on real data; the comment above each function is the exercise, its docstring the
+contract the self-test holds it to.
+
+Run the 14 checks with your functions plugged in (a function you delete keeps the starter's):
+
+    mca selftest --lab exercises.py              # or: MCA_LAB=exercises.py MOCK=1 SELFTEST=1 mca
+    mca selftest --lab exercises.py --seed 7     # the same checks on renamed fixtures
+
+The untouched file passes 7 of 14. What each check means, and which exercise turns it green:
+
+| check | exercise | what it asks |
+| --- | --- | --- |
+| 1 | 1 split | a `---` rule inside the body does not cut the body |
+| 2 | 1 split | a frontmatter that is never closed is refused |
+| 3 | 2 validate | the pack without a description is skipped, naming the field |
+| 4 | 2 validate | a wrong-typed extension field is dropped, the skill kept |
+| 5 | 3 scripts | a skill's script is offered as one runnable command line |
+| 6 | 3 scripts | not a byte of a script's source enters the context |
+| 7 | 4 judge | a path in the sentence matches a skill's `paths` (reason `path ... (10)`) |
+| 8 | 4 judge | the trigger `test` does not fire on `latest` or `contest` |
+| 9 | 5 gates | of two skills in one domain only the higher-scoring loads |
+| 10 | 5 gates | under a small budget a body is left out, saying why |
+| 11-14 | - | the runtime as a whole (nothing injected for an unmatched sentence, ...) |
+
+Every failed check prints what it expected, what it saw, and a one-line hint. Your grade
+runs the default fixtures and at least one seeded variant (`--seed`), so special-casing the
+fixtures' names does not pass. Your code runs in a separate process with a time limit per
+check; it may not start processes or open network connections.
+"""
+
+
+def init_lab(target: Path) -> list[Path]:
+    """Write exercises.py and README.md into target (created); refuse to overwrite."""
+    files = {
+        target / "exercises.py": resources.files("mca.skills")
+        .joinpath("naive.py")
+        .read_text(encoding="utf-8"),
+        target / "README.md": STUDENT_README,
+    }
+    existing = [p for p in files if p.exists()]
+    if existing:
+        raise McaError(f"{existing[0]} exists already; not overwriting a student's work")
+    target.mkdir(parents=True, exist_ok=True)
+    for path, text in files.items():
+        path.write_text(text, encoding="utf-8")
+    return list(files)

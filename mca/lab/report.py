@@ -1,0 +1,106 @@
+"""The self-test's results for people (text), for programs (JSON, schema mca-selftest/1) and
+for autograders (JUnit XML). Results of several seeds fold into one result per check: a check
+passes only when it passed under every seed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from mca.lab.checks import CHECKS, EXERCISES, HINTS
+
+SCHEMA = "mca-selftest/1"
+
+
+def combine(
+    results: Sequence[dict[str, Any]], seeds: Sequence[int], note: str = ""
+) -> list[dict[str, Any]]:
+    """One entry per check 1-14 from per-seed results; a check never reported failed with `note`
+    (the process crashed or hung before it)."""
+    out = []
+    for n, (name, _) in enumerate(CHECKS, 1):
+        runs = [r for r in results if r.get("id") == n]
+        failed = [r for r in runs if not r.get("passed")]
+        entry: dict[str, Any] = {
+            "id": n,
+            "name": name,
+            "exercise": EXERCISES.get(n),
+            "passed": bool(runs) and not failed,
+            "saw": "",
+            "hint": HINTS[n],
+            "seeds": sorted({int(r.get("seed", 0)) for r in runs}),
+        }
+        if failed:
+            first = failed[0]
+            seed = int(first.get("seed", 0))
+            entry["saw"] = (f"seed {seed}: " if len(seeds) > 1 or seed else "") + str(
+                first.get("saw", "")
+            )
+        elif not runs:
+            entry["saw"] = note or "not run"
+        out.append(entry)
+    return out
+
+
+def to_json(
+    checks: list[dict[str, Any]], runtime: str, seeds: Sequence[int], strategies: Any
+) -> dict[str, Any]:
+    passed = sum(c["passed"] for c in checks)
+    return {
+        "schema": SCHEMA,
+        "runtime": runtime,
+        "seeds": list(seeds),
+        "passed": passed,
+        "total": len(checks),
+        "checks": checks,
+        "strategies": strategies,
+    }
+
+
+def to_text(checks: list[dict[str, Any]], runtime: str, strategies: str = "") -> str:
+    """One line per check (and what was expected, seen, and a hint for a failure), N/14."""
+    lines = [f"mca self-test · offline, mock model · runtime: {runtime}"]
+    for c in checks:
+        lines.append(f"{c['id']:>2} {'PASS' if c['passed'] else 'FAIL'}  {c['name']}")
+        if not c["passed"]:
+            if c["exercise"]:
+                lines.append(f"         exercise {c['exercise']}")
+            lines.append(f"         expected: {c['name']}")
+            lines.append(f"         saw: {c['saw']}")
+            lines.append(f"         hint: {c['hint']}")
+    if strategies:
+        lines += ["", "what the three loading strategies cost on the lab's packs:", strategies, ""]
+    passed = sum(c["passed"] for c in checks)
+    lines.append(f"{passed}/{len(checks)} passed")
+    return "\n".join(lines)
+
+
+def to_junit(checks: list[dict[str, Any]], runtime: str) -> str:
+    """JUnit XML: one testsuite, one testcase per check, a <failure> for each failed one."""
+    failures = sum(not c["passed"] for c in checks)
+    suite = ET.Element(
+        "testsuite",
+        name="mca-selftest",
+        tests=str(len(checks)),
+        failures=str(failures),
+        errors="0",
+        skipped="0",
+    )
+    ET.SubElement(ET.SubElement(suite, "properties"), "property", name="runtime", value=runtime)
+    for c in checks:
+        exercise = (c["exercise"] or "runtime").split(" ", 1)[0]
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=f"mca.selftest.exercise{exercise}"
+            if c["exercise"]
+            else "mca.selftest.runtime",
+            name=f"{c['id']:02d} {c['name']}",
+        )
+        if not c["passed"]:
+            failure = ET.SubElement(case, "failure", message=c["saw"][:500], type="CheckFailed")
+            failure.text = f"expected: {c['name']}\nsaw: {c['saw']}\nhint: {c['hint']}"
+    root = ET.Element("testsuites", tests=str(len(checks)), failures=str(failures))
+    root.append(suite)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,129 @@
+"""Seeded variants of the lab's fixtures, so a check cannot be passed by special-casing them.
+
+Seed 0 is the lab as it ships. Any other seed renames, deterministically, what the checks look
+for: skill names, the calc domain and its trigger word, file paths, the testing trigger and the
+words that hide it, the release script's name and its function names, and the budget of the
+budget check. The production policy passes every check under every seed.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+CALC_WORDS = ("calc", "abacus", "tally", "reckon", "gauge", "meter")
+DOMAINS = ("calc", "numbers", "arith", "maths")
+OPS = ("divide", "quotient", "ratio", "partition")
+FILES = ("calc", "numeric", "arith", "ops")
+# a trigger word, and two words that contain it with no word boundary
+HIDDEN = (
+    ("test", ("latest", "contest")),
+    ("spec", ("inspect", "respect")),
+    ("lint", ("splint", "flint")),
+    ("mock", ("hammock", "mockery")),
+    ("load", ("download", "overload")),
+)
+PACKS = ("broken", "faulty", "cracked", "bad")
+RELEASES = ("release", "ship", "publish", "launch")
+BUMPS = ("bump", "raise", "lift", "step")
+
+
+@dataclass(frozen=True)
+class Names:
+    """What the checks look for, in one variant of the lab."""
+
+    seed: int = 0
+    calc: str = "calc-conventions"
+    archived: str = "calc-conventions-archived"
+    domain: str = "calc"
+    op: str = "divide"
+    calc_file: str = "src/calc.js"
+    broken: str = "broken-pack"
+    release: str = "release-notes"
+    release_sentence: str = "cut a release"
+    script: str = "bump-version.mjs"
+    script_functions: tuple[str, str] = ("bumpSemverTriple", "writePackageManifestAtomically")
+    trigger: str = "test"
+    hiders: tuple[str, str] = ("latest", "contest")
+    testing: str = "testing-handbook"
+    budget: int = 300
+
+    @property
+    def divide_sentence(self) -> str:
+        return f"fix the {self.op}-by-zero problem"
+
+
+def names_for(seed: int) -> Names:
+    """The names of seed N (0: the lab as it ships)."""
+    if seed == 0:
+        return Names()
+    rng = random.Random(seed)
+    calc = rng.choice(CALC_WORDS[1:])
+    trigger, hiders = rng.choice(HIDDEN[1:])
+    release = rng.choice(RELEASES[1:])
+    bump = rng.choice(BUMPS[1:])
+    return Names(
+        seed=seed,
+        calc=f"{calc}-conventions",
+        archived=f"{calc}-conventions-archived",
+        domain=rng.choice(DOMAINS[1:]),
+        op=rng.choice(OPS[1:]),
+        calc_file=f"src/{rng.choice(FILES[1:])}.js",
+        broken=f"{rng.choice(PACKS[1:])}-pack",
+        release=f"{release}-notes",
+        release_sentence=f"cut a {release}",
+        script=f"{bump}-version.mjs",
+        script_functions=(f"{bump}SemverTriple", f"write{bump.title()}ManifestAtomically"),
+        trigger=trigger,
+        hiders=hiders,
+        budget=rng.randrange(150, 600),
+    )
+
+
+def _substitute(text: str, n: Names) -> str:
+    d = Names()
+    pairs = [
+        (d.archived, n.archived),
+        (d.calc, n.calc),
+        (d.calc_file, n.calc_file),
+        ("test/calc.test.js", f"test/{Path(n.calc_file).stem}.test.js"),
+        (d.broken, n.broken),
+        (d.release, n.release),
+        (d.script, n.script),
+        (*d.script_functions[:1], n.script_functions[0]),
+        (*d.script_functions[1:], n.script_functions[1]),
+    ]
+    for old, new in pairs:  # whole names only: broken-pack is not broken-packs
+        text = re.sub(rf"(?<![\w-]){re.escape(old)}(?![\w-])", new, text)
+    text = re.sub(r"(?m)^domain: calc$", f"domain: {n.domain}", text)
+    text = re.sub(r"\bdivide\b", n.op, text)
+    text = re.sub(r"\brelease\b", n.release_sentence.split()[-1], text)
+    return text
+
+
+def _testing(text: str, n: Names) -> str:
+    w = n.trigger
+    return re.sub(r"(?m)^triggers: .*$", f"triggers: [{w}, {w}s, failing {w}, {w} suite]", text)
+
+
+def materialize(repo: Path, names: Names, dest: Path) -> Path:
+    """Write the variant's skills/ and fixtures/broken-packs/ under dest; returns dest."""
+    if names.seed == 0:
+        return repo
+    for sub in ("skills", "fixtures/broken-packs"):
+        shutil.copytree(repo / sub, dest / sub)
+    d = Names()
+    for path in sorted(dest.rglob("*"), key=lambda p: -len(p.parts)):  # deepest first
+        if path.is_file():
+            text = _substitute(path.read_text(encoding="utf-8"), names)
+            if path.parent.name == d.testing and path.name == "SKILL.md":
+                text = _testing(text, names)
+            path.write_text(text, encoding="utf-8")
+        renamed = _substitute(path.name, names)
+        if renamed != path.name:
+            path.rename(path.with_name(renamed))
+    (dest / "fixtures" / "workspace").symlink_to(repo / "fixtures" / "workspace")
+    return dest
