@@ -380,6 +380,46 @@ def bench_corpus_processes(results: list[Result]) -> None:
     )
 
 
+def bench_grade(results: list[Result]) -> None:
+    """`mca lab grade` on 100 generated submissions with --jobs 2 (20 in quick mode)."""
+    import csv
+
+    count = 20 if QUICK else 100
+    starter = (REPO / "mca" / "skills" / "naive.py").read_text()
+    answers = "\nfrom mca.skills.trigger import judge as judge_triggers\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        subs = Path(tmp) / "subs"
+        for i in range(count):
+            (subs / f"s{i:03d}").mkdir(parents=True)
+            (subs / f"s{i:03d}" / "exercises.py").write_text(starter + (answers if i % 2 else ""))
+        out = Path(tmp) / "grades.csv"
+        start = time.perf_counter()
+        subprocess.run(
+            [MCA, "lab", "grade", str(subs), "--out", str(out), "--jobs", "2", "--seeds", "1"],
+            cwd=REPO,
+            capture_output=True,
+            check=False,
+        )
+        total = time.perf_counter() - start
+        with out.open() as f:
+            per = [float(r["seconds"]) for r in csv.DictReader(f)]
+        one = median_of(lambda: run_time([MCA, "selftest"]), 3)
+    med = statistics.median(per) if per else float("nan")
+    results.append(
+        Result(
+            f"lab grade, {count} submissions, 2 jobs, 2 seeds",
+            med * 1000,
+            "ms",
+            one * 1000,
+            "one mca selftest (in process)",
+            med / one,
+            "report",
+            None,
+            f"median per submission; all {count} in {total:.1f} s",
+        )
+    )
+
+
 def bench_ledger(results: list[Result]) -> None:
     from mca.config import load_settings
     from mca.models.mock import MockModel
@@ -492,6 +532,7 @@ def main() -> int:
         ("corpus", lambda: bench_corpus(results)),
         ("corpus_processes", lambda: bench_corpus_processes(results)),
         ("ledger", lambda: bench_ledger(results)),
+        ("grade", lambda: bench_grade(results)),
         ("savings", lambda: bench_savings(results)),
     ]
     only = set(sys.argv[1:])

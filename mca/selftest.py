@@ -31,17 +31,25 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--seed", type=int, action="append", metavar="N", help="fixture variant (repeatable)"
     )
+    p.add_argument(
+        "--check-seconds", type=float, default=30.0, help="time limit per check (with --lab)"
+    )
     return p
 
 
-def run_lab(repo: Path, lab: str, seeds: Sequence[int]) -> tuple[list[dict[str, object]], str]:
+def run_lab(
+    repo: Path, lab: str, seeds: Sequence[int], check_seconds: float = 30.0
+) -> tuple[list[dict[str, object]], str]:
     """(per-check results over the seeds, runtime name) for a lab spec."""
     from mca.lab.report import combine
 
     if lab.endswith(".py"):
         from mca.lab.child import run_child
 
-        child = run_child(repo, str(Path(lab).resolve()), seeds)
+        timeout = check_seconds * 15 * len(seeds) + 30
+        child = run_child(
+            repo, str(Path(lab).resolve()), seeds, timeout=timeout, check_seconds=check_seconds
+        )
         if child.status == "refused":
             from mca.errors import McaError
 
@@ -77,7 +85,11 @@ def run_selftest_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
         repo = find_repo(Path.cwd())
     except FileNotFoundError as e:
         raise McaError(str(e)) from None
-    checks, runtime = run_lab(repo, lab, seeds)
+    if not 0 < args.check_seconds <= 3600:
+        from mca.errors import ConfigError
+
+        raise ConfigError("--check-seconds: must be a number of seconds from 0 to 3600")
+    checks, runtime = run_lab(repo, lab, seeds, args.check_seconds)
     report = lab_report(repo)
     if args.junit:
         Path(args.junit).write_text(to_junit(checks, runtime), encoding="utf-8")

@@ -81,13 +81,19 @@ def run(repo: Path, lab_spec: str, seeds: Sequence[int], seconds: float, report:
 
     if lab_spec.endswith(".py"):
         guard(Path(lab_spec))
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)  # importing the file has a time limit too
     try:
         policy = select_policy(lab_spec)
     except McaError as e:
         say({"event": "refused", "message": str(e)})
         return 3
+    except CheckTimeout:
+        say({"event": "refused", "message": f"importing {lab_spec} took over {seconds:g} s"})
+        return 3
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
     say({"event": "runtime", "name": policy.name})
-    signal.signal(signal.SIGALRM, _alarm)
     for seed in seeds:
         names = names_for(seed)
         with tempfile.TemporaryDirectory() as tmp:

@@ -109,7 +109,7 @@ def load_exercises(path: Path) -> Policy:
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
-    except Exception as e:  # the student's module failed at import: that is the message
+    except (Exception, SystemExit) as e:  # the student's module failed at import: the message
         raise StudentError(f"{path}: importing it failed: {type(e).__name__}: {e}") from None
     finally:
         sys.modules.pop(spec.name, None)
