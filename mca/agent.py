@@ -6,13 +6,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from mca.errors import ToolError
+from mca.errors import ContextOverflow, ToolError
 from mca.sanitize import valid_text
 from mca.tools import get_tool, tool_specs
 from mca.tools.base import ToolContext
-from mca.types import Message, Model, Request, TextSink, ToolCall, Usage
+from mca.types import Message, Model, Request, Response, TextSink, ToolCall, Usage
 
 Emit = Callable[[str, Mapping[str, Any]], None]
+MAX_CALLS_PER_REPLY = 8
 
 
 class PreTurn(Protocol):
@@ -23,9 +24,14 @@ class PreTurn(Protocol):
 
 
 class BeforeModel(Protocol):
-    """Sees (and may rewrite, e.g. compact) the history before each model call."""
+    """The context's keeper: sees (and may compact) the history before each model call, says
+    how long an answer may be, and compacts at once when the server says the context overflowed."""
 
     def __call__(self, history: list[Message], turn: int) -> list[Message]: ...
+
+    def output_budget(self, history: list[Message]) -> int: ...
+
+    def overflowed(self, history: list[Message], turn: int) -> list[Message]: ...
 
 
 def no_pre_turn(sentence: str, history: list[Message], turn: int) -> list[Message]:
@@ -59,6 +65,7 @@ class TurnResult:
     requests: list[Request] = field(default_factory=list)
     request_usage: list[Usage | None] = field(default_factory=list)
     stopped: str = ""  # why the turn ended early, if it did
+    notice: str = ""  # something to say about the answer (cut at the limit, empty)
 
 
 @dataclass
@@ -74,14 +81,16 @@ class Agent:
     emit: Emit = lambda kind, data: None
     on_text: TextSink | None = None
     redact: Callable[[str], str] = _same  # scrubs known secrets from workspace text
+    max_calls: int = MAX_CALLS_PER_REPLY  # tool calls run from one reply
     messages: list[Message] = field(default_factory=list)
     turn: int = 0
+    last: TurnResult | None = None  # the latest turn, also when it failed (for --json)
 
     def run_turn(self, sentence: str) -> TurnResult:
         """Run one user turn. On any exception the conversation is put back as it was."""
         before = list(self.messages)
         self.turn += 1
-        result = TurnResult(self.turn, "")
+        result = self.last = TurnResult(self.turn, "")
         try:
             injected = self.pre_turn(sentence, self.messages, self.turn)
             self.messages.extend(replace(m, content=self.redact(m.content)) for m in injected)
@@ -95,30 +104,73 @@ class Agent:
         return result
 
     def _loop(self, result: TurnResult) -> None:
-        for _ in range(self.max_steps):
-            if self.before_model is not None:
-                self.messages[:] = self.before_model(self.messages, self.turn)
-            request = Request(self.system, tuple(self.messages), tool_specs())
-            result.requests.append(request)
-            response = self.model.complete(request, self.on_text)
-            result.request_usage.append(response.usage)
-            if response.usage is not None:
-                result.usage += response.usage
-                result.usage_reported = True
+        steps, retried = 0, False
+        while steps < self.max_steps:
+            response = self._ask(result)
+            if response is None:  # the context overflowed: compacted, try once more
+                if retried:
+                    raise ContextOverflow("the context is still too long after compacting")
+                retried = True
+                continue
+            steps += 1
             reply = response.message
             self.messages.append(reply)
             if not reply.tool_calls:
                 result.answer = reply.content
+                if response.cut:
+                    result.notice = (
+                        "the answer stopped at the output limit; say 'continue' for the rest"
+                    )
+                elif not reply.content.strip():
+                    result.notice = "the model returned an empty answer"
                 return
-            for call in reply.tool_calls:
-                self.messages.append(self._call_tool(call, result))
+            for i, call in enumerate(reply.tool_calls):
+                if i < self.max_calls and steps < self.max_steps:
+                    self.messages.append(self._call_tool(call, result))
+                    steps += 1
+                else:
+                    self.messages.append(self._not_run(call))
             # what the tools asked to add (a skill the model read) comes after all the results
             self.messages.extend(
                 replace(m, content=self.redact(m.content)) for m in self.tools.pending
             )
             self.tools.pending.clear()
-        result.stopped = f"stopped: the step limit of {self.max_steps} model calls was reached"
+        result.stopped = (
+            f"stopped: the step limit of {self.max_steps} (model calls and tool calls) was reached"
+        )
         result.answer = result.stopped
+
+    def _ask(self, result: TurnResult) -> Response | None:
+        """One model call within the output budget; None after compacting for an overflow."""
+        keeper = self.before_model
+        if keeper is not None:
+            self.messages[:] = keeper(self.messages, self.turn)
+        budget = keeper.output_budget(self.messages) if keeper is not None else 0
+        request = Request(self.system, tuple(self.messages), tool_specs(), budget)
+        result.requests.append(request)
+        try:
+            response = self.model.complete(request, self.on_text)
+        except ContextOverflow:
+            if keeper is None:
+                raise
+            self.emit("notice", {"message": "the server says the context is too long: compacting"})
+            self.messages[:] = keeper.overflowed(self.messages, self.turn)
+            result.requests.pop()
+            return None
+        result.request_usage.append(response.usage)
+        if response.usage is not None:
+            result.usage += response.usage
+            result.usage_reported = True
+        return response
+
+    def _not_run(self, call: ToolCall) -> Message:
+        text = (
+            f"not run: too many calls in one reply (mca runs at most {self.max_calls} per reply"
+            " and counts each toward the turn's step limit); ask again for this one"
+        )
+        return Message(
+            "tool", text, tool_call_id=call.id, tool_name=call.name, is_error=True, turn=self.turn
+        )
 
     def _call_tool(self, call: ToolCall, result: TurnResult) -> Message:
         self.emit("tool.call", {"name": call.name, "arguments": dict(call.arguments)})

@@ -16,6 +16,9 @@ from mca.types import KIND_SUMMARY, Message, Model, Request, ToolSpec
 
 THRESHOLD = 0.80
 KEEP_TURNS = 2
+DEFAULT_MAX_OUTPUT = 8192
+MIN_OUTPUT = 256
+SUMMARY_TOKENS = 1024
 SUMMARIZE_PROMPT = (
     "SUMMARIZE: you are compacting a coding session. Write a short summary of the"
     " conversation below: what the user asked, what was changed (files, commands), what was"
@@ -69,10 +72,14 @@ class Compactor:
         threshold: float = THRESHOLD,
         keep_turns: int = KEEP_TURNS,
         emit: Emit = lambda k, d: None,
+        max_output: int = 0,
+        factor: Callable[[], float | None] = lambda: None,
     ) -> None:
         self.model = model
         self.est = estimator
         self.window = window
+        self.max_output = max_output  # 0: a default that fits the window
+        self.factor = factor  # provider tokens per estimated token, once calibrated
         self.system, self.tools = system, tools
         self._fixed: int | None = None  # counted on first use: the tokenizer loads lazily
         self.threshold = threshold
@@ -90,11 +97,27 @@ class Compactor:
             self._fixed = self.est.count(self.system) + self.est.count(tools_text(self.tools))
         return self._fixed + sum(self.est.count(message_text(m)) for m in history)
 
+    def server_tokens(self, history: list[Message]) -> int:
+        """The estimate as the server will count it: calibrated when a factor is known."""
+        factor = self.factor() or 1.0
+        return round(self.tokens(history) * max(factor, 1.0))
+
     def __call__(self, history: list[Message], turn: int) -> list[Message]:
-        if self.tokens(history) <= self.threshold * self.window:
+        if self.server_tokens(history) <= self.threshold * self.window:
             return history
         reason = f"context passed {self.threshold:.0%} of the {self.window:,}-token window"
         return self.compact(history, turn, reason)
+
+    def output_budget(self, history: list[Message]) -> int:
+        """How long the answer may be: the configured cap (or a quarter of the window, at most
+        8,192), and never more than the window has left after the prompt."""
+        cap = self.max_output or min(DEFAULT_MAX_OUTPUT, self.window // 4)
+        left = self.window - self.server_tokens(history) - self.window // 50
+        return max(MIN_OUTPUT, min(cap, left))
+
+    def overflowed(self, history: list[Message], turn: int) -> list[Message]:
+        """The server refused the context as too long: compact now, whatever the estimate."""
+        return self.compact(history, turn, "the server said the context was too long")
 
     def compact(self, history: list[Message], turn: int, reason: str = "/compact") -> list[Message]:
         """Summarise all but the last turns; keep protected messages verbatim."""
@@ -106,7 +129,8 @@ class Compactor:
         if not to_summarize:
             return history
         before = self.tokens(history)
-        request = Request(SUMMARIZE_PROMPT, (Message("user", _transcript(to_summarize)),), ())
+        text = _transcript(to_summarize)
+        request = Request(SUMMARIZE_PROMPT, (Message("user", text),), (), SUMMARY_TOKENS)
         summary = self.model.complete(request).message.content.strip()
         note = Message(
             "user",

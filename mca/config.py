@@ -88,7 +88,7 @@ class Settings:
     read_timeout: float = 120.0
     request_timeout: float = 600.0
     retry_base: float = 1.0
-    max_tokens: int = 8192
+    max_tokens: int = 0  # the answer's length limit; 0: a quarter of the window, at most 8,192
 
     def with_(self, **changes: Any) -> Settings:
         """A copy with some fields changed."""
@@ -478,7 +478,7 @@ def load_settings(
         read_timeout=src.get(SPECS["read_timeout"], 120.0),
         request_timeout=src.get(SPECS["request_timeout"], 600.0),
         retry_base=src.get(SPECS["retry_base"], 1.0),
-        max_tokens=src.get(SPECS["max_tokens"], 8192),
+        max_tokens=src.get(SPECS["max_tokens"], 0),
         debug=_switch(env, "MCA_DEBUG"),
     )
     if o.get("record") is not None:

@@ -4,6 +4,7 @@ McaError                      anything mca reports to a person (exit code 1)
 ├── ConfigError               bad settings, unknown model or provider (exit code 2)
 ├── ModelError                the model client failed; the turn is rolled back
 │   ├── ModelHTTPError        an HTTP status from the provider (status, url)
+│   │   └── ContextOverflow   the server says the request is longer than its context
 │   ├── StreamError           a malformed or truncated response
 │   └── ScriptExhausted       MCA_MOCK_SCRIPT ran out of responses
 ├── ToolError                 a tool refused or failed; goes back to the model as a result
@@ -38,6 +39,13 @@ class ModelHTTPError(ModelError):
         super().__init__(message)
         self.status = status
         self.url = url
+
+
+class ContextOverflow(ModelHTTPError):
+    """The server refused the request as longer than its context window."""
+
+    def __init__(self, message: str, *, status: int = 400, url: str = "") -> None:
+        super().__init__(message, status=status, url=url)
 
 
 class StreamError(ModelError):

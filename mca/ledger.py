@@ -23,6 +23,7 @@ from mca.types import KIND_REFERENCE, KIND_SKILLS, KIND_SUMMARY, Message, Reques
 
 CALIBRATION_FILE = "calibration.json"
 CALIBRATION_WINDOW = 20  # samples in the moving average
+OUTLIER_LOW, OUTLIER_HIGH = 0.25, 4.0  # provider/estimate ratios outside are never used
 
 
 @dataclass
@@ -45,7 +46,9 @@ class TurnLedger:
     window: int
     encoding: str
     provider_prompt_tokens: int | None = None
+    cached_tokens: int | None = None  # of the prompt, read from the provider's cache
     calibration: float | None = None
+    calibration_used: bool = True  # False: this turn's sample was an outlier, not folded in
     model_calls: int = 1
     compaction: dict[str, Any] | None = None
 
@@ -74,6 +77,7 @@ class TurnLedger:
             "window": self.window,
             "window_remaining": self.window - self.tokens,
             "provider_prompt_tokens": self.provider_prompt_tokens,
+            "provider_cached_tokens": self.cached_tokens,
             "calibration_factor": self.calibration,
             "calibrated_tokens": self.calibrated,
             "model_calls": self.model_calls,
@@ -198,10 +202,13 @@ def request_chars(request: Request) -> int:
 
 
 class Calibration:
-    """Per-model ratio of provider-reported prompt tokens to mca's estimate (moving average)."""
+    """Provider-reported prompt tokens per estimated token, for one model at one base URL (a
+    moving average kept in $MCA_HOME/calibration.json). A sample far from the average (a server
+    that dropped the tools counts far fewer) is rejected rather than folded in."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, model: str = "", base_url: str = "") -> None:
         self.path = home / CALIBRATION_FILE
+        self.key = f"{model} @ {base_url}" if base_url else model
 
     def _load(self) -> dict[str, dict[str, float]]:
         try:
@@ -210,22 +217,28 @@ class Calibration:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def factor(self, model: str) -> float | None:
-        entry = self._load().get(model)
-        return float(entry["factor"]) if entry else None
+    def factor(self, model: str | None = None) -> float | None:
+        entry = self._load().get(self.key if model is None else model)
+        try:
+            return float(entry["factor"]) if entry else None
+        except (KeyError, TypeError, ValueError):
+            return None
 
-    def update(self, model: str, estimated: int, reported: int) -> float:
-        """Fold one observation in; returns the new factor."""
+    def update(self, estimated: int, reported: int) -> tuple[float, bool]:
+        """Fold one observation in; (the factor, whether this sample was used)."""
         data = self._load()
-        entry = data.get(model, {"factor": 0.0, "samples": 0})
+        entry = data.get(self.key, {"factor": 0.0, "samples": 0})
         n = min(int(entry["samples"]), CALIBRATION_WINDOW - 1)
         ratio = reported / max(estimated, 1)
-        factor = (entry["factor"] * n + ratio) / (n + 1)
-        data[model] = {"factor": round(factor, 4), "samples": n + 1}
+        old = float(entry["factor"])
+        if not OUTLIER_LOW <= ratio <= OUTLIER_HIGH or (n >= 3 and not old / 2 <= ratio <= old * 2):
+            return (old or ratio), False
+        factor = (old * n + ratio) / (n + 1)
+        data[self.key] = {"factor": round(factor, 4), "samples": n + 1}
         with contextlib.suppress(OSError):  # $MCA_HOME unusable: the factor holds for this turn
             private_dir(self.path.parent)
             atomic_write(self.path, json.dumps(data, indent=1).encode(), 0o600)
-        return factor
+        return factor, True
 
 
 @dataclass

@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from mca.agent import TurnResult
 from mca.config import Settings
+from mca.errors import McaError
 from mca.render import ledger_table, progress_line
 from mca.sanitize import command_block, for_terminal, one_line, visible
 from mca.session import Session, open_session
@@ -72,6 +73,8 @@ def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
         "answer": result.answer,
         "turn": result.turn,
         "stopped": result.stopped or None,
+        "notice": result.notice or None,
+        "error": None,
         "tool_calls": [
             {"name": t.name, "arguments": dict(t.arguments), "ok": t.ok, "result": t.result}
             for t in result.tools
@@ -97,7 +100,8 @@ def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
 def run_oneshot(
     settings: Settings, sentence: str, *, as_json: bool, out: TextIO | None = None
 ) -> int:
-    """Run one turn; exit 0 on an answer, 1 when the turn stopped early."""
+    """Run one turn; exit 0 on an answer, 1 when the turn stopped early or failed. With --json
+    a failed turn still prints its object, with `error` and the tool calls that did run."""
     out = out or sys.stdout
     ui = StderrUI(settings)
     session = open_session(settings, ui)
@@ -105,6 +109,14 @@ def run_oneshot(
         sys.stderr.write(f"mca: using the offline mock model ({settings.mock_reason})\n")
     try:
         result = session.run_turn(sentence)
+    except McaError as e:
+        if not as_json or session.agent.last is None:
+            raise
+        obj = turn_json(session, session.agent.last)
+        obj["error"] = str(e)
+        out.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+        sys.stderr.write(f"mca: error: {visible(str(e))}\n")
+        return e.exit_code
     finally:
         session.close()
     if as_json:
@@ -114,4 +126,6 @@ def run_oneshot(
         out.write((visible(answer) if out.isatty() else answer) + "\n")
         if settings.show_ledger and session.ledger.last is not None:
             sys.stderr.write(ledger_table(session.ledger.last) + "\n")
+    if result.notice:
+        sys.stderr.write(f"mca: {result.notice}\n")
     return 1 if result.stopped else 0

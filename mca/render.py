@@ -159,14 +159,21 @@ def ledger_table(entry: TurnLedger) -> str:
     )
     if entry.provider_prompt_tokens:
         ratio = entry.provider_prompt_tokens / max(entry.tokens, 1)
+        cached = (
+            f"; {entry.cached_tokens:,} read from its cache,"
+            f" {entry.provider_prompt_tokens - entry.cached_tokens:,} not"
+            if entry.cached_tokens
+            else ""
+        )
+        outlier = "" if entry.calibration_used else "; an outlier, not used for calibration"
         lines.append(
             f"provider reported {entry.provider_prompt_tokens:,} prompt tokens"
-            f" (ratio {ratio:.2f} to the estimate)"
+            f" (ratio {ratio:.2f} to the estimate{cached}{outlier})"
         )
     if entry.calibrated is not None and entry.calibration is not None:
         lines.append(
             f"calibrated estimate {entry.calibrated:,} tokens (factor {entry.calibration:.3f},"
-            " moving average of provider/estimate for this model)"
+            " moving average of provider/estimate for this model at this base URL)"
         )
     if entry.compaction:
         c = entry.compaction

@@ -272,6 +272,8 @@ class Repl:
             self.ui.say(result.answer)
         if result.stopped:
             self.ui.say(result.stopped)
+        if result.notice:
+            self.ui.say(f"({result.notice})")
         if self.settings.show_ledger and self.session.ledger.last is not None:
             self.ui.say(ledger_table(self.session.ledger.last))
 

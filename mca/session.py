@@ -101,15 +101,16 @@ class Session:
             stage,
         )
         entry.model_calls = len(result.requests)
-        calibration = Calibration(self.settings.home)
+        calibration = calibration_for(self.settings)
         usage = result.request_usage[-1] if result.request_usage else None
         if usage is not None and usage.prompt_tokens:
             entry.provider_prompt_tokens = usage.prompt_tokens
-            entry.calibration = calibration.update(
-                self.settings.model, entry.tokens, usage.prompt_tokens
+            entry.cached_tokens = usage.cached_tokens or None
+            entry.calibration, entry.calibration_used = calibration.update(
+                entry.tokens, usage.prompt_tokens
             )
         else:
-            entry.calibration = calibration.factor(self.settings.model)
+            entry.calibration = calibration.factor()
         self.ledger.turns.append(entry)
         return entry
 
@@ -132,6 +133,11 @@ class Session:
         self.log.close()
         self.snapshots.close()
         self.model.close()
+
+
+def calibration_for(settings: Settings) -> Calibration:
+    """The calibration of this model at this base URL."""
+    return Calibration(settings.home, settings.model, settings.base_url)
 
 
 def new_ids() -> tuple[str, str]:
@@ -245,6 +251,7 @@ def open_session(
     for notice in [*_startup_notices(settings, discovery, agents_problem), *notices]:
         emit("notice", {"message": notice})
     model = model or build_model(settings, lambda m: emit("model.retry", {"message": m}))
+    calibration = calibration_for(settings)
     compactor = Compactor(
         model,
         estimator,
@@ -252,6 +259,8 @@ def open_session(
         system=system.text,
         tools=tool_specs(),
         emit=emit,
+        max_output=settings.max_tokens,
+        factor=calibration.factor,
     )
     agent = Agent(
         model=model,

@@ -42,15 +42,18 @@ class Message:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts as reported by the provider (not estimates)."""
+    """Token counts as reported by the provider (not estimates). `cached_tokens` is the part of
+    the prompt the provider read from its cache (Anthropic prompt caching), when it says."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
+            self.cached_tokens + other.cached_tokens,
         )
 
 
@@ -65,11 +68,12 @@ class ToolSpec:
 
 @dataclass(frozen=True)
 class Request:
-    """Everything one model call sends."""
+    """Everything one model call sends. `max_output` bounds the answer (0: the client decides)."""
 
     system: str
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...]
+    max_output: int = 0
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,7 @@ class Response:
     message: Message
     usage: Usage | None = None
     raw: Mapping[str, Any] = field(default_factory=dict)
+    cut: bool = False  # the answer stopped at the output limit (finish_reason "length")
 
 
 TextSink = Callable[[str], None]

@@ -59,7 +59,9 @@ def test_step_limit_ends_the_turn_cleanly(ctx: ToolContext) -> None:
     agent, _ = agent_with(ctx, *[call("list_dir", call_id=f"c{i}") for i in range(5)], max_steps=3)
     result = agent.run_turn("loop forever")
     assert result.stopped and "step limit of 3" in result.answer
-    assert len(result.requests) == 3
+    # model calls and tool calls both count: call, tool, call, then no step left for the tool
+    assert len(result.requests) == 2 and len(result.tools) == 1
+    assert "not run: too many calls" in agent.messages[-1].content
 
 
 def test_model_exception_rolls_the_conversation_back(ctx: ToolContext) -> None:
@@ -106,3 +108,52 @@ def test_unexpected_os_errors_become_results(ctx: ToolContext, ws: Path) -> None
     result = agent.run_turn("go")
     assert not result.tools[0].ok and "run_command failed" in result.tools[0].result
     assert result.answer == "ok"
+
+
+def test_tool_calls_in_one_reply_are_capped(ctx: ToolContext) -> None:
+    from mca.types import Message, Response, ToolCall
+
+    calls = tuple(ToolCall(f"c{i}", "list_dir", {}) for i in range(23))
+    many = Response(Message("assistant", "", tool_calls=calls))
+    agent, _ = agent_with(ctx, many, say("done"), max_steps=50)
+    result = agent.run_turn("go")
+    assert len(result.tools) == 8 and result.answer == "done"
+    skipped = [m for m in agent.messages if m.role == "tool" and m.content.startswith("not run")]
+    assert len(skipped) == 15  # every call gets an answer, as both wire protocols require
+
+
+def test_a_cut_or_empty_answer_is_said(ctx: ToolContext) -> None:
+    from mca.types import Message, Response
+
+    agent, _ = agent_with(ctx, Response(Message("assistant", "half an ans"), cut=True), say(""))
+    assert "stopped at the output limit" in agent.run_turn("one").notice
+    assert agent.run_turn("two").notice == "the model returned an empty answer"
+
+
+def test_a_context_overflow_compacts_and_retries_once(ctx: ToolContext) -> None:
+    from mca.errors import ContextOverflow
+
+    class Keeper:
+        compacted = 0
+
+        def __call__(self, history: list, turn: int) -> list:  # type: ignore[type-arg]
+            return history
+
+        def output_budget(self, history: list) -> int:  # type: ignore[type-arg]
+            return 512
+
+        def overflowed(self, history: list, turn: int) -> list:  # type: ignore[type-arg]
+            self.compacted += 1
+            return history[-1:]
+
+    keeper = Keeper()
+    agent, model = agent_with(ctx, say("a"), say("b"), ContextOverflow("too long"), say("fine"))
+    agent.before_model = keeper
+    agent.run_turn("one")
+    agent.run_turn("two")
+    assert agent.run_turn("three").answer == "fine" and keeper.compacted == 1
+    assert model.requests[-1].max_output == 512
+    agent2, _ = agent_with(ctx, ContextOverflow("too long"), ContextOverflow("still"))
+    agent2.before_model = keeper
+    with pytest.raises(ContextOverflow, match="still too long after compacting"):
+        agent2.run_turn("x")

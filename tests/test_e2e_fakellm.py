@@ -183,7 +183,9 @@ def test_500_that_never_clears(fakellm: str, ws: Path, provider: str) -> None:
     proc = run_mca(fakellm, provider, ws, f"broken server ({provider})", "--no-stream")
     assert proc.returncode == 1
     assert "HTTP 500" in proc.stderr and "internal failure" in proc.stderr
-    assert KEY not in proc.stderr and proc.stdout == ""
+    assert KEY not in proc.stderr and KEY not in proc.stdout
+    report = json.loads(proc.stdout)  # --json prints its object for a failed turn too
+    assert "HTTP 500" in report["error"] and report["answer"] == ""
 
 
 def test_record_then_replay_offline(fakellm: str, ws: Path, tmp_path: Path) -> None:

@@ -105,12 +105,12 @@ def test_attachment_rows_for_scripts(ws: Path) -> None:
 
 
 def test_calibration_from_provider_usage(ws: Path) -> None:
-    model = FakeModel([say("a", Usage(5000, 3)), say("b", Usage(5200, 3))])
+    model = FakeModel([say("a", Usage(1500, 3)), say("b", Usage(1560, 3))])
     s = session(ws, model)
     s.run_turn("hello")
     first = s.ledger.last
-    assert first is not None and first.provider_prompt_tokens == 5000
-    assert first.calibration == pytest.approx(5000 / first.tokens, rel=1e-3)
+    assert first is not None and first.provider_prompt_tokens == 1500
+    assert first.calibration == pytest.approx(1500 / first.tokens, rel=1e-3)
     s.run_turn("again")
     second = s.ledger.last
     assert second is not None and second.calibrated is not None
@@ -186,3 +186,14 @@ def test_table_shows_a_calibrated_column_once_calibrated(ws: Path) -> None:
     assert "calibr." in table and "provider reported 3,000 prompt tokens" in table
     assert "estimated with o200k_base" in table
     assert ledger_summary(s.ledger.turns).splitlines()[2].split()[0] == "1"
+
+
+def test_calibration_is_per_model_and_base_url_and_rejects_outliers(tmp_path: Path) -> None:
+    local = Calibration(tmp_path, "m", "http://127.0.0.1:8080/v1")
+    other = Calibration(tmp_path, "m", "https://api.example.com/v1")
+    for reported in (1300, 1350, 1400):
+        assert local.update(1000, reported)[1]
+    factor, used = local.update(1000, 220)  # a server that dropped the tools: far off
+    assert not used and factor == pytest.approx(1.35, rel=1e-2)
+    assert local.update(1000, 9000)[1] is False  # beyond any plausible ratio
+    assert other.factor() is None  # another server's figures never mix in

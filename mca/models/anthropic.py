@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mca.errors import StreamError
@@ -12,6 +12,7 @@ from mca.models.http import HttpModel
 from mca.types import Message, Request, Response, TextSink, ToolCall, ToolSpec, Usage
 
 API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 4096  # the API requires a limit; the session usually sets one
 
 
 # -- pure mapping ------------------------------------------------------------------------------
@@ -59,23 +60,31 @@ def to_wire_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 
 
 def request_body(model: str, max_tokens: int, request: Request, stream: bool) -> dict[str, Any]:
-    """The JSON body for POST /v1/messages."""
+    """The JSON body for POST /v1/messages. The stable prefix (tools, then the system prompt
+    with the catalog) is marked for prompt caching, so repeated turns read it at the cached
+    rate; servers that do not cache ignore the marks."""
     body: dict[str, Any] = {
         "model": model,
-        "max_tokens": max_tokens,
+        "max_tokens": request.max_output or max_tokens or DEFAULT_MAX_TOKENS,
         "messages": to_wire_messages(request.messages),
         "stream": stream,
     }
     if request.system:
-        body["system"] = request.system
+        body["system"] = [
+            {"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}
+        ]
     if request.tools:
-        body["tools"] = to_wire_tools(request.tools)
+        tools = to_wire_tools(request.tools)
+        tools[-1] = {**tools[-1], "cache_control": {"type": "ephemeral"}}
+        body["tools"] = tools
     return body
 
 
 def _usage(raw: Any) -> Usage | None:
     keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    return shape.usage(raw, keys, "output_tokens")
+    usage = shape.usage(raw, keys, "output_tokens")
+    cached = shape.count(raw.get("cache_read_input_tokens")) if isinstance(raw, dict) else None
+    return replace(usage, cached_tokens=cached) if usage is not None and cached else usage
 
 
 def _tool_use(block: dict[str, Any], i: int) -> ToolCall:
@@ -102,7 +111,8 @@ def from_wire_response(body: Any) -> Response:
         elif block.get("type") == "tool_use":
             calls.append(_tool_use(block, i))
     message = Message("assistant", shape.fix_text("".join(text)), tool_calls=tuple(calls))
-    return Response(message, _usage(body.get("usage")))
+    cut = body.get("stop_reason") == "max_tokens"
+    return Response(message, _usage(body.get("usage")), cut=cut)
 
 
 @dataclass
@@ -122,6 +132,7 @@ class StreamAssembler:
     blocks: dict[int, _Block] = field(default_factory=dict)
     usage: Usage | None = None
     stopped: bool = False
+    stop_reason: str = ""
 
     def feed(self, raw: Any, on_text: TextSink | None) -> None:
         event = shape.obj(raw, "a stream event")
@@ -143,6 +154,8 @@ class StreamAssembler:
         elif kind == "content_block_stop":
             self._block(event, "content_block_stop").closed = True
         elif kind == "message_delta":
+            delta = shape.opt_obj(event.get("delta"), "message_delta.delta")
+            self.stop_reason = shape.opt_str(delta.get("stop_reason"), "stop_reason")
             out = shape.count(
                 shape.opt_obj(event.get("usage"), "message_delta.usage").get("output_tokens")
             )
@@ -186,7 +199,8 @@ class StreamAssembler:
                     shape.loads(b.json, f"the input of the {b.name!r} tool call") if b.json else {}
                 )
                 calls.append(_tool_use({"id": b.id, "name": b.name, "input": args}, i))
-        return Response(Message("assistant", "".join(text), tool_calls=tuple(calls)), self.usage)
+        message = Message("assistant", "".join(text), tool_calls=tuple(calls))
+        return Response(message, self.usage, cut=self.stop_reason == "max_tokens")
 
 
 def assemble(events: Iterator[tuple[str, str]], on_text: TextSink | None) -> Response:

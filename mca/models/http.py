@@ -19,18 +19,25 @@ from typing import Any
 import httpx
 
 from mca.config import Settings
-from mca.errors import ModelError, ModelHTTPError, StreamError
+from mca.errors import ContextOverflow, ModelError, ModelHTTPError, StreamError
 from mca.models import shape
 from mca.sanitize import scrub
 from mca.types import Request, Response, TextSink
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+# How servers say "the context overflowed": OpenAI, vLLM, llama.cpp (llama-server and
+# llama-cpp-python), Ollama, Anthropic.
 CONTEXT_HINTS = (
     "context_length_exceeded",
     "maximum context length",
     "context window",
+    "context length",
+    "context size",
+    "exceed context",
+    "exceeds the available context",
     "prompt is too long",
     "too many tokens",
+    "input is too long",
 )
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 Notice = Callable[[str], None]
@@ -80,7 +87,7 @@ def _error_text(response: httpx.Response) -> str:
 
 def is_context_error(status: int, detail: str) -> bool:
     """Does an error say the conversation is longer than the model's context window?"""
-    return status in (400, 413, 422, 500) and any(h in detail.lower() for h in CONTEXT_HINTS)
+    return status in (400, 413, 422, 500, 503) and any(h in detail.lower() for h in CONTEXT_HINTS)
 
 
 def http_error(response: httpx.Response, settings: Settings) -> ModelHTTPError:
@@ -113,6 +120,7 @@ def http_error(response: httpx.Response, settings: Settings) -> ModelHTTPError:
             f"HTTP {status}: the conversation is longer than the model's context window;"
             f" use /compact or /clear ({detail})"
         )
+        return ContextOverflow(msg, status=status, url=url)
     else:
         msg = f"HTTP {status} from {settings.provider} at {settings.base_url}: {detail}"
     return ModelHTTPError(msg, status=status, url=url)
@@ -189,8 +197,10 @@ def send(
             return response
         response.read()
         response.close()
-        if response.status_code not in RETRY_STATUSES or attempt == policy.attempts:
-            raise http_error(response, settings)
+        error = http_error(response, settings)
+        retry = response.status_code in RETRY_STATUSES and not isinstance(error, ContextOverflow)
+        if not retry or attempt == policy.attempts:
+            raise error
         retry_after = response.headers.get("retry-after")
         _wait(
             policy, deadline, attempt, retry_after, f"HTTP {response.status_code}", notice, settings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mca.errors import StreamError
@@ -21,9 +21,8 @@ def to_wire_messages(system: str, messages: Sequence[Message]) -> list[dict[str,
         if m.role == "tool":
             out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
         elif m.role == "assistant":
-            # content may be null only beside tool calls
-            content = m.content or (None if m.tool_calls else "")
-            msg: dict[str, Any] = {"role": "assistant", "content": content}
+            # "" rather than null beside tool calls: some servers (llama-cpp-python) reject null
+            msg: dict[str, Any] = {"role": "assistant", "content": m.content}
             if m.tool_calls:
                 msg["tool_calls"] = [
                     {
@@ -59,8 +58,11 @@ def request_body(model: str, request: Request, stream: bool) -> dict[str, Any]:
     }
     if request.tools:
         body["tools"] = to_wire_tools(request.tools)
+        body["tool_choice"] = "auto"  # without it some servers leave the tools out of the prompt
+    if request.max_output:
+        body["max_tokens"] = request.max_output
     if stream:
-        body["stream_options"] = {"include_usage": True}
+        body["stream_options"] = {"include_usage": True}  # usage for the ledger's calibration
     return body
 
 
@@ -78,7 +80,10 @@ def _arguments(raw: Any, name: str) -> dict[str, Any]:
 
 
 def _usage(raw: Any) -> Usage | None:
-    return shape.usage(raw, ("prompt_tokens",), "completion_tokens")
+    usage = shape.usage(raw, ("prompt_tokens",), "completion_tokens")
+    details = raw.get("prompt_tokens_details") if isinstance(raw, dict) else None
+    cached = shape.count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    return replace(usage, cached_tokens=cached) if usage is not None and cached else usage
 
 
 def _call(raw: Any, i: int) -> ToolCall:
@@ -104,7 +109,10 @@ def from_wire_response(body: Any) -> Response:
     raw_calls = shape.opt_list(message.get("tool_calls"), "message.tool_calls")
     calls = tuple(_call(c, i) for i, c in enumerate(raw_calls))
     text = shape.fix_text(shape.opt_str(message.get("content"), "message.content"))
-    return Response(Message("assistant", text, tool_calls=calls), _usage(body.get("usage")))
+    cut = body["choices"][0].get("finish_reason") == "length"
+    return Response(
+        Message("assistant", text, tool_calls=calls), _usage(body.get("usage")), cut=cut
+    )
 
 
 @dataclass
@@ -170,7 +178,8 @@ class StreamAssembler:
             if not p.name:
                 raise StreamError(f"tool call {i} in the stream has no function name")
             calls.append(ToolCall(p.id or f"call_{i}", p.name, _arguments(p.arguments, p.name)))
-        return Response(Message("assistant", self.text.text, tool_calls=tuple(calls)), self.usage)
+        message = Message("assistant", self.text.text, tool_calls=tuple(calls))
+        return Response(message, self.usage, cut=self.finish == "length")
 
 
 def assemble(events: Iterator[tuple[str, str]], on_text: TextSink | None) -> Response:

@@ -99,7 +99,7 @@ def test_openai_mapping() -> None:
         "type": "function",
         "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'},
     }
-    assert wire[3]["content"] is None and wire[4] == {
+    assert wire[3]["content"] == "" and wire[4] == {
         "role": "tool",
         "tool_call_id": "t1",
         "content": "content",
@@ -129,7 +129,11 @@ def test_anthropic_mapping_merges_user_side_messages() -> None:
         "is_error": True,
     }
     body = anth.request_body("claude", 100, Request("sys", HISTORY, tool_specs()), True)
-    assert body["system"] == "sys" and body["tools"][0]["input_schema"]["type"] == "object"
+    cache = {"type": "ephemeral"}  # the stable prefix is marked for prompt caching
+    assert body["system"] == [{"type": "text", "text": "sys", "cache_control": cache}]
+    assert body["tools"][0]["input_schema"]["type"] == "object"
+    assert body["tools"][-1]["cache_control"] == cache and "cache_control" not in body["tools"][0]
+    assert body["max_tokens"] == 100
     resp = anth.from_wire_response(anthropic_json("hi", [("u1", "read_file", {"path": "x"})]))
     assert resp.message.content == "hi" and resp.message.tool_calls[0].name == "read_file"
 
