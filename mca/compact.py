@@ -113,7 +113,7 @@ class Compactor:
         8,192), and never more than the window has left after the prompt."""
         cap = self.max_output or min(DEFAULT_MAX_OUTPUT, self.window // 4)
         left = self.window - self.server_tokens(history) - self.window // 50
-        return max(MIN_OUTPUT, min(cap, left))
+        return min(cap, max(left, MIN_OUTPUT))  # when even that does not fit, the server says
 
     def overflowed(self, history: list[Message], turn: int) -> list[Message]:
         """The server refused the context as too long: compact now, whatever the estimate."""

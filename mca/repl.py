@@ -179,7 +179,7 @@ class Repl:
         self.ui.say("new conversation; files and snapshots are unchanged")
 
     def _model(self, arg: str) -> None:
-        s = self.settings
+        s = self.session.settings
         key = f"key from {s.api_key_var}" if s.api_key_var else "no API key"
         self.ui.say(
             f"provider {s.provider} · model {s.model} · base URL {s.base_url or '(none)'} · {key}"

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from mca.agent import Agent, TurnResult
 from mca.compact import Compactor
-from mca.config import Settings
+from mca.config import DEFAULT_BASE_URLS, Settings
 from mca.fsutil import private_dir
 from mca.ledger import Calibration, LedgerBook, TurnLedger, build_ledger
 from mca.log import SessionLog, prune_logs
@@ -156,6 +156,21 @@ def _skills(settings: Settings, estimator: Estimator, log: SessionLog) -> Discov
     return discovery
 
 
+def _window(settings: Settings) -> tuple[Settings, str]:
+    """Ask a local server for its context window when nothing else said it."""
+    custom = settings.base_url not in DEFAULT_BASE_URLS.values()
+    if settings.provider == "mock" or settings.context_window_known or not custom:
+        return settings, ""
+    from mca.models.window import discover_window
+
+    found = discover_window(settings.base_url, settings.model)
+    if found is None:
+        return settings, ""
+    window, where = found
+    note = f"context window {window:,} tokens (from the server's {where})"
+    return settings.with_(context_window=window, context_window_known=True), note
+
+
 def _prepare_home(home: Path) -> str:
     """'' when $MCA_HOME is a usable private directory, else what is wrong with it."""
     try:
@@ -207,6 +222,7 @@ def open_session(
 ) -> Session:
     """Build a session: skills first, then tools, the pre-turn stage, the model and the loop."""
     started, sid = new_ids()
+    settings, window_note = _window(settings)
     home_problem = _prepare_home(settings.home)
     log_path = settings.home / "logs" / f"{started}-{sid}.jsonl"
     log = SessionLog(
@@ -248,6 +264,7 @@ def open_session(
     system = build_system_prompt(
         settings.workspace, discovery.catalog.text, scrub(agents, settings.secrets)
     )
+    notices += [window_note] if window_note else []
     for notice in [*_startup_notices(settings, discovery, agents_problem), *notices]:
         emit("notice", {"message": notice})
     model = model or build_model(settings, lambda m: emit("model.retry", {"message": m}))

@@ -206,10 +206,17 @@ class StreamAssembler:
 def assemble(events: Iterator[tuple[str, str]], on_text: TextSink | None) -> Response:
     """Consume an SSE stream into a Response."""
     acc = StreamAssembler()
+    seen = False
     for _, data in events:
+        seen = True
         acc.feed(shape.loads(data, "a stream event"), on_text)
         if acc.stopped:
             break
+    if not seen:
+        raise StreamError(
+            "the server ended the stream without sending anything (some servers cannot stream"
+            " an answer when tools are offered: try --no-stream)"
+        )
     return acc.response(on_text)
 
 

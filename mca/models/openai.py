@@ -185,11 +185,18 @@ class StreamAssembler:
 def assemble(events: Iterator[tuple[str, str]], on_text: TextSink | None) -> Response:
     """Consume an SSE stream into a Response."""
     acc = StreamAssembler()
+    seen = False
     for _, data in events:
+        seen = True
         if data.strip() == "[DONE]":
             acc.done = True
             break
         acc.feed(shape.loads(data, "a stream chunk"), on_text)
+    if not seen:
+        raise StreamError(
+            "the server ended the stream without sending anything (some servers cannot stream"
+            " an answer when tools are offered: try --no-stream)"
+        )
     return acc.response(on_text)
 
 

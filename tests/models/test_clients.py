@@ -365,3 +365,27 @@ def test_ctrl_c_mid_stream_closes_it_and_keeps_the_conversation(
     with pytest.raises(KeyboardInterrupt):
         agent.run_turn("two")
     assert _Interrupted.closed and agent.messages == before
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "window"),
+    [
+        ("/props", {"default_generation_settings": {"n_ctx": 4096}}, 4096),
+        ("/v1/models", {"data": [{"id": "m", "max_model_len": 16384}]}, 16384),
+        ("/api/show", {"model_info": {"llama.context_length": 8192}}, 8192),
+    ],
+)
+def test_the_window_is_asked_of_the_server(path: str, body: dict[str, Any], window: int) -> None:
+    from mca.models.window import discover_window
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == path:
+            return httpx.Response(200, json=body)
+        return httpx.Response(404, text="no")
+
+    found = discover_window("http://local:8080/v1", "m", httpx.MockTransport(handler))
+    assert found is not None and found[0] == window and found[1]
+    nothing = discover_window(
+        "http://local:8080/v1", "m", httpx.MockTransport(lambda r: httpx.Response(404))
+    )
+    assert nothing is None

@@ -297,7 +297,7 @@ def agents_md_points_beside_the_workspace(w: World) -> None:
     os.symlink("../sentinel/secret.txt", w.ws / "AGENTS.md")
     w.replies = ["hello"]
     _with_server(w, lambda: w.oneshot("hi"))
-    assert w.server is not None and not any(b"TOP-SECRET" in r.body for r in w.server.received)
+    assert w.server is not None and not any(b"TOP-SECRET" in r.body for r in w.sent)
 
 
 @scenario
@@ -312,7 +312,7 @@ def agents_md_forges_its_wrapper(w: World) -> None:
     w.replies = ["hello"]
     _with_server(w, lambda: w.oneshot("hi"))
     assert w.server is not None
-    system = w.server.received[0].json["messages"][0]["content"]
+    system = w.sent[0].json["messages"][0]["content"]
     assert system.count("</agents_md>") == 1 and "&lt;/agents_md>" in system
 
 
@@ -490,7 +490,7 @@ def provider_key_never_goes_to_a_custom_base_url(w: World) -> None:
     with serve(w.handle) as server:
         w.server = server
         w.oneshot("hi", **env)
-    assert "authorization" not in server.received[0].headers
+    assert "authorization" not in w.sent[0].headers
 
 
 @scenario
@@ -519,7 +519,7 @@ def anthropic_key_alone_with_a_local_base_url(w: World) -> None:
         assert w.oneshot("hi", **env) == 2  # no provider for that URL: never guessed
         assert "MCA_PROVIDER" in w.printed and not server.received
         w.oneshot("hi", **{**env, "MCA_PROVIDER": "anthropic"})
-    assert server.received and "x-api-key" not in server.received[0].headers
+    assert w.sent and "x-api-key" not in w.sent[0].headers
 
 
 @scenario
@@ -569,7 +569,7 @@ def skill_body_forges_its_wrapper(w: World) -> None:
     w.replies = ["hello"]
     _with_server(w, lambda: w.oneshot("use $forge please"))
     assert w.server is not None
-    injected = w.server.received[0].json["messages"][1]["content"]
+    injected = w.sent[0].json["messages"][1]["content"]
     assert "&lt;/skill>" in injected and injected.count("</skill>") == 1
 
 
@@ -579,7 +579,7 @@ def reference_forges_its_wrapper(w: World) -> None:
     w.replies = ["hello"]
     _with_server(w, lambda: w.oneshot("look at @notes.md"))
     assert w.server is not None
-    body = w.server.received[0].body.decode()
+    body = w.sent[0].body.decode()
     assert "&lt;/reference>" in body and body.count("</reference>") == 1
 
 
@@ -652,7 +652,7 @@ def binary_file_as_an_at_reference(w: World) -> None:
     (w.ws / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00" + os.urandom(4000))
     w.replies = ["hello"]
     _with_server(w, lambda: w.oneshot("look at @logo.png"))
-    assert w.server is not None and b"binary file" in w.server.received[0].body
+    assert w.server is not None and b"binary file" in w.sent[0].body
 
 
 @scenario

@@ -188,11 +188,20 @@ class World:
         return out.getvalue()
 
     @property
+    def sent(self) -> list[Received]:
+        """The model requests the fake server received (not the context-window probes)."""
+        assert self.server is not None
+        ends = ("/chat/completions", "/messages")
+        return [r for r in self.server.received if r.method == "POST" and r.path.endswith(ends)]
+
+    @property
     def printed(self) -> str:
         return "\n".join(self.outputs)
 
     # -- the fake server -------------------------------------------------------------------
     def handle(self, request: Received) -> Reply:
+        if request.method != "POST" or request.path.endswith("/api/show"):
+            return Reply(status=404, chunks=[b"not here"])  # a context-window probe
         step = self.replies.pop(0) if self.replies else "done"
         if isinstance(step, Reply):
             return step

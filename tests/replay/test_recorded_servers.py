@@ -1,0 +1,73 @@
+"""Real servers' exact bytes, replayed: mca against traffic recorded from llama-cpp-python's
+server running SmolLM2-135M-Instruct (see fixtures/recorded/README.md to re-record)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.replay.server import RECORDED, serve_replay
+
+MCA = Path(sys.executable).parent / "mca"
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not MCA.exists(), reason="mca not installed")]
+SCENARIOS = sorted(p.stem for p in RECORDED.glob("*.json"))
+
+
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "rws"
+    shutil.copytree(REPO / "fixtures" / "workspace", ws)
+    (ws / "big.txt").write_text("word " * 12000 + "\n")
+    return ws
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_replayed_scenario(name: str, tmp_path: Path) -> None:
+    server, replay = serve_replay(name)
+    try:
+        record = replay.record
+        argv = list(record["command"])
+        i = argv.index("-C")
+        argv[0], argv[i + 1] = str(MCA), str(workspace(tmp_path))
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(tmp_path),
+            "MCA_HOME": str(tmp_path / "home"),
+            "MCA_PROVIDER": "openai",
+            "MCA_MODEL": "smollm2",
+            "MCA_CONTEXT_WINDOW": "2048",
+            "MCA_BASE_URL": f"{server.url}/v1",
+            "MCA_RETRY_BASE": "0.01",
+        }
+        env.update({k: v for k, v in EXTRA_ENV.get(name, {}).items()})
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        server.stop()
+    assert replay.surprises == [], replay.surprises
+    assert replay.served == len(replay.exchanges)
+    assert proc.returncode == record["exit_code"], proc.stderr
+    got, want = json.loads(proc.stdout), json.loads(record["stdout"])
+    for key in ("answer", "stopped", "notice", "error"):
+        assert got.get(key) == want.get(key), key
+    assert [t["name"] for t in got["tool_calls"]] == [t["name"] for t in want["tool_calls"]]
+    assert EXPECT[name](got, proc.stderr), got
+
+
+EXTRA_ENV = {
+    "length-cutoff": {"MCA_MAX_TOKENS": "3"},
+    "tool-call": {"MCA_MAX_STEPS": "4"},
+}
+EXPECT = {
+    "text-answer": lambda out, err: out["answer"] and out["ledger"]["provider_prompt_tokens"] > 0,
+    "streamed-answer": lambda out, err: out["answer"],
+    "tool-call": lambda out, err: out["tool_calls"] and "step limit" in (out["stopped"] or ""),
+    "length-cutoff": lambda out, err: "output limit" in out["notice"],
+    "context-overflow": lambda out, err: "still too long after compacting" in out["error"],
+    "stream-with-tools-unsupported": lambda out, err: "try --no-stream" in out["error"],
+}
