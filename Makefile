@@ -6,7 +6,7 @@ RUN_STAMP := $(VENV)/.stamp-run
 DEV_STAMP := $(VENV)/.stamp-dev
 ARGS ?=
 
-.PHONY: run test check bench selftest demo stress fmt golden figures clean
+.PHONY: run test check bench selftest demo stress fmt golden figures e2e-local clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -61,9 +61,14 @@ golden: $(RUN_STAMP)
 	$(BIN)/python -c "from mca.tokens import Estimator; t = open('fixtures/tokens/sample.txt').read(); \
 	print({e: Estimator(e).count(t) for e in ('o200k_base', 'cl100k_base')})"
 
+# Real model servers on this machine (not part of make test or CI: the first run builds
+# llama-cpp-python, ~10-25 minutes on 2 cores).
+e2e-local: $(DEV_STAMP)
+	tests/e2e_local/run.sh $(ARGS)
+
 # The README's exact figures (tests/test_readme.py checks them).
 figures: $(RUN_STAMP)
 	$(BIN)/python -m bench.figures
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-local *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -420,6 +420,82 @@ def bench_grade(results: list[Result]) -> None:
     )
 
 
+def bench_overhead(results: list[Result]) -> None:
+    """mca's own time per turn (everything but the model call) over a 50-turn conversation
+    against an instant local server speaking the OpenAI wire."""
+    from mca.config import load_settings
+    from mca.session import open_session
+    from tests.fakeserver import openai_reply, serve
+
+    class UI:
+        def approve(self, c: str) -> bool:
+            return True
+
+        def approve_write(self, p: str, r: str, d: str) -> bool:
+            return False
+
+        def event(self, k: str, d: Any) -> None:
+            return None
+
+        def text(self, d: str) -> None:
+            return None
+
+    overheads: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp, serve(lambda r: openai_reply(r, "ok " * 40)) as srv:
+        ws = Path(tmp) / "ws"
+        shutil.copytree(REPO / "fixtures" / "workspace", ws)
+        env = {
+            "MCA_HOME": str(Path(tmp) / "h"),
+            "HOME": tmp,
+            "MCA_PROVIDER": "openai",
+            "MCA_MODEL": "m",
+            "MCA_BASE_URL": f"{srv.url}/v1",
+            "MCA_CONTEXT_WINDOW": "128000",
+        }
+        settings = load_settings(env, workspace=ws).with_(skills_dirs=(REPO / "skills",))
+        session = open_session(settings, UI(), log_to_disk=True)
+        inner = session.agent.model
+        spent: list[float] = []
+
+        class Timed:
+            name = inner.name
+
+            def complete(self, request: Any, on_text: Any = None) -> Any:
+                start = time.perf_counter()
+                try:
+                    return inner.complete(request, on_text)
+                finally:
+                    spent.append(time.perf_counter() - start)
+
+            def close(self) -> None:
+                inner.close()
+
+        session.agent.model = Timed()
+        session.skills.estimator.count("warm up")
+        for i in range(50):
+            spent.clear()
+            start = time.perf_counter()
+            session.run_turn(f"what does turn {i} say about src/calc.js?")
+            overheads.append((time.perf_counter() - start - sum(spent)) * 1000)
+        session.close()
+    late = statistics.median(overheads[-10:])
+    ref = median_of(reference_ms, 15)
+    ratio = late / ref
+    results.append(
+        Result(
+            "mca's own time per turn (turns 41-50 of 50)",
+            late,
+            "ms",
+            ref,
+            REF_NAME,
+            ratio,
+            "<= 5x (~10 ms)",
+            ratio <= 5,
+            f"first turn {overheads[0]:.1f} ms; everything but the model call",
+        )
+    )
+
+
 def bench_ledger(results: list[Result]) -> None:
     from mca.config import load_settings
     from mca.models.mock import MockModel
@@ -532,6 +608,7 @@ def main() -> int:
         ("corpus", lambda: bench_corpus(results)),
         ("corpus_processes", lambda: bench_corpus_processes(results)),
         ("ledger", lambda: bench_ledger(results)),
+        ("overhead", lambda: bench_overhead(results)),
         ("grade", lambda: bench_grade(results)),
         ("savings", lambda: bench_savings(results)),
     ]

@@ -98,9 +98,16 @@ class Compactor:
         return self._fixed + sum(self.est.count(message_text(m)) for m in history)
 
     def server_tokens(self, history: list[Message]) -> int:
-        """The estimate as the server will count it: calibrated when a factor is known."""
-        factor = self.factor() or 1.0
-        return round(self.tokens(history) * max(factor, 1.0))
+        """The estimate as the server will count it: calibrated when a factor is known. Before
+        the tokenizer has loaded, bytes stand in (a token is at least one byte, so this only
+        ever overstates) unless they come near the window: the first request need not wait."""
+        factor = max(self.factor() or 1.0, 1.0)
+        if not self.est.loaded:
+            size = len(self.system.encode()) + sum(len(message_text(m).encode()) for m in history)
+            size += len(tools_text(self.tools).encode())
+            if size * factor < self.threshold * self.window / 2:
+                return round(size * factor)
+        return round(self.tokens(history) * factor)
 
     def __call__(self, history: list[Message], turn: int) -> list[Message]:
         if self.server_tokens(history) <= self.threshold * self.window:

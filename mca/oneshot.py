@@ -108,7 +108,7 @@ def run_oneshot(
     if settings.mock_reason:
         sys.stderr.write(f"mca: using the offline mock model ({settings.mock_reason})\n")
     try:
-        result = session.run_turn(sentence)
+        result = session.run_turn(sentence, ledger=as_json or settings.show_ledger)
     except McaError as e:
         if not as_json or session.agent.last is None:
             raise
@@ -116,16 +116,22 @@ def run_oneshot(
         obj["error"] = str(e)
         out.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
         sys.stderr.write(f"mca: error: {visible(str(e))}\n")
-        return e.exit_code
-    finally:
         session.close()
+        return e.exit_code
+    except BaseException:
+        session.close()
+        raise
     if as_json:
         out.write(json.dumps(turn_json(session, result), indent=2, ensure_ascii=False) + "\n")
     else:
         answer = result.answer.rstrip("\n")
         out.write((visible(answer) if out.isatty() else answer) + "\n")
+        out.flush()
         if settings.show_ledger and session.ledger.last is not None:
             sys.stderr.write(ledger_table(session.ledger.last) + "\n")
+        elif not settings.show_ledger:
+            session.finish_turn(result)  # after the answer is out: the tokenizer is not on its path
+    session.close()
     if result.notice:
         sys.stderr.write(f"mca: {result.notice}\n")
     return 1 if result.stopped else 0

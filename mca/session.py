@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from mca.agent import Agent, TurnResult
-from mca.compact import Compactor
+from mca.compact import CompactionReport, Compactor
 from mca.config import DEFAULT_BASE_URLS, Settings
 from mca.fsutil import private_dir
 from mca.ledger import Calibration, LedgerBook, TurnLedger, build_ledger
@@ -57,6 +57,7 @@ class Session:
     id: str
     ui: UI
     ledger: LedgerBook = field(default_factory=LedgerBook)
+    compacted_before: CompactionReport | None = None  # the compaction seen before this turn
 
     def refresh_skills(self) -> None:
         """Between turns: when skills changed on disk, rebuild the catalog and say so once."""
@@ -78,16 +79,24 @@ class Session:
         self.log.event("notice", {"message": message})
         self.ui.event("notice", {"message": message})
 
-    def run_turn(self, sentence: str) -> TurnResult:
-        """One turn through the agent, then its ledger (logged as a JSON event)."""
+    def run_turn(self, sentence: str, *, ledger: bool = True) -> TurnResult:
+        """One turn through the agent, then its ledger (logged as a JSON event). With
+        ledger=False the caller shows the answer first and calls finish_turn after."""
         self.refresh_skills()
-        compacted_before = self.compactor.last
+        self.compacted_before = self.compactor.last
         result = self.agent.run_turn(sentence)
-        entry = self.record_ledger(result)
-        if self.compactor.last is not compacted_before and self.compactor.last is not None:
-            entry.compaction = self.compactor.last.to_json()
-        self.log.event("ledger", entry.to_json())
+        if ledger:
+            self.finish_turn(result)
         return result
+
+    def finish_turn(self, result: TurnResult) -> TurnLedger:
+        """The turn's ledger, calibration and log event."""
+        entry = self.record_ledger(result)
+        last = self.compactor.last
+        if last is not self.compacted_before and last is not None:
+            entry.compaction = last.to_json()
+        self.log.event("ledger", entry.to_json())
+        return entry
 
     def record_ledger(self, result: TurnResult) -> TurnLedger:
         """Build the turn's ledger from the last request it sent; calibrate with usage."""
@@ -238,6 +247,8 @@ def open_session(
         ui.event(kind, data)
 
     estimator = estimator or Estimator(settings.encoding)
+    if settings.provider != "mock":
+        estimator.preload()  # loads while the first request is out, not before it
     discovery = _skills(settings, estimator, log)
     snapshots, notices = _snapshots(settings, sid, started, home_problem)
     skill_dirs = {name: s.dir for name, s in discovery.skills.items()}

@@ -1,0 +1,67 @@
+"""`make e2e-local`: mca through real llama-cpp-python servers running SmolLM2-135M-Instruct.
+
+What this proves is protocol behaviour (tool calls run, streams assemble, the provider's token
+figures reach the ledger and calibrate), not answer quality: a 135M model answers poorly.
+Skipped unless run.sh started the servers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+MCA = Path(sys.executable).parent / "mca"
+TOOLS, CHAT = os.environ.get("MCA_E2E_TOOLS"), os.environ.get("MCA_E2E_CHAT")
+pytestmark = pytest.mark.skipif(not (TOOLS and CHAT), reason="run by make e2e-local only")
+
+
+def mca(tmp_path: Path, url: str, *args: str, **env: str) -> dict[str, object]:
+    ws = tmp_path / "ws"
+    if not ws.exists():
+        shutil.copytree(REPO / "fixtures" / "workspace", ws)
+    full = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "MCA_HOME": str(tmp_path / "home"),
+        "MCA_PROVIDER": "openai",
+        "MCA_MODEL": "smollm2",
+        "MCA_BASE_URL": url,
+        **env,
+    }
+    proc = subprocess.run(
+        [str(MCA), "-C", str(ws), *args, "--json"], env=full, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+    return json.loads(proc.stdout)
+
+
+def test_a_tool_call_is_executed(tmp_path: Path) -> None:
+    assert TOOLS
+    out = mca(
+        tmp_path, TOOLS, "-p", "List the files here.", "--no-stream", "--yes", MCA_MAX_STEPS="3"
+    )
+    assert out["tool_calls"], out  # the model called a tool and mca ran it
+
+
+def test_a_streamed_answer(tmp_path: Path) -> None:
+    assert CHAT
+    out = mca(tmp_path, CHAT, "-p", "Name three colors.")
+    assert isinstance(out["answer"], str) and out["answer"].strip()
+
+
+def test_the_ledger_gets_provider_tokens_and_calibrates(tmp_path: Path) -> None:
+    assert CHAT
+    for sentence in ("Say hello.", "Say goodbye."):
+        out = mca(tmp_path, CHAT, "-p", sentence, "--no-stream")
+        ledger = out["ledger"]
+        assert isinstance(ledger, dict) and ledger["provider_prompt_tokens"], ledger
+    stored = json.loads((tmp_path / "home" / "calibration.json").read_text())
+    assert any(key.startswith("smollm2 @ ") for key in stored), stored
