@@ -84,8 +84,8 @@ def _run_tools(argv: Sequence[str], out: TextIO) -> int:
     p = argparse.ArgumentParser(prog="mca tools", description="print the tool registry")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
-    from mca.render import tools_json, tools_text
     from mca.tools import REGISTRY
+    from mca.ui.render import tools_json, tools_text
 
     tools = list(REGISTRY.values())
     out.write((tools_json(tools) if args.json else tools_text(tools)) + "\n")
@@ -134,10 +134,10 @@ def _dispatch(argv: Sequence[str], env: Mapping[str, str]) -> int:
     args = main_parser().parse_args(argv)
     settings = settings_from(args, env)
     if args.prompt is not None:
-        from mca.oneshot import run_oneshot
+        from mca.ui.oneshot import run_oneshot
 
         return run_oneshot(settings, args.prompt, as_json=args.json)
-    from mca.repl import run_repl
+    from mca.ui.repl import run_repl
 
     return run_repl(settings)
 

@@ -18,8 +18,8 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from mca.config import load_settings
-from mca.repl import Repl
 from mca.selftest import find_repo
+from mca.ui.repl import Repl
 
 SCRIPT = (
     "what does this project do?",

@@ -177,7 +177,7 @@ def test_compact_command(ws: Path) -> None:
 
 
 def test_table_shows_a_calibrated_column_once_calibrated(ws: Path) -> None:
-    from mca.render import ledger_summary, ledger_table
+    from mca.ui.render import ledger_summary, ledger_table
 
     s = session(ws, FakeModel([say("a", Usage(3000, 3))]))
     s.run_turn("hello")

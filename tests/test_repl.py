@@ -15,8 +15,8 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from mca.config import load_settings
-from mca.repl import Repl
-from mca.terminal import McaCompleter
+from mca.ui.repl import Repl
+from mca.ui.terminal import McaCompleter
 
 ENTER = "\r"
 CTRL_D = "\x04"

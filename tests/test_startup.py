@@ -11,7 +11,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from mca.cli import main
 from mca.config import load_settings
-from mca.repl import Repl
+from mca.ui.repl import Repl
 from pathlib import Path
 import io, tempfile
 with tempfile.TemporaryDirectory() as tmp, create_pipe_input() as pipe:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mca.errors import ToolError
-from mca.render import render_plan
+from mca.plans import render_plan
 from mca.tools.base import ToolContext
 
 STATUSES = ("pending", "in_progress", "completed")

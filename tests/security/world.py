@@ -35,7 +35,7 @@ from prompt_toolkit.output import DummyOutput
 
 from mca.cli import main
 from mca.config import load_settings
-from mca.repl import Repl
+from mca.ui.repl import Repl
 from tests.fakeserver import FakeServer, Received, Reply, openai_reply
 
 PLANTED = {

@@ -19,14 +19,14 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from mca import __version__
 from mca.config import Settings
 from mca.errors import McaError
-from mca.render import (
+from mca.ui.render import (
     ledger_summary,
     ledger_table,
     snapshot_lines,
     tools_text,
     undo_lines,
 )
-from mca.terminal import McaCompleter, ReplUI, key_bindings, load_history
+from mca.ui.terminal import McaCompleter, ReplUI, key_bindings, load_history
 
 if TYPE_CHECKING:  # imported when the session is built, after the prompt is on screen
     from mca.session import Session

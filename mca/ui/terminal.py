@@ -14,8 +14,8 @@ from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from mca.fsutil import open_private, private_dir
-from mca.render import progress_line
 from mca.sanitize import command_block, for_terminal, one_line
+from mca.ui.render import progress_line
 
 MAX_PATH_COMPLETIONS = 200
 SKIP_COMPLETE = {".git", "node_modules", "__pycache__", ".venv", ".mca"}

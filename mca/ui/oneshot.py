@@ -10,9 +10,9 @@ from typing import Any, TextIO
 from mca.agent import TurnResult
 from mca.config import Settings
 from mca.errors import McaError
-from mca.render import ledger_table, progress_line
 from mca.sanitize import command_block, for_terminal, one_line, visible
 from mca.session import Session, open_session
+from mca.ui.render import ledger_table, progress_line
 
 
 class StderrUI:

@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from mca.plans import render_plan
 from mca.sanitize import command_block, one_line
 
 if TYPE_CHECKING:  # this module is on the path to the first prompt: import nothing heavy
@@ -14,7 +15,6 @@ if TYPE_CHECKING:  # this module is on the path to the first prompt: import noth
     from mca.tools.snapshots import UndoReport
 
 MAX_RESULT_PREVIEW = 6
-PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 
 
 def describe_call(call_name: str, arguments: Mapping[str, Any]) -> str:
@@ -24,11 +24,6 @@ def describe_call(call_name: str, arguments: Mapping[str, Any]) -> str:
         text = one_line(v if isinstance(v, str) else json.dumps(v))
         parts.append(f"{one_line(str(k))}={text[:60] + '…' if len(text) > 60 else text}")
     return f"{one_line(call_name)}({', '.join(parts)})"
-
-
-def render_plan(plan: list[dict[str, str]]) -> str:
-    """The plan as checklist lines."""
-    return "\n".join(f"{PLAN_MARKS[s['status']]} {s['step']}" for s in plan)
 
 
 def progress_line(kind: str, data: Mapping[str, Any]) -> str:
