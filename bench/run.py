@@ -434,6 +434,9 @@ def bench_overhead(results: list[Result]) -> None:
         def approve_write(self, p: str, r: str, d: str) -> bool:
             return False
 
+        def approve_edit(self, p: str, d: str) -> bool:
+            return True
+
         def event(self, k: str, d: Any) -> None:
             return None
 
@@ -507,6 +510,9 @@ def bench_ledger(results: list[Result]) -> None:
 
         def approve_write(self, p: str, r: str, d: str) -> bool:
             return False
+
+        def approve_edit(self, p: str, d: str) -> bool:
+            return True
 
         def event(self, k: str, d: Any) -> None:
             return None

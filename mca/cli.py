@@ -37,7 +37,12 @@ def main_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"mca {__version__}")
     p.add_argument("-p", "--prompt", metavar="SENTENCE", help="run one turn and print the answer")
     p.add_argument("--json", action="store_true", help="with -p: print one JSON object")
-    p.add_argument("--yes", action="store_true", help="run commands without asking")
+    p.add_argument("--yes", action="store_true", help="the same as --mode yolo")
+    p.add_argument(
+        "--mode",
+        choices=("ask", "auto-edit", "read-only", "yolo"),
+        help="what runs without asking (default auto-edit: edits apply, commands ask)",
+    )
     p.add_argument("--model", help="model name; 'mock' for the offline mock model")
     p.add_argument("--max-steps", type=int, help="model calls per turn (default 30)")
     p.add_argument("--no-stream", action="store_true", help="do not stream responses")
@@ -58,7 +63,7 @@ def settings_from(args: argparse.Namespace, env: Mapping[str, str]) -> Any:
         "strict_skills": args.strict_skills,
         "verbose": args.verbose,
     }
-    for key in ("model", "max_steps", "yes", "record", "no_stream", "ledger"):
+    for key in ("model", "max_steps", "yes", "mode", "record", "no_stream", "ledger"):
         value = getattr(args, key, None)
         if value is None or value is False:  # not given (0 is a value: it gets checked)
             continue

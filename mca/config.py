@@ -19,6 +19,13 @@ from typing import Any
 from mca.errors import ConfigError
 
 PROVIDERS = ("openai", "anthropic", "mock")
+# Approval modes: what runs without asking.
+MODES = {
+    "ask": "every edit and every command asks first (the diff before the question)",
+    "auto-edit": "edits apply (shown as diffs), commands ask",
+    "read-only": "no writes and no commands: the tools refuse, saying why",
+    "yolo": "edits and commands run without asking (protected paths still ask)",
+}
 DEFAULT_MAX_STEPS = 30
 DEFAULT_SKILL_BUDGET = 12_000
 DEFAULT_CONTEXT_WINDOW = 32_000  # conservative when the model is unknown
@@ -73,7 +80,7 @@ class Settings:
     context_window_known: bool = False
     max_steps: int = DEFAULT_MAX_STEPS
     stream: bool = True
-    yes: bool = False
+    mode: str = "auto-edit"  # ask | auto-edit | read-only | yolo (see MODES)
     mock_script: Path | None = None
     mock_reason: str = ""
     skills_dirs: tuple[Path, ...] = ()
@@ -165,8 +172,8 @@ class ConfigFile:
                 where = f"{self.path} line {self.lines.get(f'[{key}]', '?')}"
                 out.append(f"{where}: section [{key}] is ignored (settings go at the top level)")
             elif key not in known:
-                close = difflib.get_close_matches(key, sorted(known), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                close = difflib.get_close_matches(key, sorted(known), n=2)
+                hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
                 out.append(f"{self.where(key)}: unknown setting, ignored{hint}")
         return out
 
@@ -303,6 +310,7 @@ SPECS = {
     "request_timeout": Spec("MCA_REQUEST_TIMEOUT", "request_timeout", number(1, 86_400)),
     "retry_base": Spec("MCA_RETRY_BASE", "retry_base", number(0, 60)),
     "max_tokens": Spec("MCA_MAX_TOKENS", "max_tokens", integer(1, 1_000_000)),
+    "mode": Spec("MCA_MODE", "mode", choice(*MODES), "--mode"),
 }
 FLAGS = {"MOCK": "MOCK", "MCA_DEBUG": "MCA_DEBUG"}
 
@@ -446,7 +454,11 @@ def load_settings(
     user_home = Path(env.get("HOME") or "~").expanduser()
     home = Path(home_value).expanduser() if home_value else user_home / ".mca"
     config = ConfigFile(home / "config.toml")
-    flags = {"model": o.pop("model", None), "max_steps": o.pop("max_steps", None)}
+    flags = {
+        "model": o.pop("model", None),
+        "max_steps": o.pop("max_steps", None),
+        "mode": o.pop("mode", None) or ("yolo" if o.pop("yes", False) else None),
+    }
     src = Sources(flags, env, config)
     for spec in SPECS.values():  # every setting is checked, used or not
         src.get(spec, None)
@@ -479,6 +491,7 @@ def load_settings(
         request_timeout=src.get(SPECS["request_timeout"], 600.0),
         retry_base=src.get(SPECS["retry_base"], 1.0),
         max_tokens=src.get(SPECS["max_tokens"], 0),
+        mode=src.get(SPECS["mode"], "auto-edit"),
         debug=_switch(env, "MCA_DEBUG"),
     )
     if o.get("record") is not None:

@@ -51,7 +51,9 @@ def main() -> int:
         ws = Path(tmp) / "calc-sample"
         shutil.copytree(repo / "fixtures" / "workspace", ws)
         env = {"MOCK": "1", "MCA_HOME": str(Path(tmp) / "home"), "HOME": tmp}
-        settings = load_settings(env, workspace=ws).with_(skills_dirs=(repo / "skills",), yes=True)
+        settings = load_settings(env, workspace=ws).with_(
+            skills_dirs=(repo / "skills",), mode="yolo"
+        )
         out = _Out(sys.stdout)
         with create_pipe_input() as pipe:
             repl = Repl(

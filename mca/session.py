@@ -37,9 +37,34 @@ class UI(Protocol):
 
     def approve_write(self, path: str, reason: str, diff: str) -> bool: ...
 
+    def approve_edit(self, path: str, diff: str) -> bool: ...
+
     def event(self, kind: str, data: Mapping[str, Any]) -> None: ...
 
     def text(self, delta: str) -> None: ...
+
+
+@dataclass
+class HeadlessUI:
+    """For sessions nobody watches (the self-test, the demo, benchmarks, tests): commands run
+    when `commands` is true, edits apply, protected paths are refused, events are dropped."""
+
+    commands: bool = True
+
+    def approve(self, command: str) -> bool:
+        return self.commands
+
+    def approve_write(self, path: str, reason: str, diff: str) -> bool:
+        return False
+
+    def approve_edit(self, path: str, diff: str) -> bool:
+        return True
+
+    def event(self, kind: str, data: Mapping[str, Any]) -> None:
+        return None
+
+    def text(self, delta: str) -> None:
+        return None
 
 
 @dataclass
@@ -261,6 +286,8 @@ def open_session(
         approve_write=ui.approve_write,
         home=settings.home,
         home_dir=settings.user_home,
+        mode=settings.mode,
+        approve_edit=ui.approve_edit,
     )
     stage = SkillStage(
         discovery.skills,

@@ -148,3 +148,45 @@ def test_a_bug_in_a_turn_is_one_line_and_the_session_goes_on(ws: Path) -> None:
     assert "fine" in text and text.rstrip().endswith("bye")
     crash = list((home / "logs").glob("crash-*.txt"))
     assert crash and "kaboom" in crash[0].read_text() and crash[0].stat().st_mode & 0o077 == 0
+
+
+def _script(tmp_path: Path, *steps: str) -> str:
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(steps) + "\n")
+    return str(path)
+
+
+WRITE = (
+    '{"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "new\\n"}}]}'
+)
+RUN = '{"tool_calls": [{"name": "run_command", "arguments": {"command": "%s"}}]}'
+DONE = '{"content": "done"}'
+
+
+def test_auto_edit_shows_the_diff_and_ask_asks_first(  # type: ignore[no-untyped-def]
+    run_repl, ws: Path, tmp_path: Path
+) -> None:
+    (ws / "a.txt").write_text("old\n")
+    out, _ = run_repl(f"go{ENTER}{CTRL_D}", MCA_MOCK_SCRIPT=_script(tmp_path, WRITE, DONE))
+    assert "-old" in out and "+new" in out and (ws / "a.txt").read_text() == "new\n"
+    (ws / "a.txt").write_text("old\n")
+    out, _ = run_repl(
+        f"/mode ask{ENTER}go{ENTER}n{ENTER}{CTRL_D}", MCA_MOCK_SCRIPT=_script(tmp_path, WRITE, DONE)
+    )
+    assert out.index("+new") < out.index("the user declined this edit")
+    assert (ws / "a.txt").read_text() == "old\n"
+
+
+def test_read_only_refuses_writes_and_commands(run_repl, ws: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    script = _script(tmp_path, WRITE, RUN % "touch X", DONE)
+    out, _ = run_repl(f"go{ENTER}{CTRL_D}", MCA_MOCK_SCRIPT=script, MCA_MODE="read-only")
+    assert out.count("read-only mode") == 2 and not (ws / "a.txt").exists()
+    assert not (ws / "X").exists()
+
+
+def test_always_is_scoped_to_the_program(run_repl, ws: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    script = _script(tmp_path, RUN % "touch one", RUN % "touch two", RUN % "ls", DONE)
+    out, _ = run_repl(f"go{ENTER}a{ENTER}n{ENTER}{CTRL_D}", MCA_MOCK_SCRIPT=script)
+    assert "[a]lways `touch` this session" in out or (ws / "one").exists()
+    assert (ws / "one").exists() and (ws / "two").exists()  # touch: always
+    assert out.count("run_command wants to run exactly this") == 2  # ls asked again

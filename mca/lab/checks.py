@@ -12,7 +12,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -290,7 +290,7 @@ def check_registry(lab: Lab) -> None:
 def check_end_to_end(lab: Lab) -> None:
     from mca.config import load_settings
     from mca.models.mock import MockModel
-    from mca.session import open_session
+    from mca.session import HeadlessUI, open_session
     from mca.types import KIND_SKILLS
 
     expect(shutil.which("node") is not None, "node is not installed (the check runs node --test)")
@@ -301,8 +301,8 @@ def check_end_to_end(lab: Lab) -> None:
         shutil.copytree(shipped / "fixtures/workspace", ws)
         env = {"MCA_HOME": str(Path(tmp) / "home"), "HOME": tmp, "MOCK": "1"}
         skills = (shipped / "skills",)
-        settings = load_settings(env, workspace=ws).with_(skills_dirs=skills, yes=True)
-        session = open_session(settings, _AutoUI(), model=MockModel(), log_to_disk=False)
+        settings = load_settings(env, workspace=ws).with_(skills_dirs=skills, mode="yolo")
+        session = open_session(settings, HeadlessUI(), model=MockModel(), log_to_disk=False)
         session.skills.stage.policy = lab.policy
         result = session.run_turn("fix the divide-by-zero problem in src/calc.js")
         injected = [m for m in session.agent.messages if m.kind == KIND_SKILLS]
@@ -323,20 +323,6 @@ def check_end_to_end(lab: Lab) -> None:
         expect(report.restored == ["src/calc.js"], f"/undo: {report}")
         expect((ws / "src/calc.js").read_bytes() == original, "/undo did not restore the bytes")
         session.close()
-
-
-class _AutoUI:
-    def approve(self, command: str) -> bool:
-        return True
-
-    def approve_write(self, path: str, reason: str, diff: str) -> bool:
-        return False
-
-    def event(self, kind: str, data: Mapping[str, Any]) -> None:
-        return None
-
-    def text(self, delta: str) -> None:
-        return None
 
 
 CHECKS: tuple[tuple[str, Callable[[Lab], None]], ...] = (

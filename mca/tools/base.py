@@ -25,6 +25,7 @@ class SkillAccess(Protocol):
 
 Approve = Callable[[str], bool]
 ApproveWrite = Callable[[str, str, str], bool]  # (path, why it is protected, diff) -> yes?
+ApproveEdit = Callable[[str, str], bool]  # (path, diff) -> yes? (the "ask" mode)
 EventSink = Callable[[str, Mapping[str, Any]], None]
 
 
@@ -38,6 +39,10 @@ def _refuse(command: str) -> bool:
 
 def _refuse_write(path: str, reason: str, diff: str) -> bool:
     return False
+
+
+def _accept_edit(path: str, diff: str) -> bool:
+    return True
 
 
 @dataclass
@@ -56,6 +61,8 @@ class ToolContext:
     home: Path | None = None  # $MCA_HOME: protected wherever it is
     home_dir: Path | None = None  # the user's ~, for skill paths the model was given as ~/...
     skills: SkillAccess | None = None  # reading a skill is activating it (the same gates)
+    mode: str = "auto-edit"  # the approval mode (mca.config.MODES); /mode changes it
+    approve_edit: ApproveEdit = _accept_edit  # asked before each edit in "ask" mode
     history: Callable[[], Sequence[Message]] = list  # the conversation so far (for activation)
     pending: list[Message] = field(default_factory=list)  # messages to add after tool results
     touched: set[str] = field(default_factory=set)  # workspace paths read or written this turn
@@ -77,6 +84,9 @@ class Tool:
         """Check the model's arguments against the schema, then run."""
         check_object(args, self.parameters)
         return self.run(ctx, args)
+
+
+READ_ONLY = "mca is in read-only mode: nothing may be written or run (the user can /mode it)"
 
 
 def schema(properties: Mapping[str, Any], required: list[str]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mca.errors import ToolError
-from mca.tools.base import ToolContext, arg_int, arg_str
+from mca.tools.base import READ_ONLY, ToolContext, arg_int, arg_str
 
 DEFAULT_TIMEOUT = 60
 MAX_TIMEOUT = 600
@@ -139,7 +139,9 @@ def run_command(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     timeout = arg_int(args, "timeout", DEFAULT_TIMEOUT, 1, MAX_TIMEOUT)
     if not command:
         raise ToolError("command is empty")
-    if not ctx.approve(command):
+    if ctx.mode == "read-only":
+        raise ToolError(f"not run: {READ_ONLY}; say what you would run instead")
+    if ctx.mode != "yolo" and not ctx.approve(command):
         raise ToolError(f"the user declined to run: {command}")
     ctx.emit("command.start", {"command": command})
     try:

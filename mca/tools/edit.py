@@ -17,7 +17,7 @@ from mca.fsutil import (
     read_regular,
 )
 from mca.tools import eol
-from mca.tools.base import ToolContext, arg_str
+from mca.tools.base import READ_ONLY, ToolContext, arg_str
 from mca.tools.paths import relative_label, resolve_in
 from mca.tools.protect import protected_reason
 
@@ -66,10 +66,17 @@ def _confirm_protected(
 
 
 def _commit(ctx: ToolContext, target: Path, rel: str, old: bytes | None, data: bytes) -> None:
-    """Ask for protected paths, snapshot, then replace the file atomically, keeping its mode."""
+    """Ask for protected paths (or every edit in "ask" mode), snapshot, then replace the file
+    atomically, keeping its mode; the diff goes out with the change."""
+    if ctx.mode == "read-only":
+        raise ToolError(f"{rel}: not written: {READ_ONLY}; describe the change instead")
     if len(data) > MAX_WRITE_BYTES:
         raise ToolError(f"{rel}: content is {len(data)} bytes, over the {MAX_WRITE_BYTES} limit")
-    _confirm_protected(ctx, target, rel, old, data)
+    diff = unified(rel, old, data)
+    if protected_reason(rel, target, ctx.home) is not None:
+        _confirm_protected(ctx, target, rel, old, data)
+    elif ctx.mode == "ask" and not ctx.approve_edit(rel, diff):
+        raise ToolError(f"{rel}: not written: the user declined this edit")
     try:
         mode = target.stat().st_mode & 0o777 if old is not None else None
         ctx.snapshots.before_write(ctx.turn, rel, target, data, note=f"turn {ctx.turn}")
@@ -82,7 +89,7 @@ def _commit(ctx: ToolContext, target: Path, rel: str, old: bytes | None, data: b
     except OSError as e:  # the directory vanished, the disk is full, ...: the old file stays
         raise ToolError(f"{rel}: not written ({e.strerror or e}); the file is unchanged") from None
     ctx.touched.add(rel)
-    ctx.emit("file.changed", {"path": rel, "bytes": len(data)})
+    ctx.emit("file.changed", {"path": rel, "bytes": len(data), "diff": diff})
 
 
 def count_lines(text: str) -> int:

@@ -38,11 +38,12 @@ class StderrUI:
         return line.strip().lower() in ("y", "yes")
 
     def approve(self, command: str) -> bool:
-        if self.settings.yes:
-            return True
         shown = command_block(command)
         if not sys.stdin.isatty():
-            self._say(f"mca: not running this command without approval (pass --yes):\n{shown}")
+            self._say(
+                "mca: not running this command without approval (pass --yes or --mode yolo):\n"
+                + shown
+            )
             return False
         self._say(f"run_command wants to run exactly this:\n{shown}")
         return self._ask("run it? [y/N] ")
@@ -57,6 +58,14 @@ class StderrUI:
             )
             return False
         return self._ask(f"write {one_line(path)} anyway? [y/N] ")
+
+    def approve_edit(self, path: str, diff: str) -> bool:
+        """The "ask" mode: the diff, then a question (refused without a terminal)."""
+        self._say(f"the change to {path}:\n{diff}")
+        if not sys.stdin.isatty():
+            self._say(f"mca: not writing {path}: --mode ask needs a terminal to ask on")
+            return False
+        return self._ask(f"apply this change to {one_line(path)}? [y/N] ")
 
     def event(self, kind: str, data: Mapping[str, Any]) -> None:
         line = progress_line(kind, data)

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mca.plans import render_plan
-from mca.sanitize import command_block, one_line
+from mca.sanitize import command_block, one_line, visible
 
 if TYPE_CHECKING:  # this module is on the path to the first prompt: import nothing heavy
     from mca.ledger import TurnLedger
@@ -45,6 +45,8 @@ def progress_line(kind: str, data: Mapping[str, Any]) -> str:
         return f"context compacted: {data['before_tokens']:,} -> {data['after_tokens']:,} tokens"
     if kind in ("notice", "model.retry"):
         return str(data.get("message", ""))
+    if kind == "file.changed":
+        return str(data.get("diff", ""))
     return ""
 
 
@@ -198,3 +200,28 @@ def ledger_summary(entries: Sequence[TurnLedger]) -> str:
             f" {e.model_calls:>5}  {note}"
         )
     return "\n".join(lines)
+
+
+ANSI = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[36m", "dim": "\x1b[2m", "bold": "\x1b[1m"}
+RESET = "\x1b[0m"
+
+
+def colour_diff(diff: str, colour: bool) -> str:
+    """A unified diff for the terminal: each line made safe first, then coloured (+ green,
+    - red, @@ cyan) when colour is on."""
+    out = []
+    for line in diff.splitlines():
+        safe = visible(line)
+        key = "" if line.startswith(("+++", "---")) else line[:1]
+        style = ANSI.get(key, "") if colour else ""
+        out.append(f"{style}{safe}{RESET}" if style else safe)
+    return "\n".join(out)
+
+
+def program_of(command: str) -> str | None:
+    """The program a simple command runs ('git' for `git status`), or None for anything a
+    shell would treat as more than one command (;, &&, |, $(...), redirections, newlines)."""
+    if any(c in command for c in ";&|`$<>()\n") or not command.strip():
+        return None
+    first = command.strip().split()[0]
+    return first.rsplit("/", 1)[-1] or None

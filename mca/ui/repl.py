@@ -32,6 +32,14 @@ if TYPE_CHECKING:  # imported when the session is built, after the prompt is on 
     from mca.session import Session
 
 
+def use_colour(out: TextIO) -> bool:
+    """Colour only on a terminal, and never with NO_COLOR set (https://no-color.org)."""
+    import os
+
+    isatty = getattr(out, "isatty", None)
+    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
+
+
 def _open_session(settings: Settings, ui: ReplUI) -> Session:
     from mca.session import open_session
 
@@ -77,8 +85,7 @@ class Repl:
         )
         self._io = (input, output)
         self._asker: PromptSession[str] | None = None  # built on first use: it costs ~25 ms
-        self.ui = ReplUI(self.out, self._ask, settings.secrets)
-        self.ui.always = settings.yes
+        self.ui = ReplUI(self.out, self._ask, settings.secrets, colour=use_colour(self.out))
         self._factory = session_factory or _open_session
         self._session: Session | None = None
         self._session_error: BaseException | None = None
@@ -138,6 +145,9 @@ class Repl:
                 "what the last turn put in the context ('all': every turn)", self._ledger
             ),
             "/compact": Command("summarise older turns now (skill bodies are kept)", self._compact),
+            "/mode": Command(
+                "show or set what runs without asking (ask, auto-edit, ...)", self._mode
+            ),
         }
 
     def banner(self) -> str:
@@ -222,6 +232,21 @@ class Repl:
             self.ui.say("no turn yet")
         else:
             self.ui.say(ledger_table(book.last))
+
+    def _mode(self, arg: str) -> None:
+        from mca.config import MODES
+
+        tools = self.session.agent.tools
+        wanted = arg.strip()
+        if wanted and wanted not in MODES:
+            self.ui.say(f"unknown mode {wanted!r} (modes: {', '.join(MODES)})")
+            return
+        if wanted:
+            tools.mode = wanted
+            self.ui.say(f"mode {wanted}: {MODES[wanted]}")
+            return
+        lines = [f"{'*' if m == tools.mode else ' '} {m:<10} {what}" for m, what in MODES.items()]
+        self.ui.say("\n".join(lines))
 
     def _compact(self, arg: str) -> None:
         self.ui.say(self.session.compact())

@@ -14,8 +14,8 @@ from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from mca.fsutil import open_private, private_dir
-from mca.sanitize import command_block, for_terminal, one_line
-from mca.ui.render import progress_line
+from mca.sanitize import command_block, for_terminal, one_line, scrub
+from mca.ui.render import colour_diff, program_of, progress_line
 
 MAX_PATH_COMPLETIONS = 200
 SKIP_COMPLETE = {".git", "node_modules", "__pycache__", ".venv", ".mca"}
@@ -87,38 +87,59 @@ class ReplUI:
     commands, so secrets are scrubbed and control characters made visible.
     """
 
-    def __init__(self, out: TextIO, ask: Callable[[str], str], secrets: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        out: TextIO,
+        ask: Callable[[str], str],
+        secrets: Iterable[str] = (),
+        colour: bool = False,
+    ) -> None:
         self.out = out
         self.ask = ask
         self.secrets = tuple(secrets)
-        self.always = False
+        self.colour = colour
+        self.allowed: set[str] = set()  # programs the person said "always" to, this session
         self.streamed = False
 
     def approve(self, command: str) -> bool:
-        if self.always:
+        program = program_of(command)
+        if program is not None and program in self.allowed:
             return True
         self.say("run_command wants to run exactly this:\n" + command_block(command))
+        always = f" / [a]lways `{one_line(program)}` this session" if program else ""
         while True:
-            answer = self.ask("run it? [y]es / [n]o / [a]lways this session: ")
-            answer = answer.strip().lower()
-            if answer in ("a", "always"):
-                self.always = True
+            answer = self.ask(f"run it? [y]es / [n]o{always}: ").strip().lower()
+            if answer in ("a", "always") and program:
+                self.allowed.add(program)
                 return True
             if answer in ("y", "yes", "n", "no", ""):
                 return answer in ("y", "yes")
 
+    def approve_edit(self, path: str, diff: str) -> bool:
+        """The "ask" mode: the diff, then a yes/no for this edit."""
+        self.end_stream()
+        self.out.write(colour_diff(scrub(diff, self.secrets), self.colour) + "\n")
+        answer = self.ask(f"apply this change to {one_line(path)}? [y]es / [N]o: ")
+        return answer.strip().lower() in ("y", "yes")
+
     def approve_write(self, path: str, reason: str, diff: str) -> bool:
-        """Protected paths: the diff, then a yes/no that neither --yes nor 'always' answers."""
-        self.say(f"{path} is a protected path: {reason}.\nthe change:\n{diff}")
+        """Protected paths: the diff, then a yes/no that neither yolo nor 'always' answers."""
+        self.say(f"{path} is a protected path: {reason}.\nthe change:")
+        self.out.write(colour_diff(scrub(diff, self.secrets), self.colour) + "\n")
         answer = self.ask(f"write {one_line(path)} anyway? [y]es / [N]o: ").strip().lower()
         return answer in ("y", "yes")
 
     def event(self, kind: str, data: Mapping[str, Any]) -> None:
         line = progress_line(kind, data)
-        if line:
-            self.end_stream()
-            self.out.write(for_terminal(line, self.secrets) + "\n")
-            self.out.flush()
+        if not line:
+            return
+        self.end_stream()
+        if kind == "file.changed":
+            line = colour_diff(scrub(line, self.secrets), self.colour)  # made safe line by line
+        else:
+            line = for_terminal(line, self.secrets)
+        self.out.write(line + "\n")
+        self.out.flush()
 
     def text(self, delta: str) -> None:
         self.streamed = True

@@ -714,6 +714,9 @@ class QuietUI:
     def approve_write(self, path: str, reason: str, diff: str) -> bool:
         return False
 
+    def approve_edit(self, path: str, diff: str) -> bool:
+        return True
+
     def event(self, kind: str, data: object) -> None:
         return None
 

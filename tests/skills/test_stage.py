@@ -445,6 +445,9 @@ def test_reading_a_skill_is_an_activation(ws: Path) -> None:
         def approve_write(self, p: str, r: str, d: str) -> bool:
             return False
 
+        def approve_edit(self, p: str, d: str) -> bool:
+            return True
+
         def event(self, k: str, d: object) -> None:
             return None
 
@@ -525,6 +528,9 @@ def test_the_catalog_follows_skills_changing_on_disk(ws: Path, tmp_path: Path) -
 
         def approve_write(self, p: str, r: str, d: str) -> bool:
             return False
+
+        def approve_edit(self, p: str, d: str) -> bool:
+            return True
 
         def event(self, k: str, d: dict[str, str]) -> None:
             if k == "notice":
