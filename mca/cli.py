@@ -18,12 +18,61 @@ EXIT_OK, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 130
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
+    """The global flags: they may come before or after a subcommand."""
     parser.add_argument("-C", dest="workspace", metavar="DIR", help="workspace root (default: .)")
     parser.add_argument(
         "--skills-dir", action="append", default=[], metavar="DIR", help="extra skills root"
     )
     parser.add_argument("--strict-skills", action="store_true", help="refuse bad skills")
     parser.add_argument("--verbose", action="store_true", help="show details")
+
+
+# Which global flags each subcommand uses (`tools` lists the same eight tools anywhere).
+GLOBALS_USED = {
+    "tools": ("workspace",),
+    "skills": ("workspace", "skills_dir"),
+    "ledger": ("workspace", "skills_dir"),
+    "selftest": (),
+    "lab": (),
+}
+FLAG_OF = {"workspace": "-C", "skills_dir": "--skills-dir"}
+
+
+def split_globals(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
+    """The global flags wherever they are (before `--`), and the rest in order."""
+    import argparse
+
+    p = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    _common(p)
+    cut = list(argv).index("--") if "--" in argv else len(argv)
+    found, rest = p.parse_known_args(list(argv[:cut]))
+    return found, rest + list(argv[cut:])
+
+
+def _for_subcommand(name: str, found: argparse.Namespace, argv: list[str]) -> list[str]:
+    """The subcommand's argv with the global flags it uses put back at the end."""
+    from mca.errors import ConfigError
+
+    used = GLOBALS_USED[name]
+    extra: list[str] = []
+    if found.workspace is not None:
+        if "workspace" not in used:
+            raise ConfigError(f"mca {name} does not take -C (it does not read a workspace)")
+        if not os.path.isdir(found.workspace):
+            raise ConfigError(f"-C: workspace {found.workspace} is not a directory")
+        extra += ["-C", found.workspace] if name != "tools" else []
+    for d in found.skills_dir:
+        if "skills_dir" not in used:
+            raise ConfigError(f"mca {name} does not take --skills-dir")
+        extra += ["--skills-dir", d]
+    for flag in ("strict_skills", "verbose"):
+        if getattr(found, flag):
+            raise ConfigError(f"mca {name} does not take --{flag.replace('_', '-')}")
+    if not extra:
+        return argv
+    if name in ("skills", "ledger"):  # the flags belong to the action: after it
+        return [*argv, *extra]
+    return argv
 
 
 def main_parser() -> argparse.ArgumentParser:
@@ -35,7 +84,31 @@ def main_parser() -> argparse.ArgumentParser:
         description="mini coding agent. Subcommands: tools, skills, ledger, selftest, lab.",
     )
     p.add_argument("--version", action="version", version=f"mca {__version__}")
-    p.add_argument("-p", "--prompt", metavar="SENTENCE", help="run one turn and print the answer")
+    p.add_argument(
+        "message", nargs="?", help='the REPL\'s first message (mca "fix the failing test")'
+    )
+    p.add_argument(
+        "-p",
+        "--prompt",
+        metavar="SENTENCE",
+        nargs="?",
+        const="-",
+        help="run one turn and print the answer ('-' or nothing: read it from stdin)",
+    )
+    p.add_argument(
+        "-c",
+        "--continue",
+        dest="resume_last",
+        action="store_true",
+        help="go on with the last conversation in this workspace",
+    )
+    p.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="pick a saved conversation to go on with (or open the one with this id)",
+    )
     p.add_argument("--json", action="store_true", help="with -p: print one JSON object")
     p.add_argument("--yes", action="store_true", help="the same as --mode yolo")
     p.add_argument(
@@ -54,9 +127,15 @@ def main_parser() -> argparse.ArgumentParser:
 
 def settings_from(args: argparse.Namespace, env: Mapping[str, str]) -> Any:
     """Settings from parsed args and the environment."""
-    from pathlib import Path
-
     from mca.config import load_settings
+
+    workspace, overrides = _overrides(args)
+    return load_settings(env, workspace=workspace, overrides=overrides)
+
+
+def _overrides(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The workspace and the settings the flags give."""
+    from pathlib import Path
 
     overrides: dict[str, Any] = {
         "skills_dirs": tuple(Path(d) for d in args.skills_dir),
@@ -80,7 +159,7 @@ def settings_from(args: argparse.Namespace, env: Mapping[str, str]) -> Any:
         from mca.errors import ConfigError
 
         raise ConfigError(f"-C: workspace {workspace} is not a directory")
-    return load_settings(env, workspace=workspace, overrides=overrides)
+    return workspace, overrides
 
 
 def _run_tools(argv: Sequence[str], out: TextIO) -> int:
@@ -130,21 +209,47 @@ def _subcommands() -> dict[str, Callable[[Sequence[str], Mapping[str, str]], int
     }
 
 
+def prompt_text(given: str, stdin: TextIO) -> str:
+    """The -p sentence: as given, or read from stdin for '-' (refused on a terminal)."""
+    from mca.errors import ConfigError
+
+    if given != "-":
+        return given
+    if stdin.isatty():
+        raise ConfigError("-p: no sentence given (pass one, or pipe it: echo ... | mca -p)")
+    text = stdin.read()
+    if not text.strip():
+        raise ConfigError("-p: the sentence read from stdin is empty")
+    return text.strip("\n")
+
+
 def _dispatch(argv: Sequence[str], env: Mapping[str, str]) -> int:
     subs = _subcommands()
-    if argv and argv[0] in subs:
-        return subs[argv[0]](argv[1:], env)
+    found, rest = split_globals(argv)
+    if rest and rest[0] in subs:
+        return subs[rest[0]](_for_subcommand(rest[0], found, rest[1:]), env)
     if env.get("SELFTEST") == "1":
         return subs["selftest"](argv, env)
     args = main_parser().parse_args(argv)
     settings = settings_from(args, env)
+    from mca.errors import ConfigError
+
+    if args.resume_last and args.resume is not None:
+        raise ConfigError("--continue and --resume: give one of them")
+    resume = "last" if args.resume_last else args.resume
     if args.prompt is not None:
+        if args.message is not None:
+            raise ConfigError(f"-p and a first message {args.message!r}: give one of them")
         from mca.ui.oneshot import run_oneshot
 
-        return run_oneshot(settings, args.prompt, as_json=args.json)
+        sentence = prompt_text(args.prompt, sys.stdin)
+        return run_oneshot(settings, sentence, as_json=args.json, resume=resume)
+    from mca.config import ModelChooser
     from mca.ui.repl import run_repl
 
-    return run_repl(settings)
+    workspace, overrides = _overrides(args)
+    chooser = ModelChooser(env, workspace, overrides)
+    return run_repl(settings, first=args.message, resume=resume, chooser=chooser)
 
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:

@@ -58,6 +58,8 @@ KEY_VARS = {
     "openai": ("MCA_API_KEY", "OPENAI_API_KEY"),
     "anthropic": ("MCA_API_KEY", "ANTHROPIC_API_KEY"),
 }
+# config.toml [sections] mca reads.
+SECTIONS = ("prices",)
 # config.toml keys that are not settings of their own above.
 OTHER_CONFIG_KEYS = ("api_key",)
 
@@ -96,6 +98,11 @@ class Settings:
     request_timeout: float = 600.0
     retry_base: float = 1.0
     max_tokens: int = 0  # the answer's length limit; 0: a quarter of the window, at most 8,192
+    prices: tuple[tuple[str, float, float], ...] = ()  # config.toml [prices]: model, in, out
+
+    @property
+    def price_table(self) -> dict[str, tuple[float, float]]:
+        return {model: (p_in, p_out) for model, p_in, p_out in self.prices}
 
     def with_(self, **changes: Any) -> Settings:
         """A copy with some fields changed."""
@@ -168,6 +175,8 @@ class ConfigFile:
 
         out = []
         for key, value in self.data.items():
+            if key in SECTIONS:
+                continue
             if isinstance(value, dict):
                 where = f"{self.path} line {self.lines.get(f'[{key}]', '?')}"
                 out.append(f"{where}: section [{key}] is ignored (settings go at the top level)")
@@ -428,6 +437,27 @@ def _model_choice(src: Sources) -> ModelChoice:
     return ModelChoice(provider, model or DEFAULT_MODELS[provider], "", api_key, key_var, base_url)
 
 
+def _prices(config: ConfigFile) -> tuple[tuple[str, float, float], ...]:
+    """[prices] "model" = { input = 2.5, output = 10.0 }: USD per million tokens."""
+    table = config.data.get("prices", {})
+    where = f"{config.path} [prices]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table of models")
+    out = []
+    for model, entry in table.items():
+        ok = isinstance(entry, dict) and set(entry) == {"input", "output"}
+        values = [entry.get("input"), entry.get("output")] if ok else []
+        if not ok or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1e6 for v in values
+        ):
+            raise ConfigError(
+                f"{where} {model!r}: expected {{ input = N, output = N }}, USD per million"
+                " tokens (numbers from 0)"
+            )
+        out.append((str(model), float(values[0]), float(values[1])))
+    return tuple(out)
+
+
 def _mock_path(env: Mapping[str, str]) -> Path | None:
     value = env.get("MCA_MOCK_SCRIPT")
     if value is None:
@@ -493,6 +523,7 @@ def load_settings(
         max_tokens=src.get(SPECS["max_tokens"], 0),
         mode=src.get(SPECS["mode"], "auto-edit"),
         debug=_switch(env, "MCA_DEBUG"),
+        prices=_prices(config),
     )
     if o.get("record") is not None:
         _check_record(Path(o["record"]))
@@ -506,3 +537,43 @@ def _check_record(path: Path) -> None:
         raise ConfigError(f"--record: the directory {path.parent} does not exist")
     if not os.access(path.parent, os.W_OK):
         raise ConfigError(f"--record: cannot write in {path.parent}")
+
+
+_IMPLIED = {"claude": "anthropic", "gpt-": "openai", "chatgpt": "openai", "o1": "openai"}
+_IMPLIED |= {"o3": "openai", "o4": "openai"}
+
+
+class ModelChooser:
+    """/model: what is configured, and the settings for another model name (same sources)."""
+
+    def __init__(self, env: Mapping[str, str], workspace: Path, overrides: Mapping[str, Any]):
+        self.env, self.workspace, self.overrides = dict(env), workspace, dict(overrides)
+
+    def available(self) -> list[str]:
+        lines = []
+        for provider in ("openai", "anthropic"):
+            var = next((v for v in KEY_VARS[provider] if self.env.get(v)), "")
+            state = f"key in {var}" if var else f"no key (set {KEY_VARS[provider][1]})"
+            lines.append(f"  {provider:<10} {state}; default model {DEFAULT_MODELS[provider]}")
+        if self.env.get("MCA_BASE_URL"):
+            lines.append(
+                f"  server     MCA_BASE_URL={self.env['MCA_BASE_URL']}: any model it serves"
+            )
+        lines.append("  mock       the offline mock model: /model mock")
+        return ["configured:", *lines, "switch with /model NAME (the conversation stays)"]
+
+    def to(self, name: str, current: Settings) -> Settings:
+        """Settings for `name`; ConfigError (naming what is missing) when it cannot be used."""
+        env = dict(self.env)
+        implied = next((p for prefix, p in _IMPLIED.items() if name.startswith(prefix)), None)
+        if implied and implied != current.provider and name != "mock":
+            env["MCA_PROVIDER"] = implied  # the name says which API it needs
+            env.pop("MCA_BASE_URL", None)
+        overrides = {**self.overrides, "model": name}
+        settings = load_settings(env, workspace=self.workspace, overrides=overrides)
+        if settings.model != name:
+            raise ConfigError(
+                f"cannot switch to {name!r}: {settings.mock_reason or 'the settings'} keeps"
+                f" the model {settings.model!r}"
+            )
+        return settings

@@ -19,7 +19,15 @@ from mca.fsutil import atomic_write, private_dir
 from mca.skills.inject import Block
 from mca.skills.stage import StageResult
 from mca.tokens import Estimator
-from mca.types import KIND_REFERENCE, KIND_SKILLS, KIND_SUMMARY, Message, Request, ToolSpec
+from mca.types import (
+    KIND_REFERENCE,
+    KIND_SHELL,
+    KIND_SKILLS,
+    KIND_SUMMARY,
+    Message,
+    Request,
+    ToolSpec,
+)
 
 CALIBRATION_FILE = "calibration.json"
 CALIBRATION_WINDOW = 20  # samples in the moving average
@@ -146,6 +154,8 @@ class _Builder:
                 self.add(f"@references: {refs}", "reference", text)
             elif m.kind == KIND_SUMMARY:
                 self.add("compaction summary", "history", text)
+            elif m.kind == KIND_SHELL and m.turn == turn:
+                self.add("!command output you added", "reference", text)
             elif i == sentence_at:
                 self.add("your sentence", "sentence", text)
             else:

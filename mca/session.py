@@ -20,6 +20,7 @@ from mca.log import SessionLog, prune_logs
 from mca.models import build_model
 from mca.prompt import SystemPrompt, build_system_prompt, read_agents_md
 from mca.sanitize import scrub
+from mca.sessions import Saved, SessionStore
 from mca.skills.discover import Discovery, shadow_warnings
 from mca.skills.runtime import SkillRuntime, log_discovery, refuse_if_strict, run_discovery
 from mca.skills.stage import SkillStage
@@ -83,6 +84,7 @@ class Session:
     ui: UI
     ledger: LedgerBook = field(default_factory=LedgerBook)
     compacted_before: CompactionReport | None = None  # the compaction seen before this turn
+    store: SessionStore = field(default_factory=lambda: SessionStore(None, "", Path(), ""))
 
     def refresh_skills(self) -> None:
         """Between turns: when skills changed on disk, rebuild the catalog and say so once."""
@@ -121,7 +123,30 @@ class Session:
         if last is not self.compacted_before and last is not None:
             entry.compaction = last.to_json()
         self.log.event("ledger", entry.to_json())
+        self.store.turn(self.agent.messages, entry)
         return entry
+
+    def restore(self, saved: Saved) -> None:
+        """Pick up a saved conversation: its messages (skills stay protected), turns, ledger."""
+        self.agent.messages[:] = saved.messages
+        self.agent.turn = saved.turns
+        self.ledger.turns[:] = saved.ledgers
+        self.store.carry(saved)
+        self.log.event("session.resumed", {"from": saved.id, "turns": saved.turns})
+
+    def switch_model(self, settings: Settings) -> str:
+        """Go on with another model (the conversation stays); returns what changed."""
+        settings, note = _window(settings)
+        model = build_model(settings, lambda m: self.ui.event("model.retry", {"message": m}))
+        old = f"{self.settings.model} via {self.settings.provider}"
+        self.model.close()
+        self.model = self.agent.model = self.compactor.model = model
+        self.compactor.window = settings.context_window
+        self.compactor.factor = calibration_for(settings).factor
+        self.settings = settings
+        self.log.event("model.switched", {"from": old, "to": settings.model})
+        window = f"context window {settings.context_window:,} tokens"
+        return f"model {settings.model} via {settings.provider} (was {old}); {note or window}"
 
     def record_ledger(self, result: TurnResult) -> TurnLedger:
         """Build the turn's ledger from the last request it sent; calibrate with usage."""
@@ -332,4 +357,10 @@ def open_session(
     start = {"session": sid, "workspace": str(settings.workspace)}
     log.event("session.start", {**start, "provider": settings.provider, "model": settings.model})
     runtime = SkillRuntime(discovery, stage, estimator)
-    return Session(settings, model, agent, snapshots, log, system, runtime, compactor, sid, ui)
+    session = Session(settings, model, agent, snapshots, log, system, runtime, compactor, sid, ui)
+    if log_to_disk and not home_problem:
+        where = settings.home / "sessions"
+        session.store = SessionStore(
+            where, sid, settings.workspace, settings.model, settings.secrets
+        )
+    return session

@@ -13,6 +13,7 @@ KIND_CHAT = "chat"
 KIND_SKILLS = "skills"  # stage-two injection (protected)
 KIND_REFERENCE = "reference"  # @path injection
 KIND_SUMMARY = "summary"  # compaction summary
+KIND_SHELL = "shell"  # a !command's output the person chose to add
 
 
 @dataclass(frozen=True)

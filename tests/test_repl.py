@@ -56,7 +56,7 @@ def test_a_turn_then_undo_then_ctrl_d(run_repl, ws: Path) -> None:  # type: igno
 
 def test_unknown_command_lists_valid_ones(run_repl) -> None:  # type: ignore[no-untyped-def]
     out, _ = run_repl(f"/nope{ENTER}/help{ENTER}/tools{ENTER}/model{ENTER}{CTRL_D}")
-    assert "unknown command /nope (commands: /clear, /compact, /exit, /help" in out
+    assert "unknown command /nope (commands: /clear, /compact, /cost, /diff, /exit, /export" in out
     assert "/undo" in out and "8. update_plan" in out and "provider mock" in out
 
 

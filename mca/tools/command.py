@@ -7,7 +7,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mca.errors import ToolError
@@ -84,20 +84,30 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
                 continue
 
 
-def _reader(proc: subprocess.Popen[bytes], cap: Capture) -> threading.Thread:
+def _reader(
+    proc: subprocess.Popen[bytes], cap: Capture, on_chunk: Callable[[bytes], None] | None
+) -> threading.Thread:
     def pump() -> None:
         assert proc.stdout is not None
         fd = proc.stdout.fileno()
         while chunk := os.read(fd, 65536):
             cap.feed(chunk)
+            if on_chunk is not None:
+                on_chunk(chunk)
 
     t = threading.Thread(target=pump, daemon=True)
     t.start()
     return t
 
 
-def execute(command: str, cwd: str, timeout: float) -> tuple[int | None, str, bool]:
-    """Run a command; returns (exit code or None when killed, output, timed_out)."""
+def execute(
+    command: str,
+    cwd: str,
+    timeout: float | None,
+    on_chunk: Callable[[bytes], None] | None = None,
+) -> tuple[int | None, str, bool]:
+    """Run a command; returns (exit code or None when killed, output, timed_out). `on_chunk`
+    sees the output as it comes (from a reader thread); no timeout when `timeout` is None."""
     proc = subprocess.Popen(
         ["/bin/bash", "-c", command],
         cwd=cwd,
@@ -108,8 +118,8 @@ def execute(command: str, cwd: str, timeout: float) -> tuple[int | None, str, bo
         env=child_env(os.environ),
     )
     cap = Capture()
-    reader = _reader(proc, cap)
-    deadline = time.monotonic() + timeout
+    reader = _reader(proc, cap, on_chunk)
+    deadline = time.monotonic() + (timeout if timeout is not None else float("inf"))
     timed_out = False
     try:
         while proc.poll() is None:

@@ -279,6 +279,30 @@ class SnapshotStore:
         """Manifests that can still be undone, newest first."""
         return [(p, m) for p, m in reversed(self.manifests()) if not m.get("undone")]
 
+    def session_changes(self) -> list[tuple[str, bytes | None, bytes | None]]:
+        """(path, before this session, now) for every file this session wrote and did not
+        undo; None: the file did not exist (or no longer does)."""
+        first: dict[str, dict[str, Any]] = {}
+        for _, m in self.manifests():
+            if m["session"] == self.session and not m.get("undone"):
+                for entry in m["files"]:
+                    first.setdefault(entry["path"], entry)
+        out: list[tuple[str, bytes | None, bytes | None]] = []
+        for rel, entry in sorted(first.items()):
+            try:
+                before = self._object(entry["old"]) if entry["existed"] else None
+                target = resolve_in(self.root, rel)
+                now = (
+                    read_regular(target, self.real_root, cap=MAX_SNAPSHOT_BYTES)
+                    if os.path.lexists(target)
+                    else None
+                )
+            except (OSError, PathRefused, UndoError):
+                continue
+            if before != now:
+                out.append((rel, before, now))
+        return out
+
     def undo(self, force: bool = False) -> UndoReport:
         """Revert the newest turn not yet undone."""
         candidates = self.undoable()

@@ -106,14 +106,38 @@ def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
     return obj
 
 
+def _resume(session: Session, wanted: str) -> None:
+    from mca.sessions import pick
+
+    if not wanted:
+        raise McaError(
+            "--resume without an id lists conversations to pick from: that needs the"
+            " REPL (with -p, give the id, or use --continue)"
+        )
+    saved = pick(session.settings.home / "sessions", session.settings.workspace, wanted)
+    session.restore(saved)
+    sys.stderr.write(f"mca: resumed {saved.id} ({saved.turns} turns)\n")
+
+
 def run_oneshot(
-    settings: Settings, sentence: str, *, as_json: bool, out: TextIO | None = None
+    settings: Settings,
+    sentence: str,
+    *,
+    as_json: bool,
+    out: TextIO | None = None,
+    resume: str | None = None,
 ) -> int:
     """Run one turn; exit 0 on an answer, 1 when the turn stopped early or failed. With --json
     a failed turn still prints its object, with `error` and the tool calls that did run."""
     out = out or sys.stdout
     ui = StderrUI(settings)
     session = open_session(settings, ui)
+    if resume is not None:
+        try:
+            _resume(session, resume)
+        except BaseException:
+            session.close()
+            raise
     if settings.mock_reason:
         sys.stderr.write(f"mca: using the offline mock model ({settings.mock_reason})\n")
     try:

@@ -1,4 +1,5 @@
-"""The interactive REPL: a prompt_toolkit session, slash commands, approvals, Ctrl-C handling."""
+"""The interactive REPL: a prompt_toolkit session (plain lines when input is not a terminal),
+slash commands, `!command`, approvals, Ctrl-C handling, resuming saved conversations."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 from prompt_toolkit import PromptSession
@@ -19,17 +19,16 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from mca import __version__
 from mca.config import Settings
 from mca.errors import McaError
-from mca.ui.render import (
-    ledger_summary,
-    ledger_table,
-    snapshot_lines,
-    tools_text,
-    undo_lines,
-)
+from mca.ui.commands import Command, SlashCommands
+from mca.ui.render import ledger_table
 from mca.ui.terminal import McaCompleter, ReplUI, key_bindings, load_history
+from mca.usage import Totals
 
 if TYPE_CHECKING:  # imported when the session is built, after the prompt is on screen
+    from mca.config import ModelChooser
     from mca.session import Session
+
+__all__ = ["Command", "Repl", "run_repl", "use_colour"]
 
 
 def use_colour(out: TextIO) -> bool:
@@ -48,14 +47,8 @@ def _open_session(settings: Settings, ui: ReplUI) -> Session:
 
 PROMPT = "mca> "
 EXIT_WINDOW = 2.0  # seconds between two Ctrl-C at an empty prompt
-
-
-@dataclass(frozen=True)
-class Command:
-    """A slash command."""
-
-    help: str
-    run: Callable[[str], None]
+EXIT_WORDS = ("exit", "quit")
+MAX_SHELL_CHARS = 16_000  # of a !command's output added to the conversation
 
 
 class Repl:
@@ -70,19 +63,28 @@ class Repl:
         out: TextIO | None = None,
         history: History | None = None,
         session_factory: Callable[[Settings, ReplUI], Session] | None = None,
+        plain: bool | None = None,
+        first: str | None = None,
+        resume: str | None = None,
+        chooser: ModelChooser | None = None,
+        stdin: TextIO | None = None,
     ) -> None:
         self.settings = settings
         self.out = out or sys.stdout
-        if history is None:
-            history = load_history(settings.home)
-        self.prompt = PromptSession[str](
-            history=history,
-            input=input,
-            output=output,
-            key_bindings=key_bindings(),
-            completer=McaCompleter(settings.workspace, lambda: self.commands),
-            complete_while_typing=False,
-        )
+        self.stdin = stdin or sys.stdin
+        # Input that is not a terminal is read as plain lines: no prompt_toolkit, no warnings,
+        # no escape codes in what a script captures.
+        self.plain = plain if plain is not None else input is None and not self.stdin.isatty()
+        self.prompt: PromptSession[str] | None = None
+        if not self.plain:
+            self.prompt = PromptSession[str](
+                history=history if history is not None else load_history(settings.home),
+                input=input,
+                output=output,
+                key_bindings=key_bindings(),
+                completer=McaCompleter(settings.workspace, lambda: self.commands, self._skills),
+                complete_while_typing=False,
+            )
         self._io = (input, output)
         self._asker: PromptSession[str] | None = None  # built on first use: it costs ~25 ms
         self.ui = ReplUI(self.out, self._ask, settings.secrets, colour=use_colour(self.out))
@@ -91,7 +93,11 @@ class Repl:
         self._session_error: BaseException | None = None
         self._session_ready = threading.Event()
         self._session_lock = threading.Lock()
-        self.commands: dict[str, Command] = self._base_commands()
+        self.slash = SlashCommands(self)
+        self.commands: dict[str, Command] = self.slash.table
+        self.first, self.wanted = first, resume
+        self.chooser = chooser
+        self.totals = Totals()
         self.running = True
         self.last_interrupt = 0.0
 
@@ -119,7 +125,22 @@ class Repl:
             finally:
                 self._session_ready.set()
 
+    def _skills(self) -> list[str]:
+        """Skill names for completion: none until the session is ready (never waits)."""
+        if self._session is None:
+            return []
+        return sorted(self._session.skills.discovery.skills)
+
     def _ask(self, question: str) -> str:
+        if self.plain:
+            self.out.write(question)
+            self.out.flush()
+            line = self.stdin.readline()
+            if not line:  # end of input answers like Ctrl-C: the whole turn is cancelled
+                self.out.write("\n")
+                raise KeyboardInterrupt
+            self.out.write(line if line.endswith("\n") else line + "\n")  # as if typed
+            return line.rstrip("\n")
         if self._asker is None:
             inp, outp = self._io
             self._asker = PromptSession[str](input=inp, output=outp, history=InMemoryHistory())
@@ -128,27 +149,15 @@ class Repl:
         except EOFError:  # Ctrl-D answers like Ctrl-C: the whole turn is cancelled
             raise KeyboardInterrupt from None
 
-    def _base_commands(self) -> dict[str, Command]:
-        return {
-            "/help": Command("list the commands", self._help),
-            "/undo": Command(
-                "revert the last turn's file changes (--force: even if edited)", self._undo
-            ),
-            "/snapshots": Command("list the turns /undo can revert", self._snapshots),
-            "/clear": Command("start a new conversation (files stay as they are)", self._clear),
-            "/model": Command("show the provider, model and base URL", self._model),
-            "/tools": Command("show the eight tools", self._tools),
-            "/exit": Command("leave mca (also Ctrl-D)", self._exit),
-            "/skills": Command("skills found, their status and diagnostics", self._skills),
-            "/why": Command("why skills were (not) loaded for the last turn", self._why),
-            "/ledger": Command(
-                "what the last turn put in the context ('all': every turn)", self._ledger
-            ),
-            "/compact": Command("summarise older turns now (skill bodies are kept)", self._compact),
-            "/mode": Command(
-                "show or set what runs without asking (ask, auto-edit, ...)", self._mode
-            ),
-        }
+    @property
+    def switch(self) -> Callable[[str], Settings] | None:
+        chooser = self.chooser
+        if chooser is None:
+            return None
+        return lambda name: chooser.to(name, self.session.settings)
+
+    def models_configured(self) -> list[str]:
+        return self.chooser.available() if self.chooser else []
 
     def banner(self) -> str:
         s = self.settings
@@ -163,94 +172,6 @@ class Repl:
         lines.append("type /help for commands; Esc-Enter for a newline; Ctrl-D to exit")
         return "\n".join(lines)
 
-    # -- slash commands --------------------------------------------------------------------
-    def _help(self, arg: str) -> None:
-        width = max(len(n) for n in self.commands)
-        self.ui.say("\n".join(f"{n:<{width}}  {c.help}" for n, c in sorted(self.commands.items())))
-
-    def _undo(self, arg: str) -> None:
-        report = self.session.snapshots.undo(force=arg.strip() == "--force")
-        self.ui.say(undo_lines(report))
-        self.session.log.event(
-            "undo",
-            {
-                "turn": report.turn_label,
-                "restored": report.restored,
-                "removed": report.removed,
-                "skipped": report.skipped,
-            },
-        )
-
-    def _snapshots(self, arg: str) -> None:
-        self.ui.say(snapshot_lines([m for _, m in self.session.snapshots.undoable()]))
-
-    def _clear(self, arg: str) -> None:
-        self.session.agent.clear()
-        self.ui.say("new conversation; files and snapshots are unchanged")
-
-    def _model(self, arg: str) -> None:
-        s = self.session.settings
-        key = f"key from {s.api_key_var}" if s.api_key_var else "no API key"
-        self.ui.say(
-            f"provider {s.provider} · model {s.model} · base URL {s.base_url or '(none)'} · {key}"
-            f" · context window {s.context_window:,} tokens"
-        )
-
-    def _tools(self, arg: str) -> None:
-        from mca.tools import REGISTRY
-
-        self.ui.say(tools_text(list(REGISTRY.values())))
-
-    def _skills(self, arg: str) -> None:
-        from mca.skills.report import discovery_text
-
-        sk = self.session.skills
-        catalog = sk.discovery.catalog.text
-        tokens = sk.estimator.count(catalog)
-        self.ui.say(
-            discovery_text(sk.discovery)
-            + f"\n\ncatalog in the system prompt: {len(catalog):,} chars, {tokens:,} tokens"
-            f" ({sk.estimator.label})"
-        )
-
-    def _why(self, arg: str) -> None:
-        from mca.skills.report import stage_text
-
-        sk = self.session.skills
-        if not sk.stage.history:
-            self.ui.say("no turn yet: /why explains the skills of the last turn")
-            return
-        turn, result = sk.stage.history[-1]
-        tokens = sk.estimator.count(result.injected_text)
-        self.ui.say(f"turn {turn}:\n" + stage_text(result, tokens, sk.estimator.label))
-
-    def _ledger(self, arg: str) -> None:
-        book = self.session.ledger
-        if arg.strip() == "all":
-            self.ui.say(ledger_summary(book.turns))
-        elif book.last is None:
-            self.ui.say("no turn yet")
-        else:
-            self.ui.say(ledger_table(book.last))
-
-    def _mode(self, arg: str) -> None:
-        from mca.config import MODES
-
-        tools = self.session.agent.tools
-        wanted = arg.strip()
-        if wanted and wanted not in MODES:
-            self.ui.say(f"unknown mode {wanted!r} (modes: {', '.join(MODES)})")
-            return
-        if wanted:
-            tools.mode = wanted
-            self.ui.say(f"mode {wanted}: {MODES[wanted]}")
-            return
-        lines = [f"{'*' if m == tools.mode else ' '} {m:<10} {what}" for m, what in MODES.items()]
-        self.ui.say("\n".join(lines))
-
-    def _compact(self, arg: str) -> None:
-        self.ui.say(self.session.compact())
-
     def summary(self) -> str:
         """The startup line about skills (counts tokens: loads the tokenizer)."""
         from mca.skills.discover import summary_line
@@ -259,26 +180,125 @@ class Repl:
         tokens = sk.estimator.count(sk.discovery.catalog.text)
         return summary_line(sk.discovery, tokens, sk.estimator.label)
 
-    def _exit(self, arg: str) -> None:
-        self.running = False
+    # -- saved conversations ---------------------------------------------------------------
+    def resume(self, wanted: str) -> None:
+        """Go on with a saved conversation: 'last', an id, or '' to pick from a list."""
+        from mca.sessions import list_saved, listing, pick
+
+        session = self.session
+        where = session.settings.home / "sessions"
+        if wanted:
+            saved = pick(where, session.settings.workspace, wanted)
+        else:
+            here = session.settings.workspace
+            found = [s for s in list_saved(where, here) if s.id != session.id][:20]
+            if not found:
+                self.ui.say(f"no saved conversations in {here} yet")
+                return
+            self.ui.say(
+                "saved conversations, newest first:\n" + "\n".join(listing(found, time.time()))
+            )
+            try:
+                answer = self._ask(f"which one? [1-{len(found)}, Enter: none] ").strip()
+            except KeyboardInterrupt:
+                answer = ""
+            if not answer:
+                self.ui.say("nothing resumed")
+                return
+            if not answer.isdigit() or not 1 <= int(answer) <= len(found):
+                self.ui.say(f"no conversation {answer!r} in the list; nothing resumed")
+                return
+            saved = found[int(answer) - 1]
+        if saved.workspace != str(session.settings.workspace):
+            self.ui.say(f"note: that conversation was in {saved.workspace}; files refer to it")
+        session.restore(saved)
+        skills = sorted({n for m in saved.messages for n in m.skills})
+        held = f"; skills in context: {', '.join(skills)}" if skills else ""
+        self.ui.say(
+            f"resumed {saved.id}: {saved.turns} turns, {len(saved.messages)} messages{held}"
+        )
+
+    # -- input -----------------------------------------------------------------------------
+    def handle_line(self, line: str) -> None:
+        """One line from the person: a command, a skill, `!command`, exit, or a turn."""
+        text = line.strip()
+        if text in EXIT_WORDS:
+            self.running = False
+        elif text.startswith("!"):
+            self.shell(text[1:].strip())
+        elif text.startswith("/"):
+            self.handle_command(text)
+        else:
+            self.handle_turn(line)
 
     def handle_command(self, line: str) -> None:
-        """Run a slash command; unknown ones list the valid ones."""
+        """Run a slash command (or use a skill by name); unknown ones list the valid ones."""
         name, _, arg = line.strip().partition(" ")
         command = self.commands.get(name)
-        if command is None:
-            self.ui.say(f"unknown command {name} (commands: {', '.join(sorted(self.commands))})")
-            return
         try:
+            if command is None and name[1:] in self._skill_names():
+                self.handle_turn(line.strip())  # the stage reads /name as an explicit mention
+                return
+            if command is None:
+                self.ui.say(
+                    f"unknown command {name} (commands: {', '.join(sorted(self.commands))};"
+                    " /skills lists the skills /<name> can use)"
+                )
+                return
             command.run(arg)
         except McaError as e:
             self.ui.say(f"error: {e}")
         except Exception as e:  # a bug: say so in one line and keep the session
             self._bug(e)
 
+    def _skill_names(self) -> set[str]:
+        return set(self.session.skills.discovery.skills)
+
+    def shell(self, command: str) -> None:
+        """`!command`: the person's own command, run at once; its output may join the chat."""
+        import codecs
+
+        from mca.tools.command import CommandInterrupted, execute
+        from mca.types import KIND_SHELL, Message
+
+        if not command:
+            self.ui.say("usage: !COMMAND (runs in the workspace, no approval: you typed it)")
+            return
+        session = self.session
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.ui.say(f"$ {command}")
+        try:
+            code, output, _ = execute(
+                command,
+                str(session.settings.workspace),
+                None,
+                on_chunk=lambda b: self.ui.raw(decoder.decode(b)),
+            )
+        except CommandInterrupted as e:
+            self.ui.raw(decoder.decode(b"", final=True))
+            self.ui.say("\n(interrupted; its process group was killed)")
+            code, output = None, e.output
+        self.ui.raw(decoder.decode(b"", final=True))
+        self.ui.end_raw()
+        status = "killed" if code is None else f"exit {code}"
+        self.ui.say(f"({status})")
+        try:
+            answer = self._ask("add the command and its output to the conversation? [y/N] ")
+        except KeyboardInterrupt:
+            return
+        if answer.strip().lower() not in ("y", "yes"):
+            return
+        kept = output if len(output) <= MAX_SHELL_CHARS else "…" + output[-MAX_SHELL_CHARS:]
+        text = f"I ran this in the workspace myself: `{command}` ({status}). Its output:\n{kept}"
+        session.agent.messages.append(
+            Message("user", text, kind=KIND_SHELL, turn=session.agent.turn + 1)
+        )
+        self.ui.say("added: the model sees it with your next message")
+
     # -- turns -----------------------------------------------------------------------------
     def handle_turn(self, sentence: str) -> None:
         """Run one turn, reporting errors and cancellation without losing the conversation."""
+        started = time.monotonic()
         try:
             result = self.session.run_turn(sentence)
         except KeyboardInterrupt:
@@ -294,13 +314,34 @@ class Repl:
         if self.ui.streamed:
             self.ui.end_stream()
         elif result.answer and result.answer != result.stopped:
-            self.ui.say(result.answer)
+            self.ui.answer(result.answer)
         if result.stopped:
             self.ui.say(result.stopped)
         if result.notice:
             self.ui.say(f"({result.notice})")
-        if self.settings.show_ledger and self.session.ledger.last is not None:
-            self.ui.say(ledger_table(self.session.ledger.last))
+        session = self.session
+        if self.settings.show_ledger and session.ledger.last is not None:
+            self.ui.say(ledger_table(session.ledger.last))
+        self._usage_line(result, time.monotonic() - started)
+
+    def _usage_line(self, result: object, seconds: float) -> None:
+        from mca.agent import TurnResult
+        from mca.usage import turn_line, turn_usage
+
+        assert isinstance(result, TurnResult)
+        session = self.session
+        usage = turn_usage(
+            result.turn,
+            result.usage,
+            result.usage_reported,
+            result.requests,
+            session.agent.messages,
+            session.skills.estimator,
+            session.ledger.last,
+            seconds,
+        )
+        self.totals.turns.append(usage)
+        self.ui.dim(turn_line(usage, self.totals))
 
     def _bug(self, error: Exception) -> None:
         if self.settings.debug:
@@ -311,6 +352,9 @@ class Repl:
 
     def read(self) -> str | None:
         """One input; None means exit."""
+        if self.prompt is None:
+            line = self.stdin.readline()
+            return line.rstrip("\n") if line else None
         try:
             return self.prompt.prompt(PROMPT)
         except EOFError:
@@ -327,14 +371,28 @@ class Repl:
         """The loop; returns the exit code."""
         self.ui.say(self.banner())
         # On a terminal the session (skills, tokenizer, ...) is built while the person reads
-        # the prompt; --strict-skills must refuse before that, so it builds first.
+        # the prompt; --strict-skills, --resume and a first message need it at once.
         deferred = (
-            self.out is sys.stdout and sys.stdout.isatty() and not self.settings.strict_skills
+            self.prompt is not None
+            and self.out is sys.stdout
+            and sys.stdout.isatty()
+            and not self.settings.strict_skills
+            and self.wanted is None
+            and self.first is None
         )
-        if not deferred:
-            self.ui.say(self.summary())
-            if self.settings.verbose:
-                self._skills("")
+        try:
+            if not deferred:
+                self.ui.say(self.summary())
+                if self.settings.verbose:
+                    self.slash.skills("")
+                if self.wanted is not None:
+                    self.resume("" if self.wanted == "" else self.wanted)
+                if self.first is not None:
+                    self.handle_line(self.first)
+        except McaError as e:
+            self.ui.say(f"error: {e}")
+            self._close()
+            return 1
         with patch_stdout() if deferred else contextlib.nullcontext():
             if deferred:
                 self._after_first_render(self._print_summary)
@@ -349,6 +407,7 @@ class Repl:
                 started.set()
                 threading.Thread(target=fn, name="mca-startup", daemon=True).start()
 
+        assert self.prompt is not None
         self.prompt.app.after_render.add_handler(handler)
 
     def _print_summary(self) -> None:
@@ -356,7 +415,11 @@ class Repl:
         if self._session_error is None:
             print(self.summary())  # patch_stdout shows it above the prompt
             if self.settings.verbose:
-                self._skills("")
+                self.slash.skills("")
+
+    def _close(self) -> None:
+        if self._session is not None:
+            self._session.close()
 
     def _loop(self) -> int:
         try:
@@ -364,22 +427,23 @@ class Repl:
                 line = self.read()
                 if line is None:
                     break
-                if not line.strip():
-                    continue
-                if line.startswith("/"):
-                    self.handle_command(line)
-                else:
-                    self.handle_turn(line)
+                if line.strip():
+                    self.handle_line(line)
         except McaError as e:
             self.ui.say(f"error: {e}")
             return 1
         finally:
-            if self._session is not None:
-                self._session.close()
+            self._close()
         self.ui.say("bye")
         return 0
 
 
-def run_repl(settings: Settings) -> int:
-    """Start the REPL on the real terminal."""
-    return Repl(settings).run()
+def run_repl(
+    settings: Settings,
+    *,
+    first: str | None = None,
+    resume: str | None = None,
+    chooser: ModelChooser | None = None,
+) -> int:
+    """Start the REPL on the real terminal (or plain lines from a pipe)."""
+    return Repl(settings, first=first, resume=resume, chooser=chooser).run()

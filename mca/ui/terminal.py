@@ -15,29 +15,43 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from mca.fsutil import open_private, private_dir
 from mca.sanitize import command_block, for_terminal, one_line, scrub
-from mca.ui.render import colour_diff, program_of, progress_line
+from mca.ui.render import ANSI, RESET, colour_diff, program_of, progress_line
 
 MAX_PATH_COMPLETIONS = 200
 SKIP_COMPLETE = {".git", "node_modules", "__pycache__", ".venv", ".mca"}
 
 
 class McaCompleter(Completer):
-    """Slash commands at the start of the line; workspace paths after @."""
+    """Slash commands and skill names at the start of the line; skill names after $;
+    workspace paths after @."""
 
-    def __init__(self, root: Path, commands: Callable[[], Iterable[str]]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        commands: Callable[[], Iterable[str]],
+        skills: Callable[[], Iterable[str]] = lambda: (),
+    ) -> None:
         self.root = root
         self.commands = commands
+        self.skills = skills
 
     def get_completions(self, document: Document, event: CompleteEvent) -> Iterable[Completion]:
         text = document.text_before_cursor
         if text.startswith("/") and " " not in text:
-            for name in sorted(self.commands()):
+            commands = sorted(self.commands())
+            names = commands + [f"/{s}" for s in self.skills() if f"/{s}" not in commands]
+            for name in names:
                 if name.startswith(text):
-                    yield Completion(name, start_position=-len(text))
+                    meta = "skill" if name not in commands else None
+                    yield Completion(name, start_position=-len(text), display_meta=meta)
             return
-        word = text.rsplit(None, 1)[-1] if text.strip() else ""
+        word = text.rsplit(None, 1)[-1] if text.strip() and not text[-1].isspace() else ""
         if word.startswith("@"):
             yield from self._paths(word[1:])
+        elif word.startswith("$"):
+            for name in self.skills():
+                if name.startswith(word[1:]):
+                    yield Completion(f"${name}", start_position=-len(word), display_meta="skill")
 
     def _paths(self, partial: str) -> Iterable[Completion]:
         head, _, stem = partial.rpartition("/")
@@ -100,6 +114,7 @@ class ReplUI:
         self.colour = colour
         self.allowed: set[str] = set()  # programs the person said "always" to, this session
         self.streamed = False
+        self._raw_open = False
 
     def approve(self, command: str) -> bool:
         program = program_of(command)
@@ -117,15 +132,14 @@ class ReplUI:
 
     def approve_edit(self, path: str, diff: str) -> bool:
         """The "ask" mode: the diff, then a yes/no for this edit."""
-        self.end_stream()
-        self.out.write(colour_diff(scrub(diff, self.secrets), self.colour) + "\n")
+        self.show_diff(diff)
         answer = self.ask(f"apply this change to {one_line(path)}? [y]es / [N]o: ")
         return answer.strip().lower() in ("y", "yes")
 
     def approve_write(self, path: str, reason: str, diff: str) -> bool:
         """Protected paths: the diff, then a yes/no that neither yolo nor 'always' answers."""
         self.say(f"{path} is a protected path: {reason}.\nthe change:")
-        self.out.write(colour_diff(scrub(diff, self.secrets), self.colour) + "\n")
+        self.show_diff(diff)
         answer = self.ask(f"write {one_line(path)} anyway? [y]es / [N]o: ").strip().lower()
         return answer in ("y", "yes")
 
@@ -155,6 +169,34 @@ class ReplUI:
         self.end_stream()
         self.out.write(for_terminal(text.rstrip("\n"), self.secrets) + "\n")
         self.out.flush()
+
+    def answer(self, text: str) -> None:
+        """The model's answer when it was not streamed."""
+        self.say(text)
+
+    def dim(self, text: str) -> None:
+        """A line of secondary information (dim on a colour terminal)."""
+        self.end_stream()
+        safe = for_terminal(text, self.secrets)
+        self.out.write((f"{ANSI['dim']}{safe}{RESET}" if self.colour else safe) + "\n")
+        self.out.flush()
+
+    def show_diff(self, diff: str) -> None:
+        self.end_stream()
+        self.out.write(colour_diff(scrub(diff, self.secrets), self.colour) + "\n")
+        self.out.flush()
+
+    def raw(self, text: str) -> None:
+        """A command's output as it comes: made safe, not otherwise changed."""
+        if text:
+            self.out.write(for_terminal(text, self.secrets))
+            self.out.flush()
+            self._raw_open = not text.endswith("\n")
+
+    def end_raw(self) -> None:
+        if self._raw_open:
+            self.out.write("\n")
+            self._raw_open = False
 
 
 def load_history(home: Path) -> History:

@@ -1,0 +1,201 @@
+"""The REPL's slash commands: what each does with the session, and what it says."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mca.errors import McaError
+from mca.ui.render import ledger_summary, ledger_table, snapshot_lines, tools_text, undo_lines
+
+if TYPE_CHECKING:
+    from mca.ui.repl import Repl
+
+
+@dataclass(frozen=True)
+class Command:
+    """A slash command."""
+
+    help: str
+    run: Callable[[str], None]
+
+
+class SlashCommands:
+    """/help, /undo, /diff, /model, /resume, ... for one REPL."""
+
+    def __init__(self, repl: Repl) -> None:
+        self.repl = repl
+        self.table: dict[str, Command] = {
+            "/help": Command("list the commands", self.help),
+            "/undo": Command(
+                "revert the last turn's file changes (--force: even if edited)", self.undo
+            ),
+            "/snapshots": Command("list the turns /undo can revert", self.snapshots),
+            "/diff": Command("everything mca changed in this session, as one diff", self.diff),
+            "/clear": Command("start a new conversation (files stay as they are)", self.clear),
+            "/model": Command("show what is configured; /model NAME switches", self.model),
+            "/tools": Command("show the eight tools", self.tools),
+            "/exit": Command("leave mca (also exit, quit, Ctrl-D)", self.exit),
+            "/skills": Command("skills found, their status and diagnostics", self.skills),
+            "/why": Command("why skills were (not) loaded for the last turn", self.why),
+            "/ledger": Command(
+                "what the last turn put in the context ('all': every turn)", self.ledger
+            ),
+            "/cost": Command("tokens, model calls and estimated cost of this session", self.cost),
+            "/compact": Command("summarise older turns now (skill bodies are kept)", self.compact),
+            "/mode": Command(
+                "show or set what runs without asking (ask, auto-edit, ...)", self.mode
+            ),
+            "/resume": Command("go on with a saved conversation (/resume ID)", self.resume),
+            "/export": Command("write the conversation as Markdown (/export FILE)", self.export),
+        }
+
+    @property
+    def say(self) -> Callable[[str], None]:
+        return self.repl.ui.say
+
+    def help(self, arg: str) -> None:
+        names = {**self.table, "/<skill> [text]": Command("use that skill for a turn", self.help)}
+        names["!command"] = Command("run a shell command yourself (no approval)", self.help)
+        width = max(len(n) for n in names)
+        self.say("\n".join(f"{n:<{width}}  {c.help}" for n, c in sorted(names.items())))
+
+    def undo(self, arg: str) -> None:
+        session = self.repl.session
+        report = session.snapshots.undo(force=arg.strip() == "--force")
+        self.say(undo_lines(report))
+        session.log.event(
+            "undo",
+            {
+                "turn": report.turn_label,
+                "restored": report.restored,
+                "removed": report.removed,
+                "skipped": report.skipped,
+            },
+        )
+
+    def snapshots(self, arg: str) -> None:
+        self.say(snapshot_lines([m for _, m in self.repl.session.snapshots.undoable()]))
+
+    def diff(self, arg: str) -> None:
+        from mca.diff import session_diff
+
+        changes = self.repl.session.snapshots.session_changes()
+        if not changes:
+            self.say("no file changes in this session (or all of them were undone)")
+            return
+        self.repl.ui.show_diff(session_diff(changes))
+        self.say(f"{len(changes)} file{'s' if len(changes) != 1 else ''} changed this session")
+
+    def clear(self, arg: str) -> None:
+        self.repl.session.agent.clear()
+        self.say("new conversation; files and snapshots are unchanged")
+
+    def model(self, arg: str) -> None:
+        name = arg.strip()
+        session = self.repl.session
+        if not name:
+            s = session.settings
+            key = f"key from {s.api_key_var}" if s.api_key_var else "no API key"
+            lines = [
+                f"provider {s.provider} · model {s.model} · base URL {s.base_url or '(none)'}"
+                f" · {key} · context window {s.context_window:,} tokens"
+            ]
+            lines += self.repl.models_configured()
+            self.say("\n".join(lines))
+            return
+        if self.repl.switch is None:
+            raise McaError("/model NAME is not available here")
+        settings = self.repl.switch(name)
+        self.say(session.switch_model(settings))
+
+    def tools(self, arg: str) -> None:
+        from mca.tools import REGISTRY
+
+        self.say(tools_text(list(REGISTRY.values())))
+
+    def exit(self, arg: str) -> None:
+        self.repl.running = False
+
+    def skills(self, arg: str) -> None:
+        from mca.skills.report import discovery_text
+
+        sk = self.repl.session.skills
+        catalog = sk.discovery.catalog.text
+        tokens = sk.estimator.count(catalog)
+        self.say(
+            discovery_text(sk.discovery)
+            + f"\n\ncatalog in the system prompt: {len(catalog):,} chars, {tokens:,} tokens"
+            f" ({sk.estimator.label})"
+        )
+
+    def why(self, arg: str) -> None:
+        from mca.skills.report import stage_text
+
+        sk = self.repl.session.skills
+        if not sk.stage.history:
+            self.say("no turn yet: /why explains the skills of the last turn")
+            return
+        turn, result = sk.stage.history[-1]
+        tokens = sk.estimator.count(result.injected_text)
+        self.say(f"turn {turn}:\n" + stage_text(result, tokens, sk.estimator.label))
+
+    def ledger(self, arg: str) -> None:
+        book = self.repl.session.ledger
+        if arg.strip() == "all":
+            self.say(ledger_summary(book.turns))
+        elif book.last is None:
+            self.say("no turn yet")
+        else:
+            self.say(ledger_table(book.last))
+
+    def cost(self, arg: str) -> None:
+        from mca.usage import cost_text
+
+        s = self.repl.session.settings
+        self.say(cost_text(self.repl.totals, s.model, s.price_table))
+
+    def mode(self, arg: str) -> None:
+        from mca.config import MODES
+
+        tools = self.repl.session.agent.tools
+        wanted = arg.strip()
+        if wanted and wanted not in MODES:
+            self.say(f"unknown mode {wanted!r} (modes: {', '.join(MODES)})")
+            return
+        if wanted:
+            tools.mode = wanted
+            self.say(f"mode {wanted}: {MODES[wanted]}")
+            return
+        lines = [f"{'*' if m == tools.mode else ' '} {m:<10} {what}" for m, what in MODES.items()]
+        self.say("\n".join(lines))
+
+    def compact(self, arg: str) -> None:
+        self.say(self.repl.session.compact())
+
+    def resume(self, arg: str) -> None:
+        self.repl.resume(arg.strip())
+
+    def export(self, arg: str) -> None:
+        from mca.fsutil import atomic_write
+        from mca.sanitize import scrub
+        from mca.ui.export import conversation_markdown
+
+        session = self.repl.session
+        if not session.agent.messages:
+            self.say("nothing to export: the conversation is empty")
+            return
+        name = arg.strip() or f"mca-{session.id}.md"
+        path = Path(name).expanduser()
+        path = path if path.is_absolute() else session.settings.workspace / path
+        when = time.strftime("%Y-%m-%d %H:%M")
+        meta = [f"session {session.id}, exported {when}", f"model {session.settings.model}"]
+        text = conversation_markdown(session.agent.messages, "mca conversation", meta)
+        try:
+            atomic_write(path, scrub(text, session.settings.secrets).encode())
+        except OSError as e:
+            raise McaError(f"cannot write {path}: {e.strerror or e}") from None
+        self.say(f"wrote {path} ({len(text.splitlines())} lines)")
