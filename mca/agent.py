@@ -148,6 +148,7 @@ class Agent:
         budget = keeper.output_budget(self.messages) if keeper is not None else 0
         request = Request(self.system, tuple(self.messages), tool_specs(), budget)
         result.requests.append(request)
+        self.emit("model.waiting", {"step": len(result.requests)})
         try:
             response = self.model.complete(request, self.on_text)
         except ContextOverflow:

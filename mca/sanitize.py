@@ -64,3 +64,28 @@ def for_terminal(text: str, secrets: Iterable[str] = ()) -> str:
 def command_block(command: str, indent: str = "    ") -> str:
     """A command exactly as it will run, sanitised, one line of it per line."""
     return "\n".join(indent + visible(line) for line in command.split("\n"))
+
+
+class StreamScrubber:
+    """Scrubs a stream that arrives in pieces: a secret split across two pieces is still
+    caught, because a tail that could be the start of a secret is held back until the next
+    piece (or `flush`) shows what it is."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self.secrets = tuple(s for s in secrets if len(s) >= 8)
+        self.held = ""
+
+    def feed(self, piece: str) -> str:
+        text = scrub(self.held + piece, self.secrets)
+        keep = 0
+        for s in self.secrets:
+            for n in range(min(len(s) - 1, len(text)), keep, -1):
+                if text.endswith(s[:n]):
+                    keep = n
+                    break
+        self.held = text[len(text) - keep :] if keep else ""
+        return text[: len(text) - keep]
+
+    def flush(self) -> str:
+        out, self.held = self.held, ""
+        return out

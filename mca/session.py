@@ -20,7 +20,7 @@ from mca.log import SessionLog, prune_logs
 from mca.models import build_model
 from mca.prompt import SystemPrompt, build_system_prompt, read_agents_md
 from mca.sanitize import scrub
-from mca.sessions import Saved, SessionStore
+from mca.sessions import KEEP_SESSIONS, Saved, SessionStore
 from mca.skills.discover import Discovery, shadow_warnings
 from mca.skills.runtime import SkillRuntime, log_discovery, refuse_if_strict, run_discovery
 from mca.skills.stage import SkillStage
@@ -360,6 +360,7 @@ def open_session(
     session = Session(settings, model, agent, snapshots, log, system, runtime, compactor, sid, ui)
     if log_to_disk and not home_problem:
         where = settings.home / "sessions"
+        prune_logs(where, KEEP_SESSIONS)  # the same rule as logs: the newest files stay
         session.store = SessionStore(
             where, sid, settings.workspace, settings.model, settings.secrets
         )

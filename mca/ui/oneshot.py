@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from collections.abc import Mapping
 from typing import Any, TextIO
 
 from mca.agent import TurnResult
 from mca.config import Settings
 from mca.errors import McaError
-from mca.sanitize import command_block, for_terminal, one_line, visible
+from mca.sanitize import StreamScrubber, command_block, for_terminal, one_line, scrub, visible
 from mca.session import Session, open_session
 from mca.ui.render import ledger_table, progress_line
+from mca.ui.spinner import Spinner
 
 
 class StderrUI:
@@ -21,13 +23,28 @@ class StderrUI:
     Everything shown is untrusted text: secrets scrubbed, control characters made visible.
     """
 
-    def __init__(self, settings: Settings, err: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        err: TextIO | None = None,
+        out: TextIO | None = None,
+        stream_to: TextIO | None = None,
+    ) -> None:
         self.settings = settings
         self.err = err or sys.stderr
+        self.stream_to = stream_to  # the answer goes here as it arrives (None: at the end)
+        self.scrubber = StreamScrubber(settings.secrets)
+        self.streamed = False
+        self.any_streamed = False
+        self.lock = threading.RLock()
+        live = bool(getattr(self.err, "isatty", None) and self.err.isatty())
+        self.spinner = Spinner(self.err, self.lock) if live else None
 
     def _say(self, text: str) -> None:
-        self.err.write(for_terminal(text, self.settings.secrets) + "\n")
-        self.err.flush()
+        self.end_stream()
+        with self.lock:
+            self.err.write(for_terminal(text, self.settings.secrets) + "\n")
+            self.err.flush()
 
     def _ask(self, question: str) -> bool:
         self.err.write(question)
@@ -68,12 +85,42 @@ class StderrUI:
         return self._ask(f"apply this change to {one_line(path)}? [y/N] ")
 
     def event(self, kind: str, data: Mapping[str, Any]) -> None:
+        if kind == "model.waiting" and self.spinner is not None:
+            self.end_stream()
+            self.spinner.start()
+            return
+        if kind == "model.retry" and self.spinner is not None and self.spinner.running:
+            self.spinner.state = one_line(
+                scrub(str(data.get("message", "")), self.settings.secrets)
+            )
+            return
         line = progress_line(kind, data)
         if line:
             self._say(line)
 
     def text(self, delta: str) -> None:
-        return None  # the answer goes to stdout once, at the end
+        """The answer as it arrives, on stdout (exactly as sent when stdout is not a terminal,
+        with control characters made visible when it is); known keys never get through."""
+        if self.spinner is not None:
+            self.spinner.stop()
+        if self.stream_to is None:
+            return
+        self.streamed = True
+        piece = self.scrubber.feed(delta)
+        self.stream_to.write(visible(piece) if self.stream_to.isatty() else piece)
+        self.stream_to.flush()
+
+    def end_stream(self) -> None:
+        """After the streamed text of one reply: the rest of it and a line end."""
+        if self.spinner is not None:
+            self.spinner.stop()
+        if self.stream_to is None or not self.streamed:
+            return
+        rest = self.scrubber.flush()
+        self.stream_to.write((visible(rest) if self.stream_to.isatty() else rest) + "\n")
+        self.stream_to.flush()
+        self.streamed = False
+        self.any_streamed = True
 
 
 def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
@@ -130,7 +177,7 @@ def run_oneshot(
     """Run one turn; exit 0 on an answer, 1 when the turn stopped early or failed. With --json
     a failed turn still prints its object, with `error` and the tool calls that did run."""
     out = out or sys.stdout
-    ui = StderrUI(settings)
+    ui = StderrUI(settings, stream_to=None if as_json or not settings.stream else out)
     session = open_session(settings, ui)
     if resume is not None:
         try:
@@ -154,11 +201,13 @@ def run_oneshot(
     except BaseException:
         session.close()
         raise
+    ui.end_stream()
     if as_json:
         out.write(json.dumps(turn_json(session, result), indent=2, ensure_ascii=False) + "\n")
     else:
-        answer = result.answer.rstrip("\n")
-        out.write((visible(answer) if out.isatty() else answer) + "\n")
+        if not ui.any_streamed:
+            answer = scrub(result.answer.rstrip("\n"), settings.secrets)
+            out.write((visible(answer) if out.isatty() else answer) + "\n")
         out.flush()
         if settings.show_ledger and session.ledger.last is not None:
             sys.stderr.write(ledger_table(session.ledger.last) + "\n")

@@ -87,7 +87,10 @@ class Repl:
             )
         self._io = (input, output)
         self._asker: PromptSession[str] | None = None  # built on first use: it costs ~25 ms
-        self.ui = ReplUI(self.out, self._ask, settings.secrets, colour=use_colour(self.out))
+        live = bool(getattr(self.out, "isatty", None) and self.out.isatty())
+        self.ui = ReplUI(
+            self.out, self._ask, settings.secrets, colour=use_colour(self.out), live=live
+        )
         self._factory = session_factory or _open_session
         self._session: Session | None = None
         self._session_error: BaseException | None = None

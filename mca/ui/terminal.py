@@ -4,6 +4,7 @@ object that shows a session's events and asks before commands run."""
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
@@ -14,8 +15,10 @@ from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from mca.fsutil import open_private, private_dir
-from mca.sanitize import command_block, for_terminal, one_line, scrub
+from mca.sanitize import StreamScrubber, command_block, for_terminal, one_line, scrub, visible
+from mca.ui.markdown import MarkdownStream
 from mca.ui.render import ANSI, RESET, colour_diff, program_of, progress_line
+from mca.ui.spinner import Spinner
 
 MAX_PATH_COMPLETIONS = 200
 SKIP_COMPLETE = {".git", "node_modules", "__pycache__", ".venv", ".mca"}
@@ -107,6 +110,7 @@ class ReplUI:
         ask: Callable[[str], str],
         secrets: Iterable[str] = (),
         colour: bool = False,
+        live: bool = False,
     ) -> None:
         self.out = out
         self.ask = ask
@@ -115,6 +119,11 @@ class ReplUI:
         self.allowed: set[str] = set()  # programs the person said "always" to, this session
         self.streamed = False
         self._raw_open = False
+        self.lock = threading.RLock()
+        self.spinner = Spinner(out, self.lock)
+        self.live = live  # a terminal: a spinner while waiting
+        self.scrubber = StreamScrubber(self.secrets)
+        self.markdown: MarkdownStream | None = None
 
     def approve(self, command: str) -> bool:
         program = program_of(command)
@@ -144,58 +153,83 @@ class ReplUI:
         return answer in ("y", "yes")
 
     def event(self, kind: str, data: Mapping[str, Any]) -> None:
+        if kind == "model.waiting" and self.live:
+            self.end_stream()
+            self.spinner.start()
+            return
+        if kind == "model.retry" and self.spinner.running:
+            self.spinner.state = one_line(scrub(str(data.get("message", "")), self.secrets))
+            return
         line = progress_line(kind, data)
         if not line:
             return
-        self.end_stream()
         if kind == "file.changed":
             line = colour_diff(scrub(line, self.secrets), self.colour)  # made safe line by line
         else:
             line = for_terminal(line, self.secrets)
-        self.out.write(line + "\n")
-        self.out.flush()
+        self._write(line + "\n")
+
+    def _write(self, text: str, end_stream: bool = True) -> None:
+        """Every write: the spinner's line cleared first, an open stream ended."""
+        self.spinner.stop()
+        with self.lock:
+            if end_stream:
+                self._end_stream()
+            self.out.write(text)
+            self.out.flush()
 
     def text(self, delta: str) -> None:
-        self.streamed = True
-        self.out.write(for_terminal(delta, self.secrets))
-        self.out.flush()
+        """A piece of the answer as it streams: scrubbed, made visible, rendered."""
+        self.spinner.stop()
+        with self.lock:
+            if not self.streamed:
+                self.streamed = True
+                self.scrubber = StreamScrubber(self.secrets)
+                self.markdown = MarkdownStream() if self.colour else None
+            safe = visible(self.scrubber.feed(delta))
+            self.out.write(self.markdown.feed(safe) if self.markdown else safe)
+            self.out.flush()
+
+    def _end_stream(self) -> None:
+        if not self.streamed:
+            return
+        rest = visible(self.scrubber.flush())
+        if self.markdown is not None:
+            rest = self.markdown.feed(rest) + self.markdown.finish()
+        self.out.write(rest + "\n")
+        self.streamed = False
 
     def end_stream(self) -> None:
-        if self.streamed:
-            self.out.write("\n")
-            self.streamed = False
+        self.spinner.stop()
+        with self.lock:
+            self._end_stream()
+            self.out.flush()
 
     def say(self, text: str) -> None:
-        self.end_stream()
-        self.out.write(for_terminal(text.rstrip("\n"), self.secrets) + "\n")
-        self.out.flush()
+        self._write(for_terminal(text.rstrip("\n"), self.secrets) + "\n")
 
     def answer(self, text: str) -> None:
-        """The model's answer when it was not streamed."""
-        self.say(text)
+        """The model's answer when it was not streamed (rendered the same way)."""
+        self.text(text.rstrip("\n"))
+        self.end_stream()
 
     def dim(self, text: str) -> None:
         """A line of secondary information (dim on a colour terminal)."""
-        self.end_stream()
         safe = for_terminal(text, self.secrets)
-        self.out.write((f"{ANSI['dim']}{safe}{RESET}" if self.colour else safe) + "\n")
-        self.out.flush()
+        self._write((f"{ANSI['dim']}{safe}{RESET}" if self.colour else safe) + "\n")
 
     def show_diff(self, diff: str) -> None:
-        self.end_stream()
-        self.out.write(colour_diff(scrub(diff, self.secrets), self.colour) + "\n")
-        self.out.flush()
+        self._write(colour_diff(scrub(diff, self.secrets), self.colour) + "\n")
 
     def raw(self, text: str) -> None:
         """A command's output as it comes: made safe, not otherwise changed."""
         if text:
-            self.out.write(for_terminal(text, self.secrets))
-            self.out.flush()
+            self._write(for_terminal(text, self.secrets))
             self._raw_open = not text.endswith("\n")
 
     def end_raw(self) -> None:
         if self._raw_open:
-            self.out.write("\n")
+            self._write("\n")
             self._raw_open = False
 
 

@@ -1,0 +1,191 @@
+"""Markdown for the terminal, rendered as it streams in: what is on screen is never redrawn.
+
+Text is written as soon as it arrives, except the few characters whose meaning the next piece
+decides (the start of a line: a heading, list item, quote or code fence; a `*` that may be
+`**`). Headings are bold, emphasis is italic or bold, inline code is cyan, fenced code blocks
+are set apart by a bar and left exactly as written, list bullets become •. Input must already
+be made safe (`visible`): this module only adds escape sequences of its own.
+"""
+
+from __future__ import annotations
+
+import re
+
+BOLD, ITALIC, CODE, DIM, RESET = "\x1b[1m", "\x1b[3m", "\x1b[36m", "\x1b[2m", "\x1b[0m"
+_FENCE = re.compile(r" {0,3}(```+|~~~+)(.*)")
+_HEADING = re.compile(r" {0,3}(#{1,6})[ \t]+")
+_BULLET = re.compile(r"( *)[-*+][ \t]+")
+_ORDERED = re.compile(r"( *)(\d{1,9}[.)])[ \t]+")
+_QUOTE = re.compile(r" {0,3}>[ \t]?")
+_RULE = re.compile(r" {0,3}([-*_])[ \t]*(\1[ \t]*){2,}$")
+_MARKER_START = set(" #-*+>`~_0123456789")
+
+
+class MarkdownStream:
+    """feed(piece) -> terminal text for it; finish() -> the rest."""
+
+    def __init__(self) -> None:
+        self.pending = ""  # undecided text at the start of a line, or a trailing '*'
+        self.at_line_start = True
+        self.fence = ""  # the open code fence, or ''
+        self.line_style = ""  # a heading's style, for the rest of its line
+        self.code = self.bold = self.italic = False
+        self.prev = " "  # the last character written within the line
+
+    # -- the public interface ----------------------------------------------------------------
+    def feed(self, piece: str) -> str:
+        self.pending += piece
+        out: list[str] = []
+        while self.pending:
+            if self.at_line_start:
+                if not self._line_start(out, final=False):
+                    break
+            elif not self._inline(out, final=False):
+                break
+        return "".join(out)
+
+    def finish(self) -> str:
+        out: list[str] = []
+        while self.pending:
+            if self.at_line_start:
+                self._line_start(out, final=True)
+            else:
+                self._inline(out, final=True)
+        out.append(self._close_line())
+        return "".join(out)
+
+    # -- the start of a line ---------------------------------------------------------------
+    def _line_start(self, out: list[str], final: bool) -> bool:
+        """Decide what the line is; False when more text is needed to know."""
+        text = self.pending
+        nl = text.find("\n")
+        line = text if nl < 0 else text[:nl]
+        complete = nl >= 0 or final
+        if self.fence:
+            if not complete and (line.lstrip(" ").startswith(self.fence[:1]) or not line):
+                return False  # it may be the closing fence
+            m = _FENCE.match(line)
+            if m and m.group(1).startswith(self.fence) and not m.group(2).strip():
+                out.append(f"{DIM}  └{RESET}")
+                self.fence = ""
+                self._consume_line(out, nl)
+                return True
+            out.append(f"{DIM}  │{RESET} ")
+            self.at_line_start = False
+            return True
+        if not complete and _undecided(line):
+            return False
+        m = _FENCE.match(line)
+        if m and complete:
+            self.fence = m.group(1)[0] * 3
+            label = m.group(2).strip()
+            out.append(f"{DIM}  ┌{(' ' + label) if label else ''}{RESET}")
+            self._consume_line(out, nl)
+            return True
+        if m and not complete:
+            return False  # the fence's info string is still coming
+        if complete and _RULE.match(line):
+            out.append(f"{DIM}{'─' * 40}{RESET}")
+            self._consume_line(out, nl)
+            return True
+        for rx, render in (
+            (_HEADING, self._heading),
+            (_BULLET, lambda m: f"{m.group(1)}• "),
+            (_ORDERED, lambda m: f"{m.group(1)}{m.group(2)} "),
+            (_QUOTE, lambda m: f"{DIM}│{RESET} "),
+        ):
+            mm = rx.match(line)
+            if mm:
+                out.append(render(mm))
+                self.pending = text[mm.end() :]
+                break
+        self.at_line_start = False
+        return True
+
+    def _heading(self, m: re.Match[str]) -> str:
+        self.line_style = BOLD
+        return BOLD
+
+    def _consume_line(self, out: list[str], nl: int) -> None:
+        self.pending = self.pending[nl + 1 :] if nl >= 0 else ""
+        out.append("\n")
+        self.at_line_start = True
+
+    # -- within a line -----------------------------------------------------------------------
+    def _inline(self, out: list[str], final: bool) -> bool:
+        start = len(out)
+        done = self._scan(out, final)
+        written = "".join(p for p in out[start:] if not p.startswith("\x1b"))
+        if written:
+            self.prev = written[-1]
+        return done
+
+    def _scan(self, out: list[str], final: bool) -> bool:
+        text = self.pending
+        i = 0
+        while i < len(text):
+            c = text[i]
+            if c == "\n":
+                out.append(text[:i])
+                out.append(self._close_line() + "\n")
+                self.prev = " "
+                self.pending = text[i + 1 :]
+                self.at_line_start = True
+                return True
+            if self.fence:
+                i += 1
+                continue
+            if c == "`":
+                out.append(text[:i])
+                self.code = not self.code
+                out.append(CODE if self.code else RESET + self._styles())
+                text, i = text[i + 1 :], 0
+                continue
+            if c == "*" and not self.code:
+                if i + 1 >= len(text) and not final:
+                    out.append(text[:i])
+                    self.pending = text[i:]
+                    return False  # '*' or '**': the next piece says
+                if text.startswith("**", i):
+                    out.append(text[:i])
+                    self.bold = not self.bold
+                    out.append(BOLD if self.bold else RESET + self._styles())
+                    text, i = text[i + 2 :], 0
+                    continue
+                before = text[i - 1] if i else self.prev
+                after = text[i + 1] if i + 1 < len(text) else " "
+                opens = not self.italic and before.isspace() and not after.isspace()
+                closes = self.italic and not before.isspace()
+                if opens or closes:
+                    out.append(text[:i])
+                    self.italic = not self.italic
+                    out.append(ITALIC if self.italic else RESET + self._styles())
+                    text, i = text[i + 1 :], 0
+                    continue
+            i += 1
+        out.append(text)
+        self.pending = ""
+        return True
+
+    def _styles(self) -> str:
+        """The escape sequences of the styles still open (after a RESET closed one)."""
+        return (
+            self.line_style
+            + (BOLD if self.bold else "")
+            + (ITALIC if self.italic else "")
+            + (CODE if self.code else "")
+        )
+
+    def _close_line(self) -> str:
+        """The end of a line: every inline style and a heading's style end with it."""
+        open_ = self.code or self.bold or self.italic or self.line_style
+        self.code = self.bold = self.italic = False
+        self.line_style = ""
+        return RESET if open_ else ""
+
+
+def _undecided(line: str) -> bool:
+    """Whether the start of a line could still turn out to be a block marker."""
+    if not line or len(line) >= 8 or line[0] not in _MARKER_START:
+        return False
+    return not any(c.isspace() for c in line[1:]) or line.strip() in ("", "-", "*")

@@ -1,0 +1,71 @@
+"""A one-line spinner while the model is working: elapsed seconds and the retry state.
+
+It draws from a thread on a terminal only, always on the same line, and clears that line before
+anything else is written (the caller holds `lock` for its own writes and calls `stop` first).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TextIO
+
+FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+TICK = 0.1
+DELAY = 0.3  # a reply faster than this never shows a spinner
+CLEAR = "\r\x1b[K"
+
+
+class Spinner:
+    def __init__(self, out: TextIO, lock: threading.RLock) -> None:
+        self.out = out
+        self.lock = lock
+        self.state = ""  # e.g. "429, retrying in 4 s (2/5)"
+        self.started = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._drawn = False
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
+
+    def start(self, what: str = "waiting for the model") -> None:
+        if self._thread is not None:
+            return
+        self.what, self.state = what, ""
+        self.started = time.monotonic()
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="mca-spinner", daemon=True)
+        self._thread.start()
+
+    def line(self, now: float, frame: int) -> str:
+        elapsed = int(now - self.started)
+        state = f" · {self.state}" if self.state else ""
+        return f"{FRAMES[frame % len(FRAMES)]} {self.what} · {elapsed} s{state}"
+
+    def _run(self) -> None:
+        frame = 0
+        while not self._stop.wait(TICK if frame else DELAY):
+            with self.lock:
+                if self._stop.is_set():
+                    break
+                self.out.write(CLEAR + self.line(time.monotonic(), frame))
+                self.out.flush()
+                self._drawn = True
+            frame += 1
+
+    def stop(self) -> None:
+        """Stop and clear the line (safe to call when not running)."""
+        thread = self._thread
+        if thread is None:
+            return
+        self._stop.set()
+        if thread is not threading.current_thread():
+            thread.join()
+        self._thread = None
+        with self.lock:
+            if self._drawn:
+                self.out.write(CLEAR)
+                self.out.flush()
+                self._drawn = False
