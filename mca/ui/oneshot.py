@@ -36,6 +36,7 @@ class StderrUI:
         self.scrubber = StreamScrubber(settings.secrets)
         self.streamed = False
         self.any_streamed = False
+        self.ends_line = False  # the streamed text so far ends with a newline
         self.lock = threading.RLock()
         live = bool(getattr(self.err, "isatty", None) and self.err.isatty())
         self.spinner = Spinner(self.err, self.lock) if live else None
@@ -90,9 +91,8 @@ class StderrUI:
             self.spinner.start()
             return
         if kind == "model.retry" and self.spinner is not None and self.spinner.running:
-            self.spinner.state = one_line(
-                scrub(str(data.get("message", "")), self.settings.secrets)
-            )
+            message = scrub(str(data.get("message", "")), self.settings.secrets)
+            self.spinner.set_state(one_line(message))
             return
         line = progress_line(kind, data)
         if line:
@@ -105,10 +105,12 @@ class StderrUI:
             self.spinner.stop()
         if self.stream_to is None:
             return
-        self.streamed = True
+        if not self.streamed:
+            self.streamed, self.ends_line = True, False
         piece = self.scrubber.feed(delta)
         self.stream_to.write(visible(piece) if self.stream_to.isatty() else piece)
         self.stream_to.flush()
+        self.ends_line = piece.endswith("\n") if piece else self.ends_line
 
     def end_stream(self) -> None:
         """After the streamed text of one reply: the rest of it and a line end."""
@@ -117,7 +119,9 @@ class StderrUI:
         if self.stream_to is None or not self.streamed:
             return
         rest = self.scrubber.flush()
-        self.stream_to.write((visible(rest) if self.stream_to.isatty() else rest) + "\n")
+        ends = rest.endswith("\n") if rest else self.ends_line
+        end = "" if ends else "\n"
+        self.stream_to.write((visible(rest) if self.stream_to.isatty() else rest) + end)
         self.stream_to.flush()
         self.streamed = False
         self.any_streamed = True

@@ -6,6 +6,8 @@ anything else is written (the caller holds `lock` for its own writes and calls `
 
 from __future__ import annotations
 
+import math
+import re
 import threading
 import time
 from typing import TextIO
@@ -14,13 +16,16 @@ FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TICK = 0.1
 DELAY = 0.3  # a reply faster than this never shows a spinner
 CLEAR = "\r\x1b[K"
+_RETRY = re.compile(r"(.*), retrying in ([\d.]+) s \((\d+)/(\d+)\)$")
 
 
 class Spinner:
     def __init__(self, out: TextIO, lock: threading.RLock) -> None:
         self.out = out
         self.lock = lock
-        self.state = ""  # e.g. "429, retrying in 4 s (2/5)"
+        self.state = ""  # e.g. "HTTP 429, retrying in 4.0 s (2/5)"
+        self.state_at = 0.0
+        self.what = "waiting for the model"
         self.started = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -39,9 +44,23 @@ class Spinner:
         self._thread = threading.Thread(target=self._run, name="mca-spinner", daemon=True)
         self._thread.start()
 
+    def set_state(self, state: str) -> None:
+        """What the wait is about now, e.g. "HTTP 429, retrying in 4.0 s (2/5)"."""
+        self.state, self.state_at = state, time.monotonic()
+
+    def _state(self, now: float) -> str:
+        m = _RETRY.match(self.state)
+        if not m:
+            return self.state
+        why, wait, n, of = m.group(1), float(m.group(2)), m.group(3), m.group(4)
+        left = wait - (now - self.state_at)
+        if left > 0:
+            return f"{why}, retrying in {math.ceil(left)} s ({n}/{of})"
+        return f"{why}; retry {n}/{of} sent"
+
     def line(self, now: float, frame: int) -> str:
         elapsed = int(now - self.started)
-        state = f" · {self.state}" if self.state else ""
+        state = f" · {self._state(now)}" if self.state else ""
         return f"{FRAMES[frame % len(FRAMES)]} {self.what} · {elapsed} s{state}"
 
     def _run(self) -> None:

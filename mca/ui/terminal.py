@@ -124,6 +124,7 @@ class ReplUI:
         self.live = live  # a terminal: a spinner while waiting
         self.scrubber = StreamScrubber(self.secrets)
         self.markdown: MarkdownStream | None = None
+        self.ends_line = False
 
     def approve(self, command: str) -> bool:
         program = program_of(command)
@@ -158,7 +159,8 @@ class ReplUI:
             self.spinner.start()
             return
         if kind == "model.retry" and self.spinner.running:
-            self.spinner.state = one_line(scrub(str(data.get("message", "")), self.secrets))
+            message = scrub(str(data.get("message", "")), self.secrets)
+            self.spinner.set_state(one_line(message))
             return
         line = progress_line(kind, data)
         if not line:
@@ -184,19 +186,22 @@ class ReplUI:
         with self.lock:
             if not self.streamed:
                 self.streamed = True
+                self.ends_line = False
                 self.scrubber = StreamScrubber(self.secrets)
                 self.markdown = MarkdownStream() if self.colour else None
             safe = visible(self.scrubber.feed(delta))
             self.out.write(self.markdown.feed(safe) if self.markdown else safe)
             self.out.flush()
+            self.ends_line = safe.endswith("\n") if safe else self.ends_line
 
     def _end_stream(self) -> None:
         if not self.streamed:
             return
         rest = visible(self.scrubber.flush())
+        ends_line = rest.endswith("\n") if rest else self.ends_line
         if self.markdown is not None:
             rest = self.markdown.feed(rest) + self.markdown.finish()
-        self.out.write(rest + "\n")
+        self.out.write(rest if ends_line else rest + "\n")
         self.streamed = False
 
     def end_stream(self) -> None:

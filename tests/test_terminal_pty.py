@@ -1,0 +1,237 @@
+"""What a person sees on a real terminal, read back from a pyte screen: the spinner while the
+server is slow (with its retry state) cleared by the first text, Markdown rendered on a terminal
+and left plain when piped, the diff before the approval question, -p streaming to stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pyte
+import pytest
+
+from tests.fakeserver import FakeServer, Received, Reply, serve
+
+MCA = Path(sys.executable).parent / "mca"
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment"),
+]
+ANSWER = [
+    "# Hea",
+    "ding\n\nSome **bo",
+    "ld** and `co",
+    "de` here.\n\n```py\nx = 1  # **not bold**\n```\n- it",
+    "em\n",
+]
+COLS, ROWS = 100, 40
+
+
+def delta(text: str) -> bytes:
+    chunk = {"choices": [{"index": 0, "delta": {"content": text}}]}
+    return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+
+def slow_markdown(first_delay: float) -> Iterator[Any]:
+    """429 once (retry after 1 s), then the answer after `first_delay` seconds, in pieces."""
+    calls = {"n": 0}
+
+    def handle(r: Received) -> Reply:
+        if not r.path.endswith("/chat/completions"):
+            return Reply(status=404, chunks=[b"{}"])
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return Reply(status=429, headers={"retry-after": "1"}, chunks=[b'{"error": "slow"}'])
+        chunks = [delta(t) for t in ANSWER] + [b"data: [DONE]\n\n"]
+        delays = [first_delay] + [0.3] * (len(chunks) - 1)
+        return Reply(headers={"content-type": "text/event-stream"}, chunks=chunks, delays=delays)
+
+    with serve(handle) as server:
+        yield server
+
+
+@pytest.fixture
+def slow_server() -> Iterator[FakeServer]:
+    yield from slow_markdown(first_delay=2.5)
+
+
+def env_for(ws: Path, server: FakeServer | None = None, **extra: str) -> dict[str, str]:
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(ws.parent),
+        "MCA_HOME": str(ws.parent / "home"),
+        "TERM": "xterm",
+        "PROMPT_TOOLKIT_NO_CPR": "1",
+        **extra,
+    }
+    if server is not None:
+        env |= {
+            "MCA_PROVIDER": "openai",
+            "MCA_MODEL": "test-model",
+            "MCA_BASE_URL": f"{server.url}/v1",
+            "MCA_API_KEY": "test-key-0123456789",
+            "MCA_CONTEXT_WINDOW": "32000",
+            "MCA_RETRY_BASE": "0.05",
+        }
+    return env
+
+
+class Screen:
+    """A pexpect child whose output is also fed to a pyte screen."""
+
+    def __init__(self, ws: Path, args: list[str], env: dict[str, str]) -> None:
+        self.screen = pyte.Screen(COLS, ROWS)
+        self.stream = pyte.ByteStream(self.screen)
+        self.raw = b""
+        self.child = pexpect.spawn(
+            str(MCA), args, env=env, cwd=str(ws), timeout=30, dimensions=(ROWS, COLS)
+        )
+
+    def expect(self, pattern: str | bytes) -> bytes:
+        self.child.expect(pattern)
+        got = (self.child.before or b"") + (self.child.after or b"")
+        self._feed(got)
+        return got
+
+    def _feed(self, data: bytes) -> None:
+        self.raw += data
+        self.stream.feed(data)
+
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display)
+
+    def row(self, needle: str) -> int:
+        return next(i for i, line in enumerate(self.screen.display) if needle in line)
+
+    def style_of(self, needle: str) -> Any:
+        y = self.row(needle)
+        x = self.screen.display[y].index(needle)
+        return self.screen.buffer[y][x]
+
+    def close(self) -> None:
+        self.child.sendcontrol("d")
+        try:
+            self.child.expect(pexpect.EOF)
+            self._feed(self.child.before or b"")
+        finally:
+            self.child.close(force=True)
+
+
+def test_spinner_shows_elapsed_and_retry_then_markdown_replaces_it(
+    ws: Path, slow_server: FakeServer
+) -> None:
+    term = Screen(ws, [], env_for(ws, slow_server))
+    term.expect("mca>")
+    term.child.sendline("explain")
+    term.expect(b"waiting for the model")
+    term.expect(rb"HTTP 429, retrying in 1 s \(1/4\)")
+    term.expect(rb"waiting for the model \xc2\xb7 2 s \xc2\xb7 HTTP 429; retry 1/4 sent")
+    term.expect("item")
+    term.expect("mca>")
+    screen = term.text()
+    assert "waiting for the model" not in screen  # the spinner's line was cleared
+    assert "Heading" in screen and "# Heading" not in screen
+    assert term.style_of("Heading").bold
+    assert term.style_of("bold and").bold and "Some bold and code here." in screen
+    assert term.style_of("code").fg == "cyan" and not term.style_of("here.").bold
+    assert "│ x = 1  # **not bold**" in screen  # code is set apart and left as written
+    assert "• item" in screen
+    assert "~31 out tokens (estimated, o200k_base) · 1 model call" in screen
+    term.close()
+
+
+def test_markdown_is_plain_without_a_terminal_or_with_no_color(
+    ws: Path, slow_server: FakeServer
+) -> None:
+    piped = subprocess.run(
+        [str(MCA)],
+        input="explain\n",
+        capture_output=True,
+        text=True,
+        env=env_for(ws, slow_server),
+        cwd=ws,
+        timeout=60,
+    )
+    assert "# Heading\n\nSome **bold** and `code` here." in piped.stdout, piped.stderr
+    assert "\x1b" not in piped.stdout and "waiting for the model" not in piped.stdout
+
+
+def test_no_color_on_a_terminal_is_plain_too(ws: Path) -> None:
+    with serve(lambda r: next(slow_markdown_reply(r))) as server:
+        term = Screen(ws, [], env_for(ws, server, NO_COLOR="1"))
+        term.expect("mca>")
+        term.child.sendline("explain")
+        term.expect("item")
+        term.expect("mca>")
+        assert "# Heading" in term.text() and b"\x1b[1m" not in term.raw
+        term.close()
+
+
+def slow_markdown_reply(r: Received) -> Iterator[Reply]:
+    if not r.path.endswith("/chat/completions"):
+        yield Reply(status=404, chunks=[b"{}"])
+        return
+    chunks = [delta(t) for t in ANSWER] + [b"data: [DONE]\n\n"]
+    yield Reply(headers={"content-type": "text/event-stream"}, chunks=chunks)
+
+
+def test_p_streams_the_answer_to_stdout_as_it_arrives(ws: Path) -> None:
+    def handle(r: Received) -> Reply:
+        if not r.path.endswith("/chat/completions"):
+            return Reply(status=404, chunks=[b"{}"])
+        chunks = [delta("first line\n"), delta("second line\n"), b"data: [DONE]\n\n"]
+        return Reply(headers={"content-type": "text/event-stream"}, chunks=chunks, delays=[0, 0, 5])
+
+    with serve(handle) as server:
+        proc = subprocess.Popen(
+            [str(MCA), "-p", "go"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env=env_for(ws, server),
+            cwd=ws,
+            bufsize=0,  # unbuffered: readline takes only the first line
+        )
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        still_running = proc.poll() is None  # the stream's end is 5 s away
+        rest, err = proc.communicate(timeout=60)
+    assert first == b"first line\n" and still_running, err
+    assert rest == b"second line\n", err  # the answer once, no duplicate at the end
+
+
+def test_the_diff_comes_before_the_approval_question(ws: Path) -> None:
+    (ws / "a.txt").write_text("one\ntwo\n")
+    term = Screen(ws, ["--mode", "ask"], env_for(ws, MOCK="1"))
+    term.expect("mca>")
+    term.child.sendline('replace "two" with "TWO" in a.txt')
+    term.expect("apply this change to a.txt")
+    assert term.row("-two") < term.row("+TWO") < term.row("apply this change")
+    term.child.sendline("n")
+    term.expect("mca>")
+    assert (ws / "a.txt").read_text() == "one\ntwo\n"
+    term.close()
+
+
+def test_tab_completes_skill_names_after_slash_and_dollar(ws: Path) -> None:
+    skill = ws / ".agents" / "skills" / "release-notes"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: release-notes\ndescription: Notes.\n---\nbody\n")
+    term = Screen(ws, [], env_for(ws, MOCK="1"))
+    term.expect("mca>")
+    term.expect("skills: 1 loaded")  # the session is ready: completion knows the skills
+    term.child.send("use $rel\t")
+    term.expect("release-notes")
+    term.child.send("\x15")  # Ctrl-U: clear the line
+    time.sleep(0.2)
+    term.child.send("/rel\t")
+    term.expect("/release-notes")
+    term.child.send("\x15")
+    term.close()
