@@ -9,9 +9,11 @@ from pathlib import Path
 from mca.errors import PathRefused
 from mca.fsutil import read_head
 from mca.provenance import DATA_NOTICE, defang
+from mca.sanitize import one_line
 from mca.tools.paths import resolve_in
 
 AGENTS_FILE = "AGENTS.md"
+DOC_FILES = (AGENTS_FILE, "CLAUDE.md")  # CLAUDE.md only where a directory has no AGENTS.md
 MAX_AGENTS_CHARS = 32_000
 
 BASE = """\
@@ -50,25 +52,71 @@ class SystemPrompt:
         return "\n\n".join(text for _, text in self.pieces())
 
 
-def read_agents_md(root: Path) -> tuple[str, str]:
-    """(AGENTS.md at the workspace root, wrapped and capped, or ''; a problem to report, or '').
+def project_doc_dirs(workspace: Path) -> tuple[Path, list[Path]]:
+    """(the git root, or the workspace when there is none; the directories from it down to the
+    workspace, in that order). The walk up stops at the first `.git`, like git's own, and a
+    `.git` above the workspace counts only when it is yours (git's safe.directory rule: a
+    repository someone else planted in /tmp must not speak to your agent)."""
+    here = workspace.resolve()
+    for d in (here, *here.parents):
+        if os.path.lexists(d / ".git"):
+            if d != here and not _mine(d / ".git"):
+                break
+            chain = [here, *[p for p in here.parents if p.is_relative_to(d)]]
+            return d, chain[::-1]
+    return here, [here]
 
-    Read like any untrusted file: it must resolve inside the workspace and be a regular file.
-    """
-    if not os.path.lexists(root / AGENTS_FILE):
-        return "", ""
+
+def _mine(path: Path) -> bool:
     try:
-        target = resolve_in(root, AGENTS_FILE)
-        data, size = read_head(target, root.resolve(), limit=MAX_AGENTS_CHARS * 4)
+        return os.lstat(path).st_uid == os.getuid()
+    except OSError:
+        return False
+
+
+def _read_doc(top: Path, directory: Path, name: str, room: int) -> tuple[str, str]:
+    """(text, problem) of one instructions file, contained in `top`, cut to `room` characters."""
+    label = str((directory / name).relative_to(top))
+    try:
+        target = resolve_in(top, str(directory.relative_to(top) / name))
+        data, size = read_head(target, top, limit=room * 4)
     except PathRefused as e:
-        return "", f"{AGENTS_FILE} not used: {e}"
+        return "", f"{label} not used: {e}"
     except OSError as e:
-        return "", f"{AGENTS_FILE} not used: {e.strerror or e}"
+        return "", f"{label} not used: {e.strerror or e}"
     text = data.decode("utf-8", errors="replace")
-    if len(text) > MAX_AGENTS_CHARS or size > len(data):
-        text = text[:MAX_AGENTS_CHARS] + f"\n[AGENTS.md cut at {MAX_AGENTS_CHARS} characters]"
-    body = defang(text.strip())
-    return f"Project instructions from {AGENTS_FILE}:\n<agents_md>\n{body}\n</agents_md>", ""
+    if len(text) > room or size > len(data):
+        text = text[:room] + f"\n[{label} cut: project instructions are capped at"
+        text += f" {MAX_AGENTS_CHARS} characters in all]"
+    return text, ""
+
+
+def read_agents_md(root: Path) -> tuple[str, str]:
+    """(the project's instructions, wrapped and capped, or ''; problems to report, or '').
+
+    Like Codex: from the git root down to the workspace, each directory's AGENTS.md (or, where
+    there is none, its CLAUDE.md), in that order, so the nearest file speaks last. Each is read
+    like any untrusted file: a regular file that resolves inside the repository.
+    """
+    top, dirs = project_doc_dirs(root)
+    parts: list[str] = []
+    problems: list[str] = []
+    room = MAX_AGENTS_CHARS
+    for d in dirs:
+        name = next((n for n in DOC_FILES if os.path.lexists(d / n)), None)
+        if name is None or room <= 0:
+            continue
+        text, problem = _read_doc(top, d, name, room)
+        if problem:
+            problems.append(problem)
+        elif text.strip():
+            room -= len(text)
+            label = str((d / name).relative_to(top))
+            shown = one_line(label).replace('"', "'")
+            parts.append(f'<agents_md path="{shown}">\n{defang(text.strip())}\n</agents_md>')
+    if not parts:
+        return "", "; ".join(problems)
+    return "Project instructions (AGENTS.md):\n" + "\n".join(parts), "; ".join(problems)
 
 
 def build_system_prompt(root: Path, catalog: str = "", agents: str = "") -> SystemPrompt:
