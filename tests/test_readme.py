@@ -2,11 +2,51 @@
 
 from __future__ import annotations
 
-from bench.figures import BLOCKS, README, blocks
+from bench.figures import BLOCKS, README, blocks, same
 
 
 def test_every_figure_block_is_current() -> None:
     found = blocks(README.read_text(encoding="utf-8"))
     assert set(found) == set(BLOCKS), found.keys()
     for name, make in BLOCKS.items():
-        assert found[name] == make(), f"README block {name!r} is stale: run `make figures`"
+        assert same(name, found[name], make()), (
+            f"README block {name!r} is stale: run `make figures`"
+        )
+
+
+def _using_it_lines() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    block = text[text.index("## Using it") :].split("```sh\n", 1)[1].split("```", 1)[0]
+    lines = []
+    for raw in block.splitlines():
+        command = raw.split("  #", 1)[0].strip()
+        if "mca" in command:
+            lines.append(command[command.index("mca") :])
+    return lines
+
+
+def test_the_using_it_commands_parse() -> None:
+    import shlex
+
+    from mca.cli import GLOBALS_USED, main_parser, split_globals
+
+    lines = _using_it_lines()
+    assert len(lines) >= 10
+    for line in lines:
+        argv = shlex.split(line.replace("[--json]", "--json"))[1:]
+        _, rest = split_globals(argv)
+        if rest and rest[0] in GLOBALS_USED:
+            continue  # subcommands have their own tests
+        main_parser().parse_args(argv)  # exits (fails the test) on a flag mca does not have
+
+
+def test_the_command_table_is_the_repl_s() -> None:
+    import re
+
+    from mca.ui.commands import SlashCommands
+
+    text = README.read_text(encoding="utf-8")
+    table = text[text.index("| command | what it does |") :].split("\n\n", 1)[0]
+    documented = set(re.findall(r"^\| `(/[a-z]+)", table, re.M))
+    names = set(SlashCommands(None).table)  # type: ignore[arg-type]  # the table needs no REPL
+    assert documented == names, documented ^ names

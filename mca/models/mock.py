@@ -90,11 +90,17 @@ def _fix_divide(request: Request, path: str, results: list[Message]) -> Step:
         return Step((("edit_file", {"path": path, "old_text": old, "new_text": guard + old}),))
     if len(results) == 2:
         return Step((("run_command", {"command": "node --test"}),))
-    verdict = "the tests pass" if "exit code 0" in results[-1].content else "the tests still fail"
+    last = results[-1].content
+    if "exit code 0" in last:
+        checked = "I ran `node --test` and the tests pass"
+    elif "exit code" in last:
+        checked = "I ran `node --test` and the tests still fail"
+    else:
+        checked = "the tests did not run (`node --test` was not run)"
     what = "throws a RangeError" if rule == "throw" else "returns Infinity"
     return Step(
         answer=f"Following the project convention in my context, divide(a, 0) now {what}"
-        f" in {path}; I ran `node --test` and {verdict}. Use /undo to revert."
+        f" in {path}; {checked}. Use /undo to revert."
     )
 
 

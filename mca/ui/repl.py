@@ -355,9 +355,12 @@ class Repl:
 
     def read(self) -> str | None:
         """One input; None means exit."""
-        if self.prompt is None:
+        if self.prompt is None:  # plain lines: the transcript shows each one after a prompt
             line = self.stdin.readline()
-            return line.rstrip("\n") if line else None
+            if not line:
+                return None
+            self.ui.say(PROMPT + line.rstrip("\n"))
+            return line.rstrip("\n")
         try:
             return self.prompt.prompt(PROMPT)
         except EOFError:
