@@ -568,7 +568,8 @@ class ModelChooser:
         implied = next((p for prefix, p in _IMPLIED.items() if name.startswith(prefix)), None)
         if implied and implied != current.provider and name != "mock":
             env["MCA_PROVIDER"] = implied  # the name says which API it needs
-            env.pop("MCA_BASE_URL", None)
+            if env.pop("MCA_BASE_URL", None) is not None:
+                env.pop("MCA_API_KEY", None)  # that key was for the server left behind
         overrides = {**self.overrides, "model": name}
         settings = load_settings(env, workspace=self.workspace, overrides=overrides)
         if settings.model != name:

@@ -217,6 +217,13 @@ def test_model_chooser(ws: Path) -> None:
     with pytest.raises(ConfigError, match="MOCK=1"):
         mocked.to("gpt-4.1", current)
     assert "openai     key in OPENAI_API_KEY" in "\n".join(chooser.available())
+    local = {"MCA_BASE_URL": "http://127.0.0.1:9/v1", "MCA_API_KEY": "local-server-key"}
+    local |= {"MCA_PROVIDER": "openai", "HOME": env["HOME"], "MCA_HOME": env["MCA_HOME"]}
+    at_server = load_settings({**local, "MCA_MODEL": "qwen"}, workspace=ws)
+    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):  # never the server's key
+        ModelChooser(local, ws, {}).to("claude-sonnet-4-5", at_server)
+    away = ModelChooser({**local, "ANTHROPIC_API_KEY": "k3"}, ws, {}).to("claude-x", at_server)
+    assert away.api_key == "k3" and away.base_url == "https://api.anthropic.com"
 
 
 def test_json_of_saved_lines_survives_damage(ws: Path) -> None:

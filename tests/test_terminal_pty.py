@@ -235,3 +235,41 @@ def test_tab_completes_skill_names_after_slash_and_dollar(ws: Path) -> None:
     term.expect("/release-notes")
     term.child.send("\x15")
     term.close()
+
+
+def test_shell_command_and_model_switch_on_a_terminal(ws: Path) -> None:
+    def handle(r: Received) -> Reply:
+        if not r.path.endswith("/chat/completions"):
+            return Reply(status=404, chunks=[b"{}"])
+        chunks = [delta("from the server"), b"data: [DONE]\n\n"]
+        return Reply(headers={"content-type": "text/event-stream"}, chunks=chunks)
+
+    with serve(handle) as server:
+        term = Screen(ws, [], env_for(ws, server))
+        term.expect("mca>")
+        term.child.sendline("!echo typed-by-me > made.txt; cat made.txt")
+        term.expect("typed-by-me")
+        term.expect(r"add the command and its output to the conversation\? \[y/N\]")
+        term.child.sendline("y")
+        term.expect("added: the model sees it with your next message")
+        term.child.sendline("hello")
+        term.expect("from the server")
+        term.expect("mca>")
+        sent = [r.json for r in server.received if r.path.endswith("/chat/completions")]
+        said = json.dumps(sent[-1]["messages"])
+        assert "typed-by-me" in said and (ws / "made.txt").exists()
+        term.child.sendline("/model")
+        term.expect("anthropic  key in MCA_API_KEY")
+        term.expect("server     MCA_BASE_URL=http://127.0.0.1")
+        term.expect("mca>")
+        term.child.sendline("/model mock")
+        term.expect("model mock via mock \\(was test-model via openai\\)")
+        term.expect("mca>")
+        term.child.sendline("list")
+        term.expect("The workspace has")  # the mock answers now, with the same conversation
+        term.expect("mca>")
+        term.child.sendline("/model claude-sonnet-4-5")
+        term.expect("ANTHROPIC_API_KEY")  # the name implies Anthropic, and no key is set
+        term.expect("mca>")
+        term.close()
+    assert len([r for r in server.received if r.path.endswith("/chat/completions")]) == 1
