@@ -104,6 +104,7 @@ class SessionStore:
         self.path = (
             directory / f"{time.strftime('%Y%m%dT%H%M%S')}-{sid}.jsonl" if directory else None
         )
+        self.sid, self.forks = sid, 0
         self.meta: dict[str, Any] = {"type": "meta", "id": sid, "workspace": str(workspace)}
         self.meta |= {"model": model, "started": time.time()}
         self.secrets = tuple(secrets)
@@ -130,7 +131,15 @@ class SessionStore:
             self.failed = e.strerror or str(e)
 
     def carry(self, saved: Saved) -> None:
-        """This session goes on from a saved one: the first write repeats its history."""
+        """This session goes on from a saved one: the first write repeats its history. When
+        this session already saved a conversation of its own, that file stays as it is and
+        the resumed one gets a new file (and id)."""
+        if self.written and self.path is not None:
+            self.forks += 1
+            sid = f"{self.sid}-{self.forks}"
+            self.path = self.path.with_name(f"{time.strftime('%Y%m%dT%H%M%S')}-{sid}.jsonl")
+            self.meta |= {"id": sid, "started": time.time()}
+            self.written = False
         self.meta["from"] = saved.id
         self.saved = []
         self.carried = [{"type": "ledger", **entry.to_json()} for entry in saved.ledgers]

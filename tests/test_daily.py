@@ -235,3 +235,15 @@ def test_json_of_saved_lines_survives_damage(ws: Path) -> None:
     assert saved is not None and saved.turns == 1
     assert all(m.role in ("user", "assistant", "tool") for m in saved.messages)
     json.loads(path.read_text().splitlines()[0])  # the meta line stays valid JSON
+
+
+def test_resume_inside_the_repl_keeps_the_conversation_it_leaves(ws: Path) -> None:
+    mca(ws, stdin="list\n")
+    first = list_saved(sessions(ws), ws.resolve())[0]
+    r = mca(ws, stdin=f"read missing.txt\n/resume {first.id}\nlist\n")
+    assert "this conversation stays saved: /resume" in r.stdout and "resumed" in r.stdout
+    found = list_saved(sessions(ws), ws.resolve())
+    sentences = sorted(s.first_sentence for s in found)
+    assert sentences == ["list", "read missing.txt"]  # both conversations are there to resume
+    resumed = next(s for s in found if s.first_sentence == "list")
+    assert resumed.turns == 2 and resumed.came_from == first.id

@@ -214,6 +214,8 @@ class Repl:
             saved = found[int(answer) - 1]
         if saved.workspace != str(session.settings.workspace):
             self.ui.say(f"note: that conversation was in {saved.workspace}; files refer to it")
+        if session.agent.messages and session.store.written:
+            self.ui.say(f"this conversation stays saved: /resume {session.id} brings it back")
         session.restore(saved)
         skills = sorted({n for m in saved.messages for n in m.skills})
         held = f"; skills in context: {', '.join(skills)}" if skills else ""
