@@ -220,7 +220,7 @@ def test_the_diff_comes_before_the_approval_question(ws: Path) -> None:
     term.close()
 
 
-def test_tab_completes_skill_names_after_slash_and_dollar(ws: Path) -> None:
+def test_tab_completes_skill_names_and_slash_skill_runs_it(ws: Path) -> None:
     skill = ws / ".agents" / "skills" / "release-notes"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: release-notes\ndescription: Notes.\n---\nbody\n")
@@ -233,7 +233,9 @@ def test_tab_completes_skill_names_after_slash_and_dollar(ws: Path) -> None:
     time.sleep(0.2)
     term.child.send("/rel\t")
     term.expect("/release-notes")
-    term.child.send("\x15")
+    term.child.send(" for 1.2\r")  # /<skill> [text]: a turn that uses the skill
+    term.expect("skill release-notes  score 100  mention /release-notes")
+    term.expect("mca>")
     term.close()
 
 
