@@ -100,6 +100,19 @@ class Screen:
         self._feed(got)
         return got
 
+    def on_screen(self, text: str, timeout: float = 20) -> None:
+        """Wait until the rendered screen shows `text` (a redraw may send only what changed)."""
+        deadline = time.monotonic() + timeout
+        self._feed(self.child.buffer)  # what the last expect() read past its match
+        self.child.buffer = b""
+        while text not in self.text():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} never appeared on the screen:\n{self.text()}")
+            try:
+                self._feed(self.child.read_nonblocking(4096, timeout=0.2))
+            except pexpect.TIMEOUT:
+                continue
+
     def _feed(self, data: bytes) -> None:
         self.raw += data
         self.stream.feed(data)
@@ -228,11 +241,11 @@ def test_tab_completes_skill_names_and_slash_skill_runs_it(ws: Path) -> None:
     term.expect("mca>")
     term.expect("skills: 1 loaded")  # the session is ready: completion knows the skills
     term.child.send("use $rel\t")
-    term.expect("release-notes")
+    term.on_screen("mca> use $release-notes")
     term.child.send("\x15")  # Ctrl-U: clear the line
     time.sleep(0.2)
     term.child.send("/rel\t")
-    term.expect("/release-notes")
+    term.on_screen("mca> /release-notes")
     term.child.send(" for 1.2\r")  # /<skill> [text]: a turn that uses the skill
     term.expect("skill release-notes  score 100  mention /release-notes")
     term.expect("mca>")
