@@ -24,6 +24,14 @@ from urllib.parse import urlsplit
 import httpx
 
 OUT = Path(__file__).resolve().parents[2] / "fixtures" / "recorded"
+# The settings a replay must repeat to send the same requests (never a key: none is kept).
+REPLAYED_ENV = (
+    "MCA_PROVIDER",
+    "MCA_MODEL",
+    "MCA_CONTEXT_WINDOW",
+    "MCA_MAX_TOKENS",
+    "MCA_MAX_STEPS",
+)
 
 
 def serve(target: str, exchanges: list[dict[str, Any]]) -> http.server.ThreadingHTTPServer:
@@ -101,6 +109,7 @@ def main() -> int:
     record = {
         "server": args.server,
         "command": command,
+        "env": {k: os.environ[k] for k in REPLAYED_ENV if k in os.environ},
         "exit_code": proc.returncode,
         "stdout": proc.stdout,
         "exchanges": exchanges,

@@ -1,5 +1,6 @@
-"""Real servers' exact bytes, replayed: mca against traffic recorded from llama-cpp-python's
-server running SmolLM2-135M-Instruct (see fixtures/recorded/README.md to re-record)."""
+"""Real servers' exact bytes, replayed: mca against traffic recorded from llama.cpp's
+llama-server (OpenAI and Anthropic endpoints) and llama-cpp-python's server, both running
+SmolLM2-135M-Instruct (see fixtures/recorded/README.md to re-record)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from tests.replay.server import RECORDED, serve_replay
 
 MCA = Path(sys.executable).parent / "mca"
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not MCA.exists(), reason="mca not installed")]
-SCENARIOS = sorted(p.stem for p in RECORDED.glob("*.json"))
+SCENARIOS = sorted(
+    p.relative_to(RECORDED).with_suffix("").as_posix() for p in RECORDED.rglob("*.json")
+)
 
 
 def workspace(tmp_path: Path) -> Path:
@@ -39,13 +42,10 @@ def test_replayed_scenario(name: str, tmp_path: Path) -> None:
             "PATH": os.environ["PATH"],
             "HOME": str(tmp_path),
             "MCA_HOME": str(tmp_path / "home"),
-            "MCA_PROVIDER": "openai",
-            "MCA_MODEL": "smollm2",
-            "MCA_CONTEXT_WINDOW": "2048",
             "MCA_BASE_URL": f"{server.url}/v1",
             "MCA_RETRY_BASE": "0.01",
+            **record["env"],  # the settings it was recorded with
         }
-        env.update({k: v for k, v in EXTRA_ENV.get(name, {}).items()})
         proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     finally:
         server.stop()
@@ -56,13 +56,13 @@ def test_replayed_scenario(name: str, tmp_path: Path) -> None:
     for key in ("answer", "stopped", "notice", "error"):
         assert got.get(key) == want.get(key), key
     assert [t["name"] for t in got["tool_calls"]] == [t["name"] for t in want["tool_calls"]]
-    assert EXPECT[name](got, proc.stderr), got
+    assert EXPECT[name.rsplit("/", 1)[-1]](got, proc.stderr), got
 
 
-EXTRA_ENV = {
-    "length-cutoff": {"MCA_MAX_TOKENS": "3"},
-    "tool-call": {"MCA_MAX_STEPS": "4"},
-}
+def test_every_server_is_recorded() -> None:
+    assert {name.split("/")[0] for name in SCENARIOS} >= {"llama-cpp-python"}
+
+
 EXPECT = {
     "text-answer": lambda out, err: out["answer"] and out["ledger"]["provider_prompt_tokens"] > 0,
     "streamed-answer": lambda out, err: out["answer"],
