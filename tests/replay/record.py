@@ -1,11 +1,11 @@
 """Record real model-server traffic for the replay tests (see fixtures/recorded/README.md).
 
-    python -m tests.replay.record --target http://127.0.0.1:8765 --name SCENARIO -- mca ARGS...
+    python -m tests.replay.record --target http://127.0.0.1:8080 --server "..." --dir NAME
 
-starts a recording proxy, runs the command with MCA_BASE_URL pointing at the proxy, and writes
-fixtures/recorded/SCENARIO.json: every request mca sent (method, path, JSON body) and the
-server's exact answer (status, content type, the body as the chunks it arrived in). No headers
-are kept, so no key can end up in a fixture.
+starts a recording proxy and, for each scenario in SCENARIOS, runs mca with MCA_BASE_URL
+pointing at the proxy and writes fixtures/recorded/NAME/SCENARIO.json: every request mca sent
+(method, path, JSON body) and the server's exact answer (status, content type, the body as the
+chunks it arrived in). No headers are kept, so no key can end up in a fixture.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ import argparse
 import http.server
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -92,32 +94,71 @@ def serve(target: str, exchanges: list[dict[str, Any]]) -> http.server.Threading
     return server
 
 
-def main() -> int:
-    p = argparse.ArgumentParser()
-    p.add_argument("--target", required=True)
-    p.add_argument("--name", required=True)
-    p.add_argument("--server", default="llama-cpp-python", help="what produced the traffic")
-    p.add_argument("command", nargs=argparse.REMAINDER)
-    args = p.parse_args()
+# name: (mca's arguments after the workspace, settings beside the base ones; None unsets one)
+SCENARIOS: dict[str, tuple[list[str], dict[str, str | None]]] = {
+    "text-answer": (["-p", "Say hello in five words.", "--no-stream"], {}),
+    "streamed-answer": (["-p", "Name three colors."], {}),
+    "tool-call": (["-p", "List the files here.", "--yes"], {"MCA_MAX_STEPS": "4"}),
+    "length-cutoff": (
+        ["-p", "Write a long story about a cat.", "--no-stream"],
+        {"MCA_MAX_TOKENS": "3"},
+    ),
+    "context-overflow": (["-p", "Summarise @big.txt", "--no-stream"], {}),
+    "window-from-server": (["-p", "Say hello.", "--no-stream"], {"MCA_CONTEXT_WINDOW": None}),
+}
+BASE_ENV = {"MCA_MODEL": "smollm2", "MCA_CONTEXT_WINDOW": "2048"}
+
+
+def workspace(where: Path) -> Path:
+    """The workspace every scenario runs in (the replay test builds the same one)."""
+    ws = where / "rws"
+    shutil.rmtree(ws, ignore_errors=True)
+    shutil.copytree(OUT.parents[0] / "workspace", ws)
+    (ws / "big.txt").write_text("word " * 12000 + "\n")
+    return ws
+
+
+def record(target: str, name: str, server: str, command: list[str], env: dict[str, str]) -> None:
     exchanges: list[dict[str, Any]] = []
-    proxy = serve(args.target.rstrip("/"), exchanges)
+    proxy = serve(target.rstrip("/"), exchanges)
     url = f"http://127.0.0.1:{proxy.server_address[1]}/v1"
-    env = {**os.environ, "MCA_BASE_URL": url}
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        command, env={**env, "MCA_BASE_URL": url}, capture_output=True, text=True, timeout=1800
+    )
     proxy.shutdown()
-    record = {
-        "server": args.server,
+    saved = {
+        "server": server,
         "command": command,
-        "env": {k: os.environ[k] for k in REPLAYED_ENV if k in os.environ},
+        "env": {k: env[k] for k in REPLAYED_ENV if k in env},
         "exit_code": proc.returncode,
         "stdout": proc.stdout,
         "exchanges": exchanges,
     }
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"{args.name}.json").write_text(json.dumps(record, indent=1) + "\n")
-    print(f"{args.name}: {len(exchanges)} exchange(s), mca exited {proc.returncode}")
+    path = OUT / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(saved, indent=1) + "\n")
+    print(f"{name}: {len(exchanges)} exchange(s), mca exited {proc.returncode}")
     sys.stderr.write(proc.stderr[-2000:])
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--target", required=True, help="the real server, e.g. http://127.0.0.1:8080")
+    p.add_argument("--server", required=True, help="what produced the traffic (kept in the file)")
+    p.add_argument("--provider", choices=["openai", "anthropic"], default="openai")
+    p.add_argument("--dir", required=True, help="where under fixtures/recorded/ the files go")
+    p.add_argument("--only", nargs="*", choices=sorted(SCENARIOS), help="default: every one")
+    p.add_argument("--mca", default=str(Path(sys.executable).parent / "mca"))
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = workspace(Path(tmp))
+        home = {"HOME": tmp, "MCA_HOME": f"{tmp}/home", "PATH": os.environ["PATH"]}
+        for name in args.only or sorted(SCENARIOS):
+            argv, extra = SCENARIOS[name]
+            env = {**home, **BASE_ENV, "MCA_PROVIDER": args.provider, **extra}
+            env = {k: v for k, v in env.items() if v is not None}
+            command = [args.mca, "-C", str(ws), *argv, "--json"]
+            record(args.target, f"{args.dir}/{name}", args.server, command, env)
     return 0
 
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.replay.record import workspace
 from tests.replay.server import RECORDED, serve_replay
 
 MCA = Path(sys.executable).parent / "mca"
@@ -21,13 +20,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not MCA.exists(), reason="mca 
 SCENARIOS = sorted(
     p.relative_to(RECORDED).with_suffix("").as_posix() for p in RECORDED.rglob("*.json")
 )
-
-
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "rws"
-    shutil.copytree(REPO / "fixtures" / "workspace", ws)
-    (ws / "big.txt").write_text("word " * 12000 + "\n")
-    return ws
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
