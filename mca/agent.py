@@ -125,7 +125,9 @@ class Agent:
                     result.notice = "the model returned an empty answer"
                 return
             for i, call in enumerate(reply.tool_calls):
-                if i < self.max_calls and steps < self.max_steps:
+                if call.invalid:
+                    self.messages.append(self._unreadable(call, response.cut, result))
+                elif i < self.max_calls and steps < self.max_steps:
                     self.messages.append(self._call_tool(call, result))
                     steps += 1
                 else:
@@ -169,6 +171,25 @@ class Agent:
             f"not run: too many calls in one reply (mca runs at most {self.max_calls} per reply"
             " and counts each toward the turn's step limit); ask again for this one"
         )
+        return self._refusal(call, text)
+
+    def _unreadable(self, call: ToolCall, cut: bool, result: TurnResult) -> Message:
+        """A call whose arguments are not a JSON object: answered, shown, never run."""
+        text = f"not run: {call.invalid}"
+        if cut:
+            limit = result.requests[-1].max_output if result.requests else 0
+            tokens = f" ({limit} tokens)" if limit else ""
+            text += (
+                f"; your reply was cut at the output limit{tokens} before they were complete:"
+                " make this call again, with less text before it"
+            )
+        text = self.redact(valid_text(text))
+        self.emit("tool.call", {"name": call.name, "arguments": {}})
+        self.emit("tool.result", {"name": call.name, "ok": False, "result": text})
+        result.tools.append(ToolRecord(call.name, {}, False, text))
+        return self._refusal(call, text)
+
+    def _refusal(self, call: ToolCall, text: str) -> Message:
         return Message(
             "tool", text, tool_call_id=call.id, tool_name=call.name, is_error=True, turn=self.turn
         )

@@ -23,6 +23,7 @@ class ToolCall:
     id: str
     name: str
     arguments: Mapping[str, Any]
+    invalid: str = ""  # why the arguments could not be read (they are then {}): not run
 
 
 @dataclass(frozen=True)

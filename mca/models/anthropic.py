@@ -91,10 +91,9 @@ def _tool_use(block: dict[str, Any], i: int) -> ToolCall:
     name = shape.opt_str(block.get("name"), f"tool_use block {i}'s name")
     if not name:
         raise StreamError(f"tool_use block {i} has no name")
-    if not isinstance(block.get("input"), dict):
-        raise StreamError(f"tool_use {name!r} has no input object")
     call_id = shape.opt_str(block.get("id"), f"tool_use block {i}'s id") or f"toolu_{i}"
-    return ToolCall(call_id, name, block["input"])
+    arguments, invalid = shape.arguments(block.get("input"), f"the {name!r} tool call")
+    return ToolCall(call_id, name, arguments, invalid)
 
 
 def from_wire_response(body: Any) -> Response:
@@ -195,10 +194,7 @@ class StreamAssembler:
                     on_text(rest)
                 text.append(b.text.text)
             elif b.kind == "tool_use":
-                args = (
-                    shape.loads(b.json, f"the input of the {b.name!r} tool call") if b.json else {}
-                )
-                calls.append(_tool_use({"id": b.id, "name": b.name, "input": args}, i))
+                calls.append(_tool_use({"id": b.id, "name": b.name, "input": b.json}, i))
         message = Message("assistant", "".join(text), tool_calls=tuple(calls))
         return Response(message, self.usage, cut=self.stop_reason == "max_tokens")
 

@@ -66,17 +66,9 @@ def request_body(model: str, request: Request, stream: bool) -> dict[str, Any]:
     return body
 
 
-def _arguments(raw: Any, name: str) -> dict[str, Any]:
-    if raw is None or raw == "":
-        return {}
-    if isinstance(raw, dict):  # some servers send the object itself
-        return raw
-    if not isinstance(raw, str):
-        raise StreamError(f"the arguments of the {name!r} tool call are not a JSON string")
-    value = shape.loads(raw, f"the arguments of the {name!r} tool call")
-    if not isinstance(value, dict):
-        raise StreamError(f"the arguments of the {name!r} tool call are not a JSON object")
-    return value
+def _tool_call(call_id: str, name: str, raw_arguments: Any) -> ToolCall:
+    arguments, invalid = shape.arguments(raw_arguments, f"the {name!r} tool call")
+    return ToolCall(call_id, name, arguments, invalid)
 
 
 def _usage(raw: Any) -> Usage | None:
@@ -93,7 +85,7 @@ def _call(raw: Any, i: int) -> ToolCall:
     if not name:
         raise StreamError(f"tool call {i} has no function name")
     call_id = shape.opt_str(c.get("id"), f"tool call {i}'s id") or f"call_{i}"
-    return ToolCall(call_id, name, _arguments(fn.get("arguments"), name))
+    return _tool_call(call_id, name, fn.get("arguments"))
 
 
 def from_wire_response(body: Any) -> Response:
@@ -177,7 +169,7 @@ class StreamAssembler:
         for i, p in sorted(self.calls.items()):
             if not p.name:
                 raise StreamError(f"tool call {i} in the stream has no function name")
-            calls.append(ToolCall(p.id or f"call_{i}", p.name, _arguments(p.arguments, p.name)))
+            calls.append(_tool_call(p.id or f"call_{i}", p.name, p.arguments))
         message = Message("assistant", self.text.text, tool_calls=tuple(calls))
         return Response(message, self.usage, cut=self.finish == "length")
 

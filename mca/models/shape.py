@@ -27,6 +27,29 @@ def loads(text: str, what: str) -> Any:
         raise StreamError(f"the model sent JSON nested too deeply in {what}") from None
 
 
+def arguments(raw: Any, what: str) -> tuple[dict[str, Any], str]:
+    """A tool call's arguments: (the object, '') or ({}, why they are not one).
+
+    Malformed arguments are the model's mistake (or its reply was cut at the output limit), not
+    the server's: the call is answered with the reason, and the model can try again.
+    """
+    if raw is None or raw == "":
+        return {}, ""
+    if isinstance(raw, dict):  # some servers send the object itself
+        return raw, ""
+    if not isinstance(raw, str):
+        return {}, f"the arguments of {what} are not a JSON object (got {type(raw).__name__})"
+    try:
+        value = json.loads(raw, parse_constant=lambda c: None)
+    except ValueError as e:
+        return {}, f"the arguments of {what} are not valid JSON ({e})"
+    except RecursionError:
+        return {}, f"the arguments of {what} are JSON nested too deeply"
+    if not isinstance(value, dict):
+        return {}, f"the arguments of {what} are not a JSON object (got {type(value).__name__})"
+    return value, ""
+
+
 def obj(value: Any, what: str) -> dict[str, Any]:
     """A JSON object, or a StreamError naming what it should have been."""
     if not isinstance(value, dict):

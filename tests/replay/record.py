@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -87,9 +88,13 @@ def serve(target: str, exchanges: list[dict[str, Any]]) -> http.server.Threading
         def log_message(self, *args: Any) -> None:
             return None
 
+    class Server(http.server.ThreadingHTTPServer):
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            return None  # mca closing a kept-alive connection as it exits: not news
+
     host = urlsplit(target)
     assert host.scheme == "http"
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    server = Server(("127.0.0.1", 0), Proxy)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
@@ -98,14 +103,44 @@ def serve(target: str, exchanges: list[dict[str, Any]]) -> http.server.Threading
 SCENARIOS: dict[str, tuple[list[str], dict[str, str | None]]] = {
     "text-answer": (["-p", "Say hello in five words.", "--no-stream"], {}),
     "streamed-answer": (["-p", "Name three colors."], {}),
-    "tool-call": (["-p", "List the files here.", "--yes"], {"MCA_MAX_STEPS": "4"}),
+    "tool-call": (
+        ["-p", "Use the list_dir tool to list the files.", "--yes"],
+        {"MCA_MAX_STEPS": "4", "MCA_MAX_TOKENS": "80"},
+    ),
     "length-cutoff": (
         ["-p", "Write a long story about a cat.", "--no-stream"],
         {"MCA_MAX_TOKENS": "3"},
     ),
     "context-overflow": (["-p", "Summarise @big.txt", "--no-stream"], {}),
     "window-from-server": (["-p", "Say hello.", "--no-stream"], {"MCA_CONTEXT_WINDOW": None}),
+    "empty-reply": (
+        ["-p", "Use the list_dir tool to list the files.", "--no-stream"],
+        {"MCA_MAX_TOKENS": "80"},
+    ),
 }
+# What each scenario must show, in mca's --json output: a small model answers at random, so
+# the recorder tries again until it does, and the replay test asks the same of the replay.
+Out = dict[str, Any]
+WANT: dict[str, Callable[[Out], bool]] = {
+    "text-answer": lambda out: bool(out["answer"]) and out["ledger"]["provider_prompt_tokens"] > 0,
+    "streamed-answer": lambda out: bool(out["answer"]),
+    "tool-call": lambda out: bool(out["tool_calls"]),
+    "length-cutoff": lambda out: "output limit" in (out["notice"] or ""),
+    "context-overflow": lambda out: "still too long after compacting" in (out["error"] or ""),
+    "window-from-server": lambda out: out["ledger"]["window"] == 2048,
+    "empty-reply": lambda out: "empty answer" in (out["notice"] or "") and not out["tool_calls"],
+    # recorded from llama-cpp-python's function-calling format, which cannot stream with tools
+    "stream-with-tools-unsupported": lambda out: "try --no-stream" in (out["error"] or ""),
+}
+
+
+def wanted(name: str, stdout: str) -> bool:
+    try:
+        return WANT[name.rsplit("/", 1)[-1]](json.loads(stdout))
+    except (ValueError, KeyError, TypeError):
+        return False
+
+
 BASE_ENV = {"MCA_MODEL": "smollm2", "MCA_CONTEXT_WINDOW": "2048"}
 
 
@@ -118,14 +153,23 @@ def workspace(where: Path) -> Path:
     return ws
 
 
-def record(target: str, name: str, server: str, command: list[str], env: dict[str, str]) -> None:
-    exchanges: list[dict[str, Any]] = []
-    proxy = serve(target.rstrip("/"), exchanges)
-    url = f"http://127.0.0.1:{proxy.server_address[1]}/v1"
-    proc = subprocess.run(
-        command, env={**env, "MCA_BASE_URL": url}, capture_output=True, text=True, timeout=1800
-    )
-    proxy.shutdown()
+def record(
+    target: str, name: str, server: str, command: list[str], env: dict[str, str], tries: int
+) -> None:
+    for attempt in range(1, tries + 1):
+        exchanges: list[dict[str, Any]] = []
+        proxy = serve(target.rstrip("/"), exchanges)
+        url = f"http://127.0.0.1:{proxy.server_address[1]}/v1"
+        proc = subprocess.run(
+            command, env={**env, "MCA_BASE_URL": url}, capture_output=True, text=True, timeout=1800
+        )
+        proxy.shutdown()
+        if wanted(name, proc.stdout):
+            break
+        print(f"{name}: try {attempt}/{tries} did not show it", file=sys.stderr)
+    else:
+        print(f"{name}: not recorded (no try showed it)", file=sys.stderr)
+        return
     saved = {
         "server": server,
         "command": command,
@@ -149,6 +193,7 @@ def main() -> int:
     p.add_argument("--dir", required=True, help="where under fixtures/recorded/ the files go")
     p.add_argument("--only", nargs="*", choices=sorted(SCENARIOS), help="default: every one")
     p.add_argument("--mca", default=str(Path(sys.executable).parent / "mca"))
+    p.add_argument("--tries", type=int, default=10, help="runs per scenario until it shows")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         ws = workspace(Path(tmp))
@@ -158,7 +203,7 @@ def main() -> int:
             env = {**home, **BASE_ENV, "MCA_PROVIDER": args.provider, **extra}
             env = {k: v for k, v in env.items() if v is not None}
             command = [args.mca, "-C", str(ws), *argv, "--json"]
-            record(args.target, f"{args.dir}/{name}", args.server, command, env)
+            record(args.target, f"{args.dir}/{name}", args.server, command, env, args.tries)
     return 0
 
 

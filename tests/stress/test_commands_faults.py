@@ -71,7 +71,6 @@ FAULTS = {
         "no answer from .* within 0.5 s after 5 attempts",
     ),
     "stream cut mid tool call": ([sse(openai_sse("", CALL, cut=True))], "cut off"),
-    "invalid JSON in tool arguments": ([sse(openai_sse("", CALL, bad_args=True))], "invalid JSON"),
     "empty response": ([httpx.Response(200, json={"choices": []})], "unexpected response shape"),
     "not JSON at all": ([httpx.Response(200, text="<html>proxy error</html>")], "invalid JSON"),
 }
@@ -97,6 +96,28 @@ def test_api_faults(fault: str, ctx: ToolContext, tmp_path: Path) -> None:
     with pytest.raises(ModelError, match=expect):
         agent.run_turn("two")
     assert agent.messages == before
+
+
+def test_unreadable_tool_arguments_go_back_to_the_model(ctx: ToolContext, tmp_path: Path) -> None:
+    rec = Recorder(sse(openai_sse("", CALL, bad_args=True)), sse(openai_sse("sorry")))
+    agent = Agent(model=_model(tmp_path, rec), tools=ctx, system="s")
+    result = agent.run_turn("go")
+    sent = json.loads(rec.requests[1].content)["messages"]
+    assert "not valid JSON" in sent[-1]["content"] and sent[-1]["role"] == "tool"
+    assert sent[-2]["tool_calls"][0]["function"]["arguments"] == "{}"  # what any server accepts
+    assert result.answer.strip() == "sorry"
+    assert [t.ok for t in result.tools] == [False]
+
+
+def test_a_call_cut_at_the_output_limit_says_so(ctx: ToolContext, tmp_path: Path) -> None:
+    """llama-server, SmolLM2, max_tokens 80: the second call's arguments stop half-way."""
+    first = openai_sse("", CALL, bad_args=True).replace(b'"tool_calls"}', b'"length"}')
+    assert b'"finish_reason": "length"' in first
+    rec = Recorder(sse(first), sse(openai_sse("sorry")))
+    agent = Agent(model=_model(tmp_path, rec), tools=ctx, system="s")
+    agent.run_turn("go")
+    sent = json.loads(rec.requests[1].content)["messages"][-1]["content"]
+    assert "cut at the output limit" in sent and "not valid JSON" in sent
 
 
 def test_unknown_tool_name_goes_back_to_the_model(ctx: ToolContext, tmp_path: Path) -> None:
