@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.replay.record import wanted, workspace
+from tests.replay.record import SCENARIOS, wanted, workspace
 from tests.replay.server import RECORDED, serve_replay
 
 MCA = Path(sys.executable).parent / "mca"
@@ -53,4 +53,9 @@ def test_replayed_scenario(name: str, tmp_path: Path) -> None:
 
 
 def test_every_server_is_recorded() -> None:
-    assert {name.split("/")[0] for name in RECORDINGS} >= {"llama-cpp-python"}
+    servers = {"llama-cpp-python", "llama-server-openai", "llama-server-anthropic"}
+    assert {name.split("/")[0] for name in RECORDINGS} == servers
+    for server in ("llama-server-openai", "llama-server-anthropic"):  # both protocols, in full
+        assert {n for n in RECORDINGS if n.startswith(server + "/")} == {
+            f"{server}/{scenario}" for scenario in SCENARIOS if scenario != "empty-reply"
+        }
