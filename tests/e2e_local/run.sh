@@ -44,7 +44,8 @@ start 18765 chatml-function-calling
 start 18766 chatml
 # SmolLM2's own chat template has no tools (the server would leave them out of the prompt):
 # --jinja with the ChatML-based Qwen2.5 template from the same source offers them in the
-# prompt and parses <tool_call> replies. -n: no answer runs past 256 tokens.
+# prompt and parses <tool_call> replies. -n 256 caps a request that does not bound its answer;
+# mca's always do (MCA_MAX_TOKENS, else a quarter of the window), and the request's bound wins.
 "$LLAMA_SERVER" -m "$MODEL" --host 127.0.0.1 --port 18767 -c 2048 -t 1 -np 1 -n 256 --jinja \
   --chat-template-file "$LOCAL/llama.cpp/models/templates/Qwen-Qwen2.5-7B-Instruct.jinja" \
   > /tmp/mca-e2e-local-18767.log 2>&1 &
