@@ -7,7 +7,7 @@ what the named encoding says, which is not necessarily what a given provider bil
 
 from __future__ import annotations
 
-import base64
+import binascii
 import functools
 import gzip
 import hashlib
@@ -73,11 +73,10 @@ def load_encoding(name: str) -> Any:
     digest = hashlib.sha256(data).hexdigest()
     if digest != expected:
         raise ConfigError(f"bundled encoding {filename} is damaged (sha256 {digest[:12]}…)")
-    ranks = {}
-    for line in data.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
+    fields = data.split()  # "<base64 token> <rank>" per line; half the time of a line loop
+    if len(fields) % 2:
+        raise ConfigError(f"bundled encoding {filename} is damaged (an odd number of fields)")
+    ranks = dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
     return tiktoken.Encoding(
         name=name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials
     )

@@ -10,8 +10,10 @@ The cache is mca's own state: a damaged or foreign file is ignored and rewritten
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +86,45 @@ class ParseCache:
         with contextlib.suppress(OSError):
             private_dir(self.path.parent)
             atomic_write(self.path, data.encode("utf-8", "backslashreplace"), 0o600)
+
+
+MAX_FITS = 512  # answers kept: a few dozen per catalog fitted
+
+
+class FitsMemo:
+    """Whether a text fits a token limit, remembered across runs: fitting the same catalog again
+    (the same skills, the same budget) needs no tokenizer, which costs ~0.35 s to load.
+
+    Keys are the encoding, the limit and a SHA-256 of the text, so an answer is only reused for
+    exactly the question it answered. Damaged or foreign files are ignored and rewritten."""
+
+    def __init__(self, path: Path | None, encoding: str, fits: Callable[[str, int], bool]) -> None:
+        self.path, self.encoding, self.fits = path, encoding, fits
+        self.known: dict[str, bool] = {}
+        self.changed = False
+        if path is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(read_regular(path, cap=MAX_CACHE_BYTES))
+            if isinstance(data, dict) and data.get("version") == VERSION:
+                entries = data.get("answers")
+                if isinstance(entries, dict):
+                    self.known = {k: v for k, v in entries.items() if isinstance(v, bool)}
+
+    def __call__(self, text: str, limit: int) -> bool:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        key = f"{self.encoding}:{limit}:{digest}"
+        answer = self.known.pop(key, None)
+        if answer is None:
+            answer, self.changed = self.fits(text, limit), True
+        self.known[key] = answer  # most recently used last
+        return answer
+
+    def save(self) -> None:
+        if self.path is None or not self.changed:
+            return
+        kept = dict(list(self.known.items())[-MAX_FITS:])
+        data = json.dumps({"version": VERSION, "answers": kept}, separators=(",", ":"))
+        with contextlib.suppress(OSError):
+            private_dir(self.path.parent)
+            atomic_write(self.path, data.encode(), 0o600)

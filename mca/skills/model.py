@@ -63,10 +63,12 @@ def display_path(path: Path, workspace: Path, home: Path) -> str:
     """A path for the model: relative to the workspace, else ~/..., else relative with a few
     ../ steps; absolute only when nothing shorter says where it is. The same on every machine
     for the same layout, so token figures do not depend on where things are installed."""
-    for base, prefix in ((workspace, ""), (home, "~/")):
-        if path == base or path.is_relative_to(base):
-            rel = path.relative_to(base).as_posix()
-            return (prefix + rel).rstrip("/") if rel != "." else (prefix.rstrip("/") or ".")
+    text = str(path)
+    for base, prefix in ((str(workspace), ""), (str(home), "~/")):
+        if text == base:
+            return prefix.rstrip("/") or "."
+        if text.startswith(base.rstrip("/") + "/"):  # is_relative_to, as strings: thousands/start
+            return prefix + text[len(base.rstrip("/")) + 1 :].rstrip("/")
     rel = os.path.relpath(path, workspace)
     ups = rel.split(os.sep).count("..")
     return Path(rel).as_posix() if ups <= MAX_UP_LEVELS else str(path)

@@ -10,7 +10,7 @@ from typing import Any
 from mca.config import Settings
 from mca.errors import SkillsRefused
 from mca.fsutil import is_dir, sha256
-from mca.skills.cache import ParseCache
+from mca.skills.cache import FitsMemo, ParseCache
 from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, changes, char_fits, discover, session_roots
 from mca.skills.model import STRICT_CODES, display_path
@@ -32,14 +32,17 @@ def run_discovery(settings: Settings, estimator: Estimator) -> Discovery:
         settings.workspace, settings.home, settings.user_home, settings.skills_dirs
     )
     budget = catalog_budget(settings)
-    fits = estimator.fits if budget.unit == "tokens" else char_fits
     key = sha256("\n".join(str(r.path) for r in roots).encode("utf-8", "surrogateescape"))
     cache = ParseCache(settings.home / "cache" / f"skills-{key[:16]}.json")
+    memo = FitsMemo(settings.home / "cache" / "fits.json", estimator.encoding, estimator.fits)
 
     def shown(path: Path) -> str:
         return display_path(path, settings.workspace, settings.user_home)
 
-    return discover(roots, budget, fits, select_policy(settings.lab), cache, shown)
+    fits = memo if budget.unit == "tokens" else char_fits
+    d = discover(roots, budget, fits, select_policy(settings.lab), cache, shown)
+    memo.save()
+    return d
 
 
 def refuse_if_strict(settings: Settings, d: Discovery) -> None:

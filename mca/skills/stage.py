@@ -156,7 +156,8 @@ class SkillStage:
         self.policy = policy
         self.last: StageResult | None = None
         self.history: list[tuple[int, StageResult]] = []
-        self.files = {_real(s.path): s.name for s in skills.values()}  # SKILL.md -> name
+        self._skills = skills
+        self._files: dict[Path, str] | None = None  # real SKILL.md path -> name, on first use
 
     def __call__(self, sentence: str, history: list[Message], turn: int) -> list[Message]:
         """This turn's injection; a skill the user named to replace a held rival takes that
@@ -218,11 +219,13 @@ class SkillStage:
     def update(self, skills: Mapping[str, Skill]) -> None:
         """New skills from a rediscovery (what is in context stays as it is)."""
         self.skill_set = SkillSet(skills[k] for k in sorted(skills))
-        self.files = {_real(s.path): s.name for s in skills.values()}
+        self._skills, self._files = skills, None
 
     def skill_named(self, target: Path) -> str | None:
         """The loaded skill whose SKILL.md this is, or None."""
-        return self.files.get(_real(target))
+        if self._files is None:  # resolving thousands of paths is not worth it at start-up
+            self._files = {_real(s.path): s.name for s in self._skills.values()}
+        return self._files.get(_real(target))
 
     def activate(
         self, name: str, turn: int, history: Sequence[Message]

@@ -226,6 +226,32 @@ def test_parse_cache_is_used_only_while_a_file_is_unchanged(tmp_path: Path) -> N
     assert result.candidates[0].skill is not None  # the lab's own parser, never the cache
 
 
+def test_fits_answers_are_remembered_for_exactly_the_question(tmp_path: Path) -> None:
+    """A catalog fitted again (same skills, same budget) needs no tokenizer; anything else
+    different (text, limit, encoding) is asked again; a damaged file is ignored."""
+    from mca.skills.cache import FitsMemo
+
+    asked: list[tuple[str, int]] = []
+
+    def fits(text: str, limit: int) -> bool:
+        asked.append((text, limit))
+        return len(text) <= limit
+
+    where = tmp_path / "cache" / "fits.json"
+    first = FitsMemo(where, "o200k_base", fits)
+    assert first("abc", 3) and not first("abcd", 3)
+    first.save()
+    assert oct(where.stat().st_mode & 0o777) == "0o600"
+    again = FitsMemo(where, "o200k_base", fits)
+    assert again("abc", 3) and not again("abcd", 3)
+    assert len(asked) == 2  # both answered from the file
+    assert again("abc", 2) is False and len(asked) == 3  # another limit: asked
+    other = FitsMemo(where, "cl100k_base", fits)
+    assert other("abc", 3) and len(asked) == 4  # another encoding: asked
+    where.write_text('{"version": 1, "answers": {"x": "yes"}}')
+    assert FitsMemo(where, "o200k_base", fits)("abc", 3) and len(asked) == 5
+
+
 def test_unreadable_dirs_under_a_root_are_diagnostics(tmp_path: Path) -> None:
     from mca.skills.scan import scan_roots
 
