@@ -184,7 +184,7 @@ class Agent:
                 " make this call again, with less text before it"
             )
         text = self.redact(valid_text(text))
-        self.emit("tool.call", {"name": call.name, "arguments": {}})
+        self.emit("tool.call", {"name": call.name, "arguments": {}, "unreadable": True})
         self.emit("tool.result", {"name": call.name, "ok": False, "result": text})
         result.tools.append(ToolRecord(call.name, {}, False, text))
         return self._refusal(call, text)

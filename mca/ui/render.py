@@ -29,6 +29,8 @@ def describe_call(call_name: str, arguments: Mapping[str, Any]) -> str:
 def progress_line(kind: str, data: Mapping[str, Any]) -> str:
     """The short line a person sees for a session event, or ''."""
     if kind == "tool.call":
+        if data.get("unreadable"):
+            return f"→ {one_line(str(data['name']))}(arguments that could not be read)"
         return tool_call_line(data["name"], data["arguments"])
     if kind == "tool.result":
         return tool_result_lines(data["name"], data["ok"], data["result"])

@@ -18,6 +18,7 @@ from mca.errors import ModelError
 from mca.models.http import RetryPolicy
 from mca.models.openai import OpenAIModel
 from mca.tools.base import ToolContext
+from mca.ui.render import progress_line
 from tests.models.wire import Recorder, openai_json, openai_sse, sse
 
 pytestmark = pytest.mark.stress
@@ -100,8 +101,15 @@ def test_api_faults(fault: str, ctx: ToolContext, tmp_path: Path) -> None:
 
 def test_unreadable_tool_arguments_go_back_to_the_model(ctx: ToolContext, tmp_path: Path) -> None:
     rec = Recorder(sse(openai_sse("", CALL, bad_args=True)), sse(openai_sse("sorry")))
-    agent = Agent(model=_model(tmp_path, rec), tools=ctx, system="s")
+    shown: list[str] = []
+    agent = Agent(
+        model=_model(tmp_path, rec),
+        tools=ctx,
+        system="s",
+        emit=lambda kind, data: shown.append(progress_line(kind, data)),
+    )
     result = agent.run_turn("go")
+    assert "→ read_file(arguments that could not be read)" in shown
     sent = json.loads(rec.requests[1].content)["messages"]
     assert "not valid JSON" in sent[-1]["content"] and sent[-1]["role"] == "tool"
     assert sent[-2]["tool_calls"][0]["function"]["arguments"] == "{}"  # what any server accepts
