@@ -8,6 +8,7 @@ import threading
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from prompt_toolkit.utils import get_cwidth
 
 from mca.sanitize import REDACTED, StreamScrubber, visible
 from mca.ui.markdown import MarkdownStream
@@ -21,8 +22,8 @@ SAMPLE = (
 pieces = st.text(alphabet="#*`-> \n1.abc_~", max_size=80)
 
 
-def render(chunks: list[str]) -> str:
-    m = MarkdownStream()
+def render(chunks: list[str], width: int | None = None) -> str:
+    m = MarkdownStream(width)
     return "".join(m.feed(c) for c in chunks) + m.finish()
 
 
@@ -31,10 +32,27 @@ def split(text: str, cuts: list[int]) -> list[str]:
     return [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
 
 
+widths = st.sampled_from([None, 20, 27, 80])
+prose = st.text(alphabet="ab漢 \n*`-#1.", max_size=200)
+
+
 @settings(max_examples=300, deadline=None)
-@given(pieces, st.lists(st.integers(0, 200), max_size=12))
-def test_pieces_render_exactly_as_the_whole(text: str, cuts: list[int]) -> None:
-    assert render(split(text, cuts)) == render([text])
+@given(pieces, st.lists(st.integers(0, 200), max_size=12), widths)
+def test_pieces_render_exactly_as_the_whole(text: str, cuts: list[int], width: int | None) -> None:
+    assert render(split(text, cuts), width) == render([text], width)
+
+
+@settings(max_examples=300, deadline=None)
+@given(prose, st.sampled_from([20, 27]))
+def test_wrapped_lines_fit_and_keep_every_word(text: str, width: int) -> None:
+    wrapped, plain = OURS.sub("", render([text], width)), OURS.sub("", render([text]))
+    assert wrapped.split() == plain.split()  # the same words, in the same order
+    for line in wrapped.splitlines():
+        words = line.split()
+        if words and re.fullmatch(r"•|\d+[.)]", words[0]):
+            words = words[1:]  # a list marker
+        # wider than the terminal only for a word that fits no line (code is never wrapped)
+        assert "│" in line or sum(map(get_cwidth, line)) <= width or len(words) == 1, line
 
 
 @settings(max_examples=300, deadline=None)
@@ -99,3 +117,13 @@ def test_spinner_clears_its_line_when_stopped() -> None:
     text = out.getvalue()
     assert "waiting for the model" in text and text.endswith("\r\x1b[K")
     sp.stop()  # a second stop is harmless
+
+
+def test_wrapping_keeps_list_indents_and_leaves_code_alone() -> None:
+    text = (
+        "- a list item that is long enough to wrap onto a second line\n"
+        "```\nthis_is_code = 'never wrapped, however far past the edge it goes'\n```\n"
+    )
+    out = OURS.sub("", render([text], 30))
+    assert out.startswith("• a list item that is long\n  enough to wrap onto a second\n  line\n")
+    assert "  │ this_is_code = 'never wrapped, however far past the edge it goes'\n" in out

@@ -30,6 +30,7 @@ ANSWER = [
     "ld** and `co",
     "de` here.\n\n```py\nx = 1  # **not bold**\n```\n- it",
     "em\n",
+    " ".join(f"word{i:02}" for i in range(1, 21)) + "\n",  # wider than the screen
 ]
 COLS, ROWS = 100, 40
 
@@ -156,7 +157,9 @@ def test_spinner_shows_elapsed_and_retry_then_markdown_replaces_it(
     assert term.style_of("code").fg == "cyan" and not term.style_of("here.").bold
     assert "│ x = 1  # **not bold**" in screen  # code is set apart and left as written
     assert "• item" in screen
-    assert "~31 out tokens (estimated, o200k_base) · 1 model call" in screen
+    words = [w for line in screen.splitlines() for w in line.split() if w.startswith("word")]
+    assert words == [f"word{i:02}" for i in range(1, 21)]  # wrapped between words, not in one
+    assert "~72 out tokens (estimated, o200k_base) · 1 model call" in screen
     term.close()
 
 

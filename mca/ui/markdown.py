@@ -1,15 +1,19 @@
 """Markdown for the terminal, rendered as it streams in: what is on screen is never redrawn.
 
-Text is written as soon as it arrives, except the few characters whose meaning the next piece
-decides (the start of a line: a heading, list item, quote or code fence; a `*` that may be
-`**`). Headings are bold, emphasis is italic or bold, inline code is cyan, fenced code blocks
-are set apart by a bar and left exactly as written, list bullets become •. Input must already
-be made safe (`visible`): this module only adds escape sequences of its own.
+Text is written as soon as it arrives (word by word when it is wrapped to the terminal's
+width), except the few characters whose meaning the next piece decides (the start of a line:
+a heading, list item, quote or code fence; a `*` that may be `**`). Headings are bold, emphasis
+is italic or bold, inline code is cyan, fenced code blocks are set apart by a bar and left
+exactly as written (never wrapped), list bullets become • and their wrapped lines keep the
+item's indent. Input must already be made safe (`visible`): this module only adds escape
+sequences of its own.
 """
 
 from __future__ import annotations
 
 import re
+
+from prompt_toolkit.utils import get_cwidth
 
 BOLD, ITALIC, CODE, DIM, RESET = "\x1b[1m", "\x1b[3m", "\x1b[36m", "\x1b[2m", "\x1b[0m"
 _FENCE = re.compile(r" {0,3}(```+|~~~+)(.*)")
@@ -19,12 +23,14 @@ _ORDERED = re.compile(r"( *)(\d{1,9}[.)])[ \t]+")
 _QUOTE = re.compile(r" {0,3}>[ \t]?")
 _RULE = re.compile(r" {0,3}([-*_])[ \t]*(\1[ \t]*){2,}$")
 _MARKER_START = set(" #-*+>`~_0123456789")
+CODE_BAR = f"{DIM}  │{RESET} "  # starts every line of a fenced code block
 
 
 class MarkdownStream:
     """feed(piece) -> terminal text for it; finish() -> the rest."""
 
-    def __init__(self) -> None:
+    def __init__(self, width: int | None = None) -> None:
+        self.wrap = Wrapper(width) if width else None  # word-wrap at this many columns
         self.pending = ""  # undecided text at the start of a line, or a trailing '*'
         self.at_line_start = True
         self.fence = ""  # the open code fence, or ''
@@ -42,7 +48,7 @@ class MarkdownStream:
                     break
             elif not self._inline(out, final=False):
                 break
-        return "".join(out)
+        return self.wrap.feed("".join(out)) if self.wrap else "".join(out)
 
     def finish(self) -> str:
         out: list[str] = []
@@ -52,7 +58,7 @@ class MarkdownStream:
             else:
                 self._inline(out, final=True)
         out.append(self._close_line())
-        return "".join(out)
+        return self.wrap.feed("".join(out)) + self.wrap.finish() if self.wrap else "".join(out)
 
     # -- the start of a line ---------------------------------------------------------------
     def _line_start(self, out: list[str], final: bool) -> bool:
@@ -70,7 +76,7 @@ class MarkdownStream:
                 self.fence = ""
                 self._consume_line(out, nl)
                 return True
-            out.append(f"{DIM}  │{RESET} ")
+            out.append(CODE_BAR)
             self.at_line_start = False
             return True
         if not complete and _undecided(line):
@@ -189,3 +195,89 @@ def _undecided(line: str) -> bool:
     if not line or len(line) >= 8 or line[0] not in _MARKER_START:
         return False
     return not any(c.isspace() for c in line[1:]) or line.strip() in ("", "-", "*")
+
+
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+_SGR_PREFIX = re.compile(r"\x1b(\[[0-9;]*)?$")
+_LIST_MARK = re.compile(r" *(•|\d{1,9}[.)])")
+
+
+class Wrapper:
+    """Word-wraps rendered text at `width` columns as it streams: a word is written once it is
+    whole, on the next line when it would cross the edge, and a list item's lines keep their
+    hanging indent. Code lines are never wrapped. What comes out depends only on the text, never
+    on how it was cut into pieces."""
+
+    def __init__(self, width: int) -> None:
+        self.width = max(width, 20)
+        self.col = 0
+        self.indent = 0  # where a wrapped line of this paragraph starts
+        self.word: list[str] = []  # the word being read, with its style sequences
+        self.word_cols = 0
+        self.pending = ""  # the start of a style sequence or of a code bar, not yet whole
+        self.line_start = True
+        self.code = False  # this line is code: written as it is
+        self.words_in_line = 0
+        self.spaces = 0  # spaces read since the last word
+
+    def feed(self, text: str) -> str:
+        out: list[str] = []
+        text, self.pending = self.pending + text, ""
+        i = 0
+        while i < len(text):
+            if self.line_start:
+                rest = text[i:]
+                if CODE_BAR.startswith(rest) and len(rest) < len(CODE_BAR):
+                    self.pending = rest  # it may be a code bar
+                    break
+                self.code = rest.startswith(CODE_BAR)
+                self.line_start = False
+            c = text[i]
+            if c == "\n":
+                self._flush(out)
+                out.append("\n")
+                self.col = self.indent = self.words_in_line = self.spaces = 0
+                self.line_start, self.code = True, False
+            elif self.code:
+                out.append(c)
+            elif c == "\x1b":
+                m = _SGR.match(text, i)
+                if m is None and _SGR_PREFIX.match(text, i):
+                    self.pending = text[i:]
+                    break
+                seq = m.group() if m else c
+                self.word.append(seq)
+                i += len(seq)
+                continue
+            elif c == " ":
+                self._flush(out)
+                self.spaces += 1  # written before the next word, if it goes on this line
+            else:
+                self.word.append(c)
+                self.word_cols += get_cwidth(c)
+            i += 1
+        return "".join(out)
+
+    def finish(self) -> str:
+        out: list[str] = [self.pending]
+        self.pending = ""
+        self._flush(out)
+        return "".join(out)
+
+    def _flush(self, out: list[str]) -> None:
+        if not self.word:
+            return
+        word = "".join(self.word)
+        if self.col > self.indent and self.col + self.spaces + self.word_cols > self.width:
+            out.append("\n" + " " * self.indent)  # the spaces before it become the break
+            self.col = self.indent
+        else:
+            out.append(" " * self.spaces)
+            self.col += self.spaces
+        self.spaces = 0
+        out.append(word)
+        self.col += self.word_cols
+        if self.words_in_line == 0 and _LIST_MARK.fullmatch(_SGR.sub("", word)):
+            self.indent = self.col + 1  # a list item: its lines start after the marker
+        self.words_in_line += 1
+        self.word, self.word_cols = [], 0

@@ -4,6 +4,7 @@ object that shows a session's events and asks before commands run."""
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -188,7 +189,8 @@ class ReplUI:
                 self.streamed = True
                 self.ends_line = False
                 self.scrubber = StreamScrubber(self.secrets)
-                self.markdown = MarkdownStream() if self.colour else None
+                width = shutil.get_terminal_size().columns
+                self.markdown = MarkdownStream(width) if self.colour else None
             safe = visible(self.scrubber.feed(delta))
             self.out.write(self.markdown.feed(safe) if self.markdown else safe)
             self.out.flush()
