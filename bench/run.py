@@ -424,24 +424,8 @@ def bench_overhead(results: list[Result]) -> None:
     """mca's own time per turn (everything but the model call) over a 50-turn conversation
     against an instant local server speaking the OpenAI wire."""
     from mca.config import load_settings
-    from mca.session import open_session
+    from mca.session import HeadlessUI, open_session
     from tests.fakeserver import openai_reply, serve
-
-    class UI:
-        def approve(self, c: str) -> bool:
-            return True
-
-        def approve_write(self, p: str, r: str, d: str) -> bool:
-            return False
-
-        def approve_edit(self, p: str, d: str) -> bool:
-            return True
-
-        def event(self, k: str, d: Any) -> None:
-            return None
-
-        def text(self, d: str) -> None:
-            return None
 
     overheads: list[float] = []
     with tempfile.TemporaryDirectory() as tmp, serve(lambda r: openai_reply(r, "ok " * 40)) as srv:
@@ -456,7 +440,7 @@ def bench_overhead(results: list[Result]) -> None:
             "MCA_CONTEXT_WINDOW": "128000",
         }
         settings = load_settings(env, workspace=ws).with_(skills_dirs=(REPO / "skills",))
-        session = open_session(settings, UI(), log_to_disk=True)
+        session = open_session(settings, HeadlessUI(), log_to_disk=True)
         inner = session.agent.model
         spent: list[float] = []
 
@@ -502,23 +486,7 @@ def bench_overhead(results: list[Result]) -> None:
 def bench_ledger(results: list[Result]) -> None:
     from mca.config import load_settings
     from mca.models.mock import MockModel
-    from mca.session import open_session
-
-    class UI:
-        def approve(self, c: str) -> bool:
-            return True
-
-        def approve_write(self, p: str, r: str, d: str) -> bool:
-            return False
-
-        def approve_edit(self, p: str, d: str) -> bool:
-            return True
-
-        def event(self, k: str, d: Any) -> None:
-            return None
-
-        def text(self, d: str) -> None:
-            return None
+    from mca.session import HeadlessUI, open_session
 
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "ws"
@@ -526,7 +494,7 @@ def bench_ledger(results: list[Result]) -> None:
         settings = load_settings(
             {"MOCK": "1", "MCA_HOME": str(Path(tmp) / "h"), "HOME": tmp}, workspace=ws
         ).with_(skills_dirs=(REPO / "skills",))
-        s = open_session(settings, UI(), model=MockModel(), log_to_disk=False)
+        s = open_session(settings, HeadlessUI(), model=MockModel(), log_to_disk=False)
         s.skills.estimator.count("warm up")
         costs = []
         for i in range(50):

@@ -13,7 +13,7 @@ from mca.config import load_settings
 from mca.ledger import Calibration, request_chars
 from mca.ledger_cli import compare
 from mca.models.mock import MockModel
-from mca.session import Session, open_session
+from mca.session import HeadlessUI, Session, open_session
 from mca.skills.catalog import Budget
 from mca.skills.discover import char_fits, discover
 from mca.skills.model import Root
@@ -45,28 +45,11 @@ def test_estimator_caches_and_labels() -> None:
     assert est.fits("abc", 3) and not est.fits("hello world " * 50, 10)
 
 
-class _UI:
-    def approve(self, command: str) -> bool:
-        return True
-
-    def approve_write(self, path: str, reason: str, diff: str) -> bool:
-        return False
-
-    def approve_edit(self, path: str, diff: str) -> bool:
-        return True
-
-    def event(self, kind: str, data: object) -> None:
-        return None
-
-    def text(self, delta: str) -> None:
-        return None
-
-
 def session(ws: Path, model: object, **env: str) -> Session:
     settings = load_settings(
         {"MCA_HOME": str(ws.parent / "home"), "HOME": str(ws.parent), **env}, workspace=ws
     ).with_(skills_dirs=(REPO / "skills",))
-    return open_session(settings, _UI(), model=model)  # type: ignore[arg-type]
+    return open_session(settings, HeadlessUI(), model=model)  # type: ignore[arg-type]
 
 
 def test_rows_add_up_to_the_request_sent(ws: Path) -> None:

@@ -228,14 +228,14 @@ def undo_when_target_became_fifo(w: World) -> None:
 # -- 4. concurrent sessions and pruning --------------------------------------------------------
 @scenario
 def second_session_does_not_prune_a_live_one(w: World) -> None:
-    from mca.session import open_session
+    from mca.session import HeadlessUI, open_session
     from tests.helpers import FakeModel, call, say
 
     (w.ws / "keep.txt").write_text("the original\n")
     settings = load(w)
     first = open_session(
         settings,
-        QuietUI(),
+        HeadlessUI(),
         model=FakeModel([call("write_file", path="keep.txt", content="changed\n"), say("ok")]),
     )
     first.run_turn("change it")
@@ -707,23 +707,6 @@ def legacy_store_and_live_session_and_escapes(w: World) -> None:
 
 
 # -- helpers -----------------------------------------------------------------------------------
-class QuietUI:
-    def approve(self, command: str) -> bool:
-        return True
-
-    def approve_write(self, path: str, reason: str, diff: str) -> bool:
-        return False
-
-    def approve_edit(self, path: str, diff: str) -> bool:
-        return True
-
-    def event(self, kind: str, data: object) -> None:
-        return None
-
-    def text(self, delta: str) -> None:
-        return None
-
-
 def load(w: World):  # type: ignore[no-untyped-def]
     from mca.config import load_settings
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -435,24 +437,8 @@ def test_reading_a_skill_is_an_activation(ws: Path) -> None:
     """read_file skill:NAME (or the SKILL.md path) goes through the same gates, dedup and
     protection as a matched body, and the ledger shows it."""
     from mca.config import load_settings
-    from mca.session import open_session
+    from mca.session import HeadlessUI, open_session
     from tests.helpers import FakeModel, call, say
-
-    class UI:
-        def approve(self, c: str) -> bool:
-            return True
-
-        def approve_write(self, p: str, r: str, d: str) -> bool:
-            return False
-
-        def approve_edit(self, p: str, d: str) -> bool:
-            return True
-
-        def event(self, k: str, d: object) -> None:
-            return None
-
-        def text(self, d: str) -> None:
-            return None
 
     calc_md = str(LAB / "calc-conventions" / "SKILL.md")
     model = FakeModel(
@@ -465,7 +451,7 @@ def test_reading_a_skill_is_an_activation(ws: Path) -> None:
         ]
     )
     settings = load_settings({"MOCK": "1", "MCA_HOME": str(ws.parent / "h")}, workspace=ws)
-    session = open_session(settings.with_(skills_dirs=(LAB,)), UI(), model=model)
+    session = open_session(settings.with_(skills_dirs=(LAB,)), HeadlessUI(), model=model)
     result = session.run_turn("hello there")
     outcome = [(t.ok, t.result) for t in result.tools]
     assert outcome[0][0] and "put the skill 'calc-conventions-archived'" in outcome[0][1]
@@ -517,27 +503,15 @@ def test_naming_a_rival_replaces_the_held_skill(ws: Path) -> None:
 
 def test_the_catalog_follows_skills_changing_on_disk(ws: Path, tmp_path: Path) -> None:
     from mca.config import load_settings
-    from mca.session import open_session
+    from mca.session import HeadlessUI, open_session
     from tests.helpers import FakeModel, say
 
     events: list[str] = []
 
-    class UI:
-        def approve(self, c: str) -> bool:
-            return True
-
-        def approve_write(self, p: str, r: str, d: str) -> bool:
-            return False
-
-        def approve_edit(self, p: str, d: str) -> bool:
-            return True
-
-        def event(self, k: str, d: dict[str, str]) -> None:
+    class UI(HeadlessUI):
+        def event(self, k: str, d: Mapping[str, Any]) -> None:
             if k == "notice":
                 events.append(d["message"])
-
-        def text(self, d: str) -> None:
-            return None
 
     root = tmp_path / "skills"
     (root / "alpha").mkdir(parents=True)
