@@ -109,6 +109,18 @@ def open_regular(
     O_NONBLOCK makes opening a FIFO return at once (then fstat refuses it); O_NOFOLLOW refuses a
     final symlink unless `follow`; `root` confirms the opened file is inside it.
     """
+    fd, st = _open_checked(path, root, follow)
+    try:
+        f = os.fdopen(fd, "rb", closefd=True)
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        yield f, st
+
+
+def _open_checked(path: Path, root: Path | None, follow: bool) -> tuple[int, os.stat_result]:
+    """A descriptor on a regular file (inside `root` when given), and its fstat."""
     flags = os.O_RDONLY | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
     try:
         fd = os.open(path, flags)
@@ -122,12 +134,10 @@ def open_regular(
             kind = file_kind(st.st_mode)
             raise NotRegularFile(errno.EINVAL, f"{path}: is {kind}, not a regular file")
         _check_fd(fd, root, path)
-        f = os.fdopen(fd, "rb", closefd=True)
     except BaseException:
         os.close(fd)
         raise
-    with f:
-        yield f, st
+    return fd, st
 
 
 def read_regular_stat(
@@ -137,19 +147,8 @@ def read_regular_stat(
 
     The same checks as open_regular, on a bare descriptor: skill discovery reads thousands.
     """
-    flags = os.O_RDONLY | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
+    fd, st = _open_checked(path, root, follow)
     try:
-        fd = os.open(path, flags)
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise NotRegularFile(errno.ELOOP, f"{path}: is a symbolic link; not followed") from None
-        raise
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = file_kind(st.st_mode)
-            raise NotRegularFile(errno.EINVAL, f"{path}: is {kind}, not a regular file")
-        _check_fd(fd, root, path)
         if st.st_size > cap:
             raise FileTooLarge(errno.EFBIG, f"{path}: {st.st_size:,} bytes, over {cap:,}")
         data = os.read(fd, cap + 1)  # a regular file gives all it has, up to the count
