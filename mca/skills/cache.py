@@ -45,6 +45,27 @@ def _from_json(raw: Any) -> ParsedSkill:
     return ParsedSkill(dict(raw["fields"]), str(raw["body"]), diags, dict(raw["lines"]))
 
 
+def _load(path: Path, key: str) -> dict[str, Any]:
+    """The entries under `key` of a cache file of this version, or {} (a damaged or foreign
+    file is ignored, and rewritten by the next save)."""
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads(read_regular(path, cap=MAX_CACHE_BYTES))
+        if isinstance(data, dict) and data.get("version") == VERSION:
+            entries = data.get(key)
+            return entries if isinstance(entries, dict) else {}
+    return {}
+
+
+def _store(path: Path, key: str, entries: dict[str, Any]) -> None:
+    """Write a cache file, 0600 (best effort: a cache that cannot be written is just slower)."""
+    data = json.dumps({"version": VERSION, key: entries}, separators=(",", ":"))
+    if len(data) > MAX_CACHE_BYTES:
+        return
+    with contextlib.suppress(OSError):
+        private_dir(path.parent)
+        atomic_write(path, data.encode("utf-8", "backslashreplace"), 0o600)
+
+
 class ParseCache:
     """Parsed skills by path; `save` writes back what this run used (and nothing else)."""
 
@@ -53,12 +74,8 @@ class ParseCache:
         self.old: dict[str, Any] = {}
         self.new: dict[str, Any] = {}
         self.changed = False
-        if path is None:
-            return
-        with contextlib.suppress(OSError, ValueError):
-            data = json.loads(read_regular(path, cap=MAX_CACHE_BYTES))
-            if isinstance(data, dict) and data.get("version") == VERSION:
-                self.old = data.get("entries") or {}
+        if path is not None:
+            self.old = _load(path, "entries")
 
     def get(self, path: Path, st: os.stat_result) -> ParsedSkill | None:
         entry = self.old.get(str(path))
@@ -80,12 +97,7 @@ class ParseCache:
         """Write the entries this run used, when anything changed (best effort)."""
         if self.path is None or not (self.changed or set(self.old) != set(self.new)):
             return
-        data = json.dumps({"version": VERSION, "entries": self.new}, separators=(",", ":"))
-        if len(data) > MAX_CACHE_BYTES:
-            return
-        with contextlib.suppress(OSError):
-            private_dir(self.path.parent)
-            atomic_write(self.path, data.encode("utf-8", "backslashreplace"), 0o600)
+        _store(self.path, "entries", self.new)
 
 
 MAX_FITS = 512  # answers kept: a few dozen per catalog fitted
@@ -102,14 +114,9 @@ class FitsMemo:
         self.path, self.encoding, self.fits = path, encoding, fits
         self.known: dict[str, bool] = {}
         self.changed = False
-        if path is None:
-            return
-        with contextlib.suppress(OSError, ValueError):
-            data = json.loads(read_regular(path, cap=MAX_CACHE_BYTES))
-            if isinstance(data, dict) and data.get("version") == VERSION:
-                entries = data.get("answers")
-                if isinstance(entries, dict):
-                    self.known = {k: v for k, v in entries.items() if isinstance(v, bool)}
+        if path is not None:
+            answers = _load(path, "answers")
+            self.known = {k: v for k, v in answers.items() if isinstance(v, bool)}
 
     def __call__(self, text: str, limit: int) -> bool:
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -123,8 +130,4 @@ class FitsMemo:
     def save(self) -> None:
         if self.path is None or not self.changed:
             return
-        kept = dict(list(self.known.items())[-MAX_FITS:])
-        data = json.dumps({"version": VERSION, "answers": kept}, separators=(",", ":"))
-        with contextlib.suppress(OSError):
-            private_dir(self.path.parent)
-            atomic_write(self.path, data.encode(), 0o600)
+        _store(self.path, "answers", dict(list(self.known.items())[-MAX_FITS:]))

@@ -221,6 +221,8 @@ def test_parse_cache_is_used_only_while_a_file_is_unchanged(tmp_path: Path) -> N
     assert scan() == "Second.|body two"  # edited: parsed again
     cache_file.write_text("{not json")
     assert scan() == "Second.|body two"  # a damaged cache is ignored, then rewritten
+    cache_file.write_text('{"version": 1, "entries": [1]}')
+    assert scan() == "Second.|body two"  # so is one of the wrong shape
     starter = starter_policy(("split",))
     result = scan_roots(roots, policy=starter, cache=ParseCache(cache_file))
     assert result.candidates[0].skill is not None  # the lab's own parser, never the cache
