@@ -172,12 +172,6 @@ def read_head(path: Path, root: Path | None = None, *, limit: int) -> tuple[byte
         return f.read(limit), st.st_size
 
 
-def read_contained(path: Path, root: Path | None = None, limit: int = -1) -> bytes:
-    """Read a regular file (no final symlink), confirming it is inside `root`."""
-    with open_regular(path, root) as (f, _):
-        return f.read(limit)
-
-
 def private_dir(path: Path) -> Path:
     """Create `path` and any missing parents as 0700 directories, and tighten `path` itself.
 

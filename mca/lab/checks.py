@@ -381,8 +381,3 @@ def run_check(lab: Lab, n: int) -> dict[str, Any]:
         "saw": saw,
         "hint": HINTS[n],
     }
-
-
-def run_checks(lab: Lab) -> list[dict[str, Any]]:
-    """Run all 14; never stops at the first failure."""
-    return [run_check(lab, n) for n in range(1, len(CHECKS) + 1)]
