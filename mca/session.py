@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from mca.agent import Agent, TurnResult
 from mca.compact import CompactionReport, Compactor
-from mca.config import DEFAULT_BASE_URLS, Settings
+from mca.config import Settings
 from mca.fsutil import private_dir
 from mca.ledger import Calibration, LedgerBook, TurnLedger, build_ledger
 from mca.log import SessionLog, prune_logs
@@ -217,7 +217,7 @@ def _skills(settings: Settings, estimator: Estimator, log: SessionLog) -> Discov
 
 def _window(settings: Settings) -> tuple[Settings, str]:
     """Ask a local server for its context window when nothing else said it."""
-    custom = settings.base_url not in DEFAULT_BASE_URLS.values()
+    custom = settings.base_url not in settings.providers.base_urls()
     if settings.provider == "mock" or settings.context_window_known or not custom:
         return settings, ""
     from mca.models.window import discover_window

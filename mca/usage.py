@@ -2,7 +2,8 @@
 
 Provider-reported counts are used when the provider sent them; otherwise the counts are
 estimates from the local tokenizer and say so. Costs are always estimates: list prices per
-million tokens from a small built-in table, or from [prices] in config.toml.
+million tokens from the provider registry's table (mca.models.registry), or from [prices] in
+config.toml.
 """
 
 from __future__ import annotations
@@ -13,35 +14,20 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # on the REPL's path to its first prompt: import nothing heavy
     from mca.ledger import TurnLedger
+    from mca.models.registry import Registry
     from mca.tokens import Estimator
     from mca.types import Message, Request, Usage
 
-# USD per million tokens (input, output), list prices when this table was written (2025):
-# prices change, so /cost labels its figure as an estimate and config.toml can override them.
-PRICES: dict[str, tuple[float, float]] = {
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4.1-nano": (0.10, 0.40),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4.1": (2.00, 8.00),
-    "o4-mini": (1.10, 4.40),
-    "o3": (2.00, 8.00),
-    "claude-3-5-haiku": (0.80, 4.00),
-    "claude-haiku-4-5": (1.00, 5.00),
-    "claude-sonnet-4": (3.00, 15.00),
-    "claude-3-7-sonnet": (3.00, 15.00),
-    "claude-opus-4": (15.00, 75.00),
-}
-
 
 def price_for(
-    model: str, overrides: Mapping[str, tuple[float, float]] = {}
+    model: str, overrides: Mapping[str, tuple[float, float]], providers: Registry
 ) -> tuple[tuple[float, float], str] | None:
     """(input, output) USD per million tokens and where the figure comes from, or None.
     An exact override wins; otherwise the longest table entry the model name starts with."""
     if model in overrides:
         return overrides[model], "config.toml [prices]"
-    for table, source in ((overrides, "config.toml [prices]"), (PRICES, "built-in table")):
+    builtin = providers.prices()
+    for table, source in ((overrides, "config.toml [prices]"), (builtin, "built-in table")):
         found = [k for k in table if model.startswith(k)]
         if found:
             return table[max(found, key=len)], source
@@ -139,7 +125,12 @@ def turn_line(t: TurnUsage, totals: Totals) -> str:
     )
 
 
-def cost_text(totals: Totals, model: str, overrides: Mapping[str, tuple[float, float]] = {}) -> str:
+def cost_text(
+    totals: Totals,
+    model: str,
+    overrides: Mapping[str, tuple[float, float]],
+    providers: Registry,
+) -> str:
     """/cost: the session's totals and, where a price is known, an estimated cost."""
     if not totals.turns:
         return "no turn yet"
@@ -155,7 +146,7 @@ def cost_text(totals: Totals, model: str, overrides: Mapping[str, tuple[float, f
     cached = sum(t.cached for t in totals.turns)
     if cached:
         lines.append(f"of the input, {cached:,} tokens were read from the provider's cache")
-    found = price_for(model, overrides)
+    found = price_for(model, overrides, providers)
     if model == "mock":
         lines.append("cost: nothing (the offline mock model)")
         return "\n".join(lines)

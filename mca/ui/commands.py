@@ -156,7 +156,7 @@ class SlashCommands:
         from mca.usage import cost_text
 
         s = self.repl.session.settings
-        self.say(cost_text(self.repl.totals, s.model, s.price_table))
+        self.say(cost_text(self.repl.totals, s.model, s.price_table, s.providers))
 
     def mode(self, arg: str) -> None:
         from mca.config import MODES

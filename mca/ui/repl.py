@@ -166,9 +166,10 @@ class Repl:
         s = self.settings
         lines = [f"mca {__version__} · workspace {s.workspace}"]
         if s.provider == "mock":
+            keys = [spec.key_vars[0] for spec in s.providers if spec.key_vars]
+            either = " or ".join(filter(None, (", ".join(keys[:-1]), *keys[-1:])))
             lines.append(
-                f"using the offline mock model ({s.mock_reason}); set OPENAI_API_KEY or"
-                " ANTHROPIC_API_KEY for a real one"
+                f"using the offline mock model ({s.mock_reason}); set {either} for a real one"
             )
         else:
             lines.append(f"model {s.model} via {s.provider}")

@@ -1,0 +1,204 @@
+"""Model providers: one record per provider, and the registry that looks them up by name.
+
+A `ProviderSpec` holds everything mca knows about one provider: how to build its client (a lazy
+import of its wire module, so start-up never loads httpx), its default base URL and model, the
+variables its key may be in, and the context windows and list prices of the models it serves.
+Start-up (`mca.config.load_settings`), `/model`, `/cost`, the banner and the session all read it
+through `Settings.providers`, so adding a provider is one entry here plus its wire module; tests
+pass their own `Registry` to `load_settings(providers=...)`.
+
+Which provider a model name implies, one rule for start-up and `/model` alike (`Registry.infer`):
+
+1. At start-up a provider that is named (MCA_PROVIDER, config.toml `provider`) wins: an
+   OpenAI-compatible proxy may serve a "claude-..." name.
+2. Otherwise the entry with the longest `implied_by` prefix of the name: "claude" -> anthropic;
+   "gpt-", "chatgpt", "o1", "o3", "o4" -> openai. `/model NAME` applies the same prefixes, and a
+   name implying another provider than the current one switches to that provider (leaving a
+   custom MCA_BASE_URL, and its MCA_API_KEY, behind).
+3. A name that implies no provider goes to the fallback, openai: its wire is the one local and
+   compatible servers speak (Ollama, vLLM, llama.cpp, LM Studio), and they serve any name.
+4. No name at all: the first provider, in registry order, whose own key variable is set (openai
+   before anthropic); else the fallback when only MCA_API_KEY is set; else the mock.
+
+Context windows and prices are matched by the longest prefix of the model name over all
+entries: a model's window does not depend on which wire reached it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from mca.config_checks import Raw, choice
+from mca.errors import ConfigError
+
+if TYPE_CHECKING:
+    from mca.config import Settings
+    from mca.types import Model
+
+Notice = Callable[[str], None]
+Builder = Callable[["Settings", Notice], "Model"]
+SHARED_KEY_VAR = "MCA_API_KEY"  # tried first for every provider, and the only one sent elsewhere
+MOCK = "mock"
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """One provider: its wire, defaults, key variables, known models, and the names it owns."""
+
+    name: str
+    build: Builder
+    base_url: str = ""
+    default_model: str = ""
+    key_vars: tuple[str, ...] = ()  # its own variables, tried after SHARED_KEY_VAR
+    windows: Mapping[str, int] = field(default_factory=dict)  # by model-name prefix
+    prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # USD/M in, out
+    implied_by: tuple[str, ...] = ()  # model-name prefixes that mean this provider
+    about: str = ""  # /model's line for a provider that needs no key
+
+    @property
+    def keys_tried(self) -> tuple[str, ...]:
+        """The variables a key is looked for in, in order."""
+        return (SHARED_KEY_VAR, *self.key_vars) if self.key_vars else ()
+
+
+def _longest(table: Mapping[str, object], name: str) -> str:
+    return max((p for p in table if name.startswith(p)), key=len, default="")
+
+
+@dataclass(frozen=True)
+class Registry:
+    """The providers, in the order they are listed and tried; unknown names list the choices."""
+
+    specs: tuple[ProviderSpec, ...]
+    fallback: str  # where a model name that implies no provider goes (rule 3)
+
+    def __iter__(self) -> Iterator[ProviderSpec]:
+        return iter(self.specs)
+
+    def __contains__(self, name: object) -> bool:
+        return any(s.name == name for s in self.specs)
+
+    def __getitem__(self, name: str) -> ProviderSpec:
+        for spec in self.specs:
+            if spec.name == name:
+                return spec
+        choices = ", ".join(sorted(s.name for s in self.specs))
+        raise ConfigError(f"unknown model provider {name!r} (available: {choices})")
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.specs)
+
+    def with_(self, *specs: ProviderSpec) -> Registry:
+        """A copy with these entries added (an entry of the same name is replaced)."""
+        new = {s.name for s in specs}
+        return Registry((*(s for s in self.specs if s.name not in new), *specs), self.fallback)
+
+    def check(self, raw: Raw) -> str:
+        """A provider name as configured: one of the entries, or a ConfigError naming them."""
+        return choice(*self.names())(raw)
+
+    def implied(self, model: str) -> ProviderSpec | None:
+        """The provider whose `implied_by` prefix of the name is the longest (rule 2), or None."""
+        owners = {p: s for s in self.specs for p in s.implied_by}
+        best = _longest(owners, model)
+        return owners[best] if best else None
+
+    def infer(self, model: str, env: Mapping[str, str]) -> str:
+        """The provider for a model name (or none) when none is named (rules 2 to 4)."""
+        if model:
+            implied = self.implied(model)
+            return implied.name if implied else self.fallback
+        for spec in self.specs:
+            if any(env.get(var) for var in spec.key_vars):
+                return spec.name
+        return self.fallback if env.get(SHARED_KEY_VAR) else MOCK
+
+    def window_for(self, model: str) -> int | None:
+        """Known context window of a model (longest matching prefix), or None."""
+        windows = {p: n for s in self.specs for p, n in s.windows.items()}
+        best = _longest(windows, model)
+        return windows[best] if best else None
+
+    def prices(self) -> dict[str, tuple[float, float]]:
+        """Every entry's list prices by model-name prefix."""
+        return {p: v for s in self.specs for p, v in s.prices.items()}
+
+    def base_urls(self) -> frozenset[str]:
+        """The providers' own URLs: any other base URL is a custom server."""
+        return frozenset(s.base_url for s in self.specs if s.base_url)
+
+
+def _openai(settings: Settings, notice: Notice) -> Model:
+    from mca.models.openai import OpenAIModel
+
+    return OpenAIModel(settings, notice=notice)
+
+
+def _anthropic(settings: Settings, notice: Notice) -> Model:
+    from mca.models.anthropic import AnthropicModel
+
+    return AnthropicModel(settings, notice=notice)
+
+
+def _mock(settings: Settings, notice: Notice) -> Model:
+    from mca.models.mock import MockModel, ScriptedModel
+
+    if settings.mock_script is not None:
+        return ScriptedModel(settings.mock_script)
+    return MockModel()
+
+
+# Prices: USD per million tokens (input, output), list prices when this table was written
+# (2025): prices change, so /cost labels its figure as an estimate and config.toml can override.
+OPENAI = ProviderSpec(
+    "openai",
+    _openai,
+    base_url="https://api.openai.com/v1",
+    default_model="gpt-4o-mini",
+    key_vars=("OPENAI_API_KEY",),
+    windows={
+        "gpt-4o": 128_000,
+        "gpt-4.1": 1_000_000,
+        "gpt-5": 400_000,
+        "o3": 200_000,
+        "o4": 200_000,
+        # open models, which OpenAI-compatible servers (this wire) serve
+        "deepseek": 128_000,
+        "llama3": 8_192,
+        "llama3.1": 128_000,
+        "qwen2.5": 32_768,
+    },
+    prices={
+        "gpt-4o-mini": (0.15, 0.60),
+        "gpt-4o": (2.50, 10.00),
+        "gpt-4.1-nano": (0.10, 0.40),
+        "gpt-4.1-mini": (0.40, 1.60),
+        "gpt-4.1": (2.00, 8.00),
+        "o4-mini": (1.10, 4.40),
+        "o3": (2.00, 8.00),
+    },
+    implied_by=("gpt-", "chatgpt", "o1", "o3", "o4"),
+)
+ANTHROPIC = ProviderSpec(
+    "anthropic",
+    _anthropic,
+    base_url="https://api.anthropic.com",
+    default_model="claude-sonnet-4-5",
+    key_vars=("ANTHROPIC_API_KEY",),
+    windows={"claude": 200_000},
+    prices={
+        "claude-3-5-haiku": (0.80, 4.00),
+        "claude-haiku-4-5": (1.00, 5.00),
+        "claude-sonnet-4": (3.00, 15.00),
+        "claude-3-7-sonnet": (3.00, 15.00),
+        "claude-opus-4": (15.00, 75.00),
+    },
+    implied_by=("claude",),
+)
+# The mock implies no name by prefix: only the exact name "mock" chooses it (mca.config).
+MOCK_SPEC = ProviderSpec(
+    MOCK, _mock, default_model=MOCK, windows={MOCK: 128_000}, about="the offline mock model"
+)
+PROVIDERS = Registry((OPENAI, ANTHROPIC, MOCK_SPEC), fallback="openai")
