@@ -228,6 +228,15 @@ def _mock_path(env: Mapping[str, str]) -> Path | None:
     return path
 
 
+def _homes(env: Mapping[str, str]) -> tuple[Path, Path]:
+    """(the user's HOME, mca's home: $MCA_HOME or ~/.mca)."""
+    home_value = env.get("MCA_HOME")
+    if home_value is not None and not home_value.strip():
+        raise ConfigError("MCA_HOME is set but empty: unset it or name a directory")
+    user_home = Path(env.get("HOME") or "~").expanduser()
+    return user_home, Path(home_value).expanduser() if home_value else user_home / ".mca"
+
+
 def load_settings(
     env: Mapping[str, str],
     *,
@@ -237,11 +246,7 @@ def load_settings(
 ) -> Settings:
     """Resolve and check settings: flags (overrides) win, then env, then config.toml."""
     o = dict(overrides or {})
-    home_value = env.get("MCA_HOME")
-    if home_value is not None and not home_value.strip():
-        raise ConfigError("MCA_HOME is set but empty: unset it or name a directory")
-    user_home = Path(env.get("HOME") or "~").expanduser()
-    home = Path(home_value).expanduser() if home_value else user_home / ".mca"
+    user_home, home = _homes(env)
     config = ConfigFile(home / "config.toml")
     flags = {
         "model": o.pop("model", None),
