@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import ConfigError
+from mca.skills.policy import PRODUCTION, Policy
 
 PROVIDERS = ("openai", "anthropic", "mock")
 # Approval modes: what runs without asking.
@@ -89,7 +90,8 @@ class Settings:
     skill_budget: int = DEFAULT_SKILL_BUDGET
     strict_skills: bool = False
     encoding: str = "o200k_base"
-    lab: str = ""
+    lab: str = ""  # MCA_LAB as given; the command line turns it into `policy`
+    policy: Policy = PRODUCTION  # how skills are split, validated, rendered, judged and gated
     verbose: bool = False
     show_ledger: bool = False
     record: Path | None = None
