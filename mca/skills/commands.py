@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mca.sanitize import visible
 from mca.skills.model import SKILL_FILE, Candidate, Root
@@ -17,6 +18,9 @@ from mca.skills.runtime import run_discovery
 from mca.skills.scan import load_candidate, scan_roots
 from mca.skills.stage import evaluate
 from mca.tokens import Estimator
+
+if TYPE_CHECKING:
+    from mca.config import Settings
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _settings(args: argparse.Namespace, env: Mapping[str, str], policy_for: PolicyFor):  # type: ignore[no-untyped-def]
+def _settings(args: argparse.Namespace, env: Mapping[str, str], policy_for: PolicyFor) -> Settings:
     from mca.config import load_settings
 
     workspace = Path(args.workspace or os.getcwd())
