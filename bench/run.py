@@ -385,7 +385,7 @@ def bench_grade(results: list[Result]) -> None:
     import csv
 
     count = 20 if QUICK else 100
-    starter = (REPO / "mca" / "skills" / "naive.py").read_text()
+    starter = (REPO / "mca" / "lab" / "naive.py").read_text()
     answers = "\nfrom mca.skills.trigger import judge as judge_triggers\n"
     with tempfile.TemporaryDirectory() as tmp:
         subs = Path(tmp) / "subs"

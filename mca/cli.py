@@ -14,6 +14,8 @@ if TYPE_CHECKING:  # kept out of the import path: `mca --version` must start fas
     from collections.abc import Callable, Mapping, Sequence
     from typing import TextIO
 
+    from mca.skills.policy import Policy
+
 EXIT_OK, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 130
 
 
@@ -126,11 +128,24 @@ def main_parser() -> argparse.ArgumentParser:
 
 
 def settings_from(args: argparse.Namespace, env: Mapping[str, str]) -> Any:
-    """Settings from parsed args and the environment."""
+    """Settings from parsed args and the environment, with MCA_LAB's policy."""
     from mca.config import load_settings
 
     workspace, overrides = _overrides(args)
-    return load_settings(env, workspace=workspace, overrides=overrides)
+    settings = load_settings(env, workspace=workspace, overrides=overrides)
+    return settings.with_(policy=lab_policy(settings.lab))
+
+
+def lab_policy(lab: str) -> Policy:
+    """The policy MCA_LAB names (production when it is unset). The lab picks it, and this is the
+    only place outside the lab that asks: the runtime receives a Policy, never the lab."""
+    if not lab:
+        from mca.skills.policy import PRODUCTION
+
+        return PRODUCTION
+    from mca.lab.policies import select_policy
+
+    return select_policy(lab)
 
 
 def _overrides(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
@@ -183,12 +198,12 @@ def _subcommands() -> dict[str, Callable[[Sequence[str], Mapping[str, str]], int
     def skills(argv: Sequence[str], env: Mapping[str, str]) -> int:
         from mca.skills.commands import run_skills_command
 
-        return run_skills_command(argv, env)
+        return run_skills_command(argv, env, lab_policy)
 
     def ledger(argv: Sequence[str], env: Mapping[str, str]) -> int:
         from mca.ledger_cli import run_ledger_command
 
-        return run_ledger_command(argv, env)
+        return run_ledger_command(argv, env, lab_policy)
 
     def selftest(argv: Sequence[str], env: Mapping[str, str]) -> int:
         from mca.selftest import run_selftest_command
@@ -248,7 +263,7 @@ def _dispatch(argv: Sequence[str], env: Mapping[str, str]) -> int:
     from mca.ui.repl import run_repl
 
     workspace, overrides = _overrides(args)
-    chooser = ModelChooser(env, workspace, overrides)
+    chooser = ModelChooser(env, workspace, {**overrides, "policy": settings.policy})
     return run_repl(settings, first=args.message, resume=resume, chooser=chooser)
 
 

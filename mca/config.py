@@ -18,6 +18,7 @@ from mca.config_checks import Raw, choice, integer, number, paths, text, url
 from mca.config_sources import ConfigFile, Sources, Spec, known_secrets, prices_of
 from mca.errors import ConfigError
 from mca.models.registry import MOCK, PROVIDERS, SHARED_KEY_VAR, ProviderSpec, Registry
+from mca.skills.policy import PRODUCTION, Policy
 
 # Approval modes: what runs without asking.
 MODES = {
@@ -92,7 +93,8 @@ class Settings:
     skill_budget: int = SPECS.skill_budget.default
     strict_skills: bool = False
     encoding: str = SPECS.encoding.default
-    lab: str = ""
+    lab: str = ""  # MCA_LAB as given; the command line turns it into `policy`
+    policy: Policy = PRODUCTION  # how skills are split, validated, rendered, judged and gated
     verbose: bool = False
     show_ledger: bool = False
     record: Path | None = None

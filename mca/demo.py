@@ -18,7 +18,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from mca.config import load_settings
-from mca.selftest import find_repo
+from mca.content import find_repo
 from mca.ui.repl import Repl
 
 SCRIPT = (

@@ -13,6 +13,7 @@ from typing import Any
 
 from mca.skills.discover import Discovery
 from mca.skills.inject import render_skill, stage_two_text
+from mca.skills.policy import PolicyFor
 from mca.skills.runtime import run_discovery
 from mca.skills.stage import evaluate
 from mca.skills.trigger import judge, sentence_paths
@@ -138,8 +139,9 @@ def lab_report(repo: Path, sentences: Sequence[str] = LAB_SENTENCES) -> dict[str
     return compare(d, sentences, est, DEFAULT_SKILL_BUDGET, ws)
 
 
-def run_ledger_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
-    """Entry for `mca ledger compare`."""
+def run_ledger_command(argv: Sequence[str], env: Mapping[str, str], policy_for: PolicyFor) -> int:
+    """Entry for `mca ledger compare`; `policy_for` turns MCA_LAB into the policy discovery
+    runs (the --lab report always prices the lab's packs as production loads them)."""
     p = argparse.ArgumentParser(prog="mca ledger", description="context cost reports")
     sub = p.add_subparsers(dest="action", required=True)
     c = sub.add_parser("compare", help="eager vs matched vs gated skill loading")
@@ -152,7 +154,7 @@ def run_ledger_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
     )
     args = p.parse_args(argv)
     if args.lab:
-        from mca.selftest import find_repo
+        from mca.content import find_repo
 
         report = lab_report(find_repo(Path.cwd()), list(args.sentences) or LAB_SENTENCES)
         text = json.dumps(report, indent=2) if args.json else compare_text(report)
@@ -167,6 +169,7 @@ def run_ledger_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
     workspace = Path(args.workspace or os.getcwd())
     overrides = {"skills_dirs": tuple(Path(d) for d in args.skills_dir)}
     settings = load_settings(env, workspace=workspace, overrides=overrides)
+    settings = settings.with_(policy=policy_for(settings.lab))
     est = Estimator(settings.encoding)
     discovery = run_discovery(settings, est)
     report = compare(discovery, sentences, est, settings.skill_budget, settings.workspace)

@@ -2,7 +2,7 @@
 
 Production and the starter run here; a student's exercises.py (`--lab FILE`, or MCA_LAB=FILE)
 runs in a child process (mca/lab/runner.py) with a time limit per check and for the whole run.
-Output is identical on every machine: no temp paths, no timings. Exit 0 only on 14/14.
+Output is identical on every machine: no temp paths, no timings. Exit 0 only when all pass.
 """
 
 from __future__ import annotations
@@ -12,15 +12,12 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from mca.content import find_repo
 
-def find_repo(start: Path) -> Path:
-    """The directory holding the lab's skills/ and fixtures/ (the source checkout)."""
-    here = Path(__file__).resolve().parent.parent
-    for d in (here, start, *start.parents):
-        if (d / "skills" / "calc-conventions").is_dir() and (d / "fixtures" / "workspace").is_dir():
-            return d
-    raise FileNotFoundError("cannot find the lab's skills/ and fixtures/ (run from the checkout)")
+if TYPE_CHECKING:
+    from mca.lab.suite import Check
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -38,11 +35,18 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def run_lab(
-    repo: Path, lab: str, seeds: Sequence[int], check_seconds: float = 30.0
+    repo: Path,
+    lab: str,
+    seeds: Sequence[int],
+    check_seconds: float = 30.0,
+    checks: Sequence[Check] | None = None,
 ) -> tuple[list[dict[str, object]], str]:
-    """(per-check results over the seeds, runtime name) for a lab spec."""
+    """(per-check results over the seeds, runtime name) for a lab spec. `checks` replaces the
+    lab's table for a run in this process (a student's file runs the table in a child)."""
     from mca.lab.report import combine
+    from mca.lab.suite import CHECKS
 
+    table = CHECKS if checks is None else checks
     if lab.endswith(".py"):
         from mca.lab.child import run_child
 
@@ -55,25 +59,18 @@ def run_lab(
 
             raise McaError(child.message)
         note = f"not run: {child.message}" if child.status != "ok" else ""
-        return combine(child.checks, seeds, note), child.runtime or lab
-    import tempfile
-
-    from mca.lab.checks import Lab, run_check
-    from mca.lab.variant import materialize, names_for
-    from mca.skills.select import select_policy
+        return combine(child.checks, seeds, note, table), child.runtime or lab
+    from mca.lab.policies import select_policy
+    from mca.lab.suite import run_suite
 
     policy = select_policy(lab)
-    results = []
-    for seed in seeds:
-        names = names_for(seed)
-        with tempfile.TemporaryDirectory() as tmp:
-            variant = Lab(materialize(repo, names, Path(tmp)), policy, names, shipped=repo)
-            results += [{"seed": seed, **run_check(variant, n)} for n in range(1, 15)]
-    return combine(results, seeds), policy.name
+    return combine(list(run_suite(repo, policy, seeds, table)), seeds, checks=table), policy.name
 
 
-def run_selftest_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
-    """Entry: exit 0 only on 14/14."""
+def run_selftest_command(
+    argv: Sequence[str], env: Mapping[str, str], checks: Sequence[Check] | None = None
+) -> int:
+    """Entry: exit 0 only when every check passed."""
     from mca.errors import McaError
     from mca.lab.report import to_json, to_junit, to_text
     from mca.ledger_cli import compare_text, lab_report
@@ -89,12 +86,12 @@ def run_selftest_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
         from mca.errors import ConfigError
 
         raise ConfigError("--check-seconds: must be a number of seconds from 0 to 3600")
-    checks, runtime = run_lab(repo, lab, seeds, args.check_seconds)
+    results, runtime = run_lab(repo, lab, seeds, args.check_seconds, checks)
     report = lab_report(repo)
     if args.junit:
-        Path(args.junit).write_text(to_junit(checks, runtime), encoding="utf-8")
+        Path(args.junit).write_text(to_junit(results, runtime), encoding="utf-8")
     if args.json:
-        sys.stdout.write(json.dumps(to_json(checks, runtime, seeds, report), indent=2) + "\n")
+        sys.stdout.write(json.dumps(to_json(results, runtime, seeds, report), indent=2) + "\n")
     else:
-        sys.stdout.write(to_text(checks, runtime, compare_text(report)) + "\n")
-    return 0 if all(c["passed"] for c in checks) else 1
+        sys.stdout.write(to_text(results, runtime, compare_text(report)) + "\n")
+    return 0 if all(c["passed"] for c in results) else 1

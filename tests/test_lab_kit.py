@@ -12,8 +12,8 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from mca.lab.checks import TRAPPED
-from mca.skills.policy import SLOTS
+from mca.lab.exercises import TRAPS
+from mca.lab.suite import trapped
 from tests.conftest import REPO
 
 MCA = Path(sys.executable).parent / "mca"
@@ -21,6 +21,7 @@ pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(not MCA.exists(), reason="mca is not installed"),
 ]
+TRAPPED = trapped()
 STARTER_FAILS = {n for checks in TRAPPED.values() for n in checks}
 # The production answers, pasted in as a student would: one line per function.
 PRODUCTION = {
@@ -93,7 +94,7 @@ def test_the_production_answers_score_14(tmp_path: Path, starter: str) -> None:
     assert len(suite.findall("testcase")) == 14
 
 
-@pytest.mark.parametrize("trap", list(SLOTS))
+@pytest.mark.parametrize("trap", TRAPS)
 def test_each_exercise_solved_alone_turns_exactly_its_checks_green(
     tmp_path: Path, starter: str, trap: str
 ) -> None:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mca.skills.policy import TRAPS
+from mca.lab.exercises import TRAPS
+from mca.lab.suite import trapped
 from tests.conftest import REPO
 
 MCA = Path(sys.executable).parent / "mca"
@@ -39,6 +40,10 @@ def failed(report: dict[str, object]) -> set[int]:
 
 
 pytestmark = pytest.mark.skipif(not MCA.exists(), reason="mca is not installed")
+
+
+def test_the_table_ties_each_trap_to_the_checks_the_notes_name() -> None:
+    assert {trap: set(ids) for trap, ids in trapped().items()} == TRAP_CHECKS
 
 
 def test_all_fourteen_pass() -> None:

@@ -1,9 +1,10 @@
-"""The lab's 14 checks, offline and deterministic, on one variant of the lab's fixtures.
+"""What each of the lab's checks does, offline and deterministic, on one variant of the lab.
 
 Every check runs the production code paths on the lab's packs (skills/) and fixtures, with the
 policy under test, so a naive version fails exactly the checks its trap breaks. What a check
 looks for comes from Names (mca/lab/variant.py): seed 0 is the lab as it ships, other seeds
-rename it, so no check can be passed by special-casing the fixtures.
+rename it, so no check can be passed by special-casing the fixtures. Which checks exist, in what
+order, with which exercise and hint, is the table in mca/lab/suite.py.
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from mca.lab.variant import Names
 from mca.skills.catalog import Budget
@@ -36,22 +36,6 @@ EIGHT = (
     "run_command",
     "update_plan",
 )
-# Which lab exercise each check belongs to (checks 11-14 hold the whole runtime together).
-# The design notes tie one check to each of the first three traps and two to the last two
-# (TRAPPED); the other checks of an exercise hold even for its naive starter, on small data.
-EXERCISES = {
-    1: "1 split frontmatter by lines",
-    2: "1 split frontmatter by lines",
-    3: "2 validate metadata",
-    4: "2 validate metadata",
-    5: "3 scripts as command lines",
-    6: "3 scripts as command lines",
-    7: "4 paths and word boundaries",
-    8: "4 paths and word boundaries",
-    9: "5 domain and budget gates",
-    10: "5 domain and budget gates",
-}
-TRAPPED = {"split": (1,), "validate": (3,), "script": (6,), "judge": (7, 8), "gates": (9, 10)}
 
 
 class CheckFailed(Exception):
@@ -323,61 +307,3 @@ def check_end_to_end(lab: Lab) -> None:
         expect(report.restored == ["src/calc.js"], f"/undo: {report}")
         expect((ws / "src/calc.js").read_bytes() == original, "/undo did not restore the bytes")
         session.close()
-
-
-CHECKS: tuple[tuple[str, Callable[[Lab], None]], ...] = (
-    ("a --- horizontal rule in a body leaves the body whole", check_rule_in_body),
-    ("a file with no closing fence is rejected with an error", check_unclosed_fence),
-    ("the pack without a description is skipped, naming the field", check_missing_description),
-    ("a wrong-type extension field (priority: high) is dropped, the skill kept", check_wrong_type),
-    ("the release skill's injection carries a runnable command line", check_command_line),
-    ("no byte of the script's body enters the injected text", check_script_not_read),
-    ("a sentence naming src/calc.js hits calc-conventions with a path reason", check_path_reason),
-    ("the trigger `test` does not match 'latest' or 'contest'", check_word_boundaries),
-    ("divide-by-zero loads only the higher-scoring calc convention", check_domain_gate),
-    ("under a small budget a body is left out with its reason", check_budget_gate),
-    ("a sentence matching nothing injects 0 characters at stage two", check_zero_injection),
-    ("the catalog holds one entry per loaded skill and no body text", check_catalog),
-    ("the tool registry holds exactly eight tools before and after skills load", check_registry),
-    ("end to end: the mock follows the injected convention; tests pass; /undo", check_end_to_end),
-)
-
-
-HINTS = {
-    1: "split by lines: the first line must be ---; the header ends at the first later line"
-    " that is exactly ---, so a rule further down the body stays in the body",
-    2: "a file whose frontmatter is never closed must not load; raise FrontmatterError",
-    3: "a pack without a description must be skipped with an error Diagnostic naming the field",
-    4: "a wrong-typed extension field is dropped (priority 0), the skill itself still loads",
-    5: "offer each script as one command line the model can run from the workspace",
-    6: "never read a script into the context: its command line is all the model needs",
-    7: "score each path of the sentence that a skill's `paths` glob matches (10 points, 'path')",
-    8: "ASCII triggers match on word boundaries: 'test' must not fire on 'latest'",
-    9: "one skill per domain: the highest score wins; the other's reason names the winner",
-    10: "keep a total character budget; the left-out body says 'body is N chars, only M left'",
-    11: "a sentence that matches nothing must inject nothing at stage two",
-    12: "the catalog lists every loaded skill by name and carries no body text",
-    13: "skills never add or remove tools: the request carries the same eight",
-    14: "the mock model follows whichever calc convention reached its context",
-}
-SHIPPED_ONLY = {14}  # checks that do not depend on the variant's names (run once, on seed 0)
-
-
-def run_check(lab: Lab, n: int) -> dict[str, Any]:
-    """One check (1-14): passed, what it saw, its exercise and hint."""
-    name, fn = CHECKS[n - 1]
-    try:
-        fn(lab)
-        passed, saw = True, ""
-    except CheckFailed as e:
-        passed, saw = False, str(e)
-    except Exception as e:  # a crash is a failed check, reported like one
-        passed, saw = False, f"crashed: {type(e).__name__}: {e}"
-    return {
-        "id": n,
-        "name": name,
-        "exercise": EXERCISES.get(n),
-        "passed": passed,
-        "saw": saw,
-        "hint": HINTS[n],
-    }

@@ -25,8 +25,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def run_lab_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
     """Entry for `mca lab ...`; returns the exit code."""
+    from mca.content import find_repo
     from mca.errors import ConfigError
-    from mca.selftest import find_repo
 
     args = _parser().parse_args(argv)
     if args.action == "init":

@@ -18,19 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mca.lab.checks import CHECKS, EXERCISES
 from mca.lab.child import ChildRun, run_child
+from mca.lab.exercises import EXERCISES
 from mca.lab.report import combine
 from mca.lab.student import forbidden_imports
+from mca.lab.suite import CHECKS, Check
 
 COLUMNS = (
     "submission",
     "status",
-    "ex1",
-    "ex2",
-    "ex3",
-    "ex4",
-    "ex5",
+    *(f"ex{e.number}" for e in EXERCISES),
     "total",
     "failures",
     "seconds",
@@ -52,9 +49,9 @@ def grade_one(repo: Path, path: Path, seeds: Sequence[int], limits: Limits) -> d
     try:
         bad = forbidden_imports(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, SyntaxError) as e:
-        return _row(name, f"refused: cannot load it ({type(e).__name__}: {e})", [], 0.0)
+        return row_of(name, f"refused: cannot load it ({type(e).__name__}: {e})", [], 0.0)
     if bad:
-        return _row(name, f"refused: imports {', '.join(bad)}", [], 0.0)
+        return row_of(name, f"refused: imports {', '.join(bad)}", [], 0.0)
     run: ChildRun = run_child(
         repo,
         str(path.resolve()),
@@ -66,16 +63,23 @@ def grade_one(repo: Path, path: Path, seeds: Sequence[int], limits: Limits) -> d
     status = "ok" if run.status == "ok" else f"{run.status}: {run.message}"
     note = f"not run ({run.status})" if run.status != "ok" else ""
     checks = combine(run.checks, seeds, note) if run.status != "refused" else []
-    return _row(name, status, checks, run.seconds)
+    return row_of(name, status, checks, run.seconds)
 
 
-def _row(name: str, status: str, checks: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
+def row_of(
+    name: str,
+    status: str,
+    checks: list[dict[str, Any]],
+    seconds: float,
+    table: Sequence[Check] = CHECKS,
+) -> dict[str, Any]:
+    """The CSV row of one submission from its combined results (checks of `table`)."""
     row: dict[str, Any] = {"submission": name, "status": status, "seconds": f"{seconds:.1f}"}
-    for ex in range(1, 6):
-        ids = [n for n, e in EXERCISES.items() if e.startswith(f"{ex} ")]
+    for ex in EXERCISES:
+        ids = [t.id for t in table if t.exercise is ex]
         ok = sum(1 for c in checks if c["id"] in ids and c["passed"])
-        row[f"ex{ex}"] = f"{ok}/{len(ids)}"
-    row["total"] = f"{sum(c['passed'] for c in checks)}/{len(CHECKS)}"
+        row[f"ex{ex.number}"] = f"{ok}/{len(ids)}"
+    row["total"] = f"{sum(c['passed'] for c in checks)}/{len(table)}"
     failed = [c for c in checks if not c["passed"]]
     row["failures"] = "; ".join(f"{c['id']}: {str(c['saw']).splitlines()[0][:120]}" for c in failed)
     return row

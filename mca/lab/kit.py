@@ -46,7 +46,7 @@ check; it may not start processes or open network connections.
 def init_lab(target: Path) -> list[Path]:
     """Write exercises.py and README.md into target (created); refuse to overwrite."""
     files = {
-        target / "exercises.py": resources.files("mca.skills")
+        target / "exercises.py": resources.files("mca.lab")
         .joinpath("naive.py")
         .read_text(encoding="utf-8"),
         target / "README.md": STUDENT_README,

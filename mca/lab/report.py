@@ -8,27 +8,30 @@ from collections.abc import Sequence
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from mca.lab.checks import CHECKS, EXERCISES, HINTS
+from mca.lab.suite import CHECKS, Check
 
 SCHEMA = "mca-selftest/1"
 
 
 def combine(
-    results: Sequence[dict[str, Any]], seeds: Sequence[int], note: str = ""
+    results: Sequence[dict[str, Any]],
+    seeds: Sequence[int],
+    note: str = "",
+    checks: Sequence[Check] = CHECKS,
 ) -> list[dict[str, Any]]:
-    """One entry per check 1-14 from per-seed results; a check never reported failed with `note`
-    (the process crashed or hung before it)."""
+    """One entry per check of the table from per-seed results; a check never reported failed
+    with `note` (the process crashed or hung before it)."""
     out = []
-    for n, (name, _) in enumerate(CHECKS, 1):
-        runs = [r for r in results if r.get("id") == n]
+    for check in checks:
+        runs = [r for r in results if r.get("id") == check.id]
         failed = [r for r in runs if not r.get("passed")]
         entry: dict[str, Any] = {
-            "id": n,
-            "name": name,
-            "exercise": EXERCISES.get(n),
+            "id": check.id,
+            "name": check.name,
+            "exercise": check.exercise.label if check.exercise else None,
             "passed": bool(runs) and not failed,
             "saw": "",
-            "hint": HINTS[n],
+            "hint": check.hint,
             "seeds": sorted({int(r.get("seed", 0)) for r in runs}),
         }
         if failed:
@@ -59,7 +62,7 @@ def to_json(
 
 
 def to_text(checks: list[dict[str, Any]], runtime: str, strategies: str = "") -> str:
-    """One line per check (and what was expected, seen, and a hint for a failure), N/14."""
+    """One line per check (and what was expected, seen, and a hint for a failure), N/total."""
     lines = [f"mca self-test · offline, mock model · runtime: {runtime}"]
     for c in checks:
         lines.append(f"{c['id']:>2} {'PASS' if c['passed'] else 'FAIL'}  {c['name']}")

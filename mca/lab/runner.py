@@ -1,4 +1,4 @@
-"""`python -m mca.lab.runner`: the 14 checks in a process of their own, one JSON line each.
+"""`python -m mca.lab.runner`: the lab's checks in a process of their own, one JSON line each.
 
 The self-test (`mca selftest --lab FILE`) and the grader (`mca lab grade`) start this for
 student code: a check that raises fails with the message, one that loops is stopped by its
@@ -12,13 +12,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
-import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mca.lab.suite import Check
 
 CHECK_SECONDS = 30.0
 BLOCKED_EVENTS = (
@@ -33,10 +34,6 @@ BLOCKED_EVENTS = (
     "socket.bind",
     "socket.getaddrinfo",
 )
-
-
-class CheckTimeout(BaseException):
-    """A check ran past its time limit (a BaseException: `except Exception` cannot keep it)."""
 
 
 def guard(student: Path) -> None:
@@ -62,53 +59,32 @@ def guard(student: Path) -> None:
     sys.addaudithook(hook)
 
 
-def _alarm(signum: int, frame: FrameType | None) -> None:
-    raise CheckTimeout
-
-
-def run(repo: Path, lab_spec: str, seeds: Sequence[int], seconds: float, report: int) -> int:
+def run(
+    repo: Path,
+    lab_spec: str,
+    seeds: Sequence[int],
+    seconds: float,
+    say: Callable[[dict[str, Any]], None],
+    checks: Sequence[Check] | None = None,
+) -> int:
+    """Load the policy (with a time limit), then every check of the table, each reported
+    through `say` as it finishes."""
     from mca.errors import McaError
-    from mca.lab.checks import CHECKS, SHIPPED_ONLY, Lab, run_check
-    from mca.lab.variant import materialize, names_for
-    from mca.skills.select import select_policy
+    from mca.lab.policies import select_policy
+    from mca.lab.suite import CHECKS, CheckTimeout, run_suite, time_limit
 
-    out = os.fdopen(report, "w", encoding="utf-8")
-    sys.stdout = sys.stderr  # whatever student code prints cannot pass for a report line
-
-    def say(obj: dict[str, Any]) -> None:
-        out.write(json.dumps(obj) + "\n")
-        out.flush()
-
-    if lab_spec.endswith(".py"):
-        guard(Path(lab_spec))
-    signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)  # importing the file has a time limit too
     try:
-        policy = select_policy(lab_spec)
+        with time_limit(seconds):  # importing the file has a time limit too
+            policy = select_policy(lab_spec)
     except McaError as e:
         say({"event": "refused", "message": str(e)})
         return 3
     except CheckTimeout:
         say({"event": "refused", "message": f"importing {lab_spec} took over {seconds:g} s"})
         return 3
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
     say({"event": "runtime", "name": policy.name})
-    for seed in seeds:
-        names = names_for(seed)
-        with tempfile.TemporaryDirectory() as tmp:
-            lab = Lab(materialize(repo, names, Path(tmp)), policy, names, shipped=repo)
-            for n in range(1, len(CHECKS) + 1):
-                if seed != seeds[0] and n in SHIPPED_ONLY:
-                    continue
-                signal.setitimer(signal.ITIMER_REAL, seconds)
-                try:
-                    result = run_check(lab, n)
-                except CheckTimeout:
-                    result = {"id": n, "passed": False, "saw": f"timed out after {seconds:g} s"}
-                finally:
-                    signal.setitimer(signal.ITIMER_REAL, 0)
-                say({"event": "check", "seed": seed, **result})
+    for result in run_suite(repo, policy, seeds, CHECKS if checks is None else checks, seconds):
+        say({"event": "check", **result})
     say({"event": "done"})
     return 0
 
@@ -122,7 +98,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--report-fd", type=int, default=1, help="where the JSON lines go")
     args = p.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
-    return run(Path(args.repo), args.lab, seeds, args.check_seconds, args.report_fd)
+    out = os.fdopen(args.report_fd, "w", encoding="utf-8")
+    sys.stdout = sys.stderr  # whatever student code prints cannot pass for a report line
+
+    def say(obj: dict[str, Any]) -> None:
+        out.write(json.dumps(obj) + "\n")
+        out.flush()
+
+    if args.lab.endswith(".py"):
+        guard(Path(args.lab))
+    return run(Path(args.repo), args.lab, seeds, args.check_seconds, say)
 
 
 if __name__ == "__main__":

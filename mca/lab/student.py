@@ -18,12 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import McaError
-from mca.skills import naive
-from mca.skills.gates import Decision
-from mca.skills.inject import Block
-from mca.skills.model import Candidate
-from mca.skills.policy import PRODUCTION, SLOTS, Policy
-from mca.skills.trigger import Hit
+from mca.lab import naive
+from mca.lab.exercises import EXERCISES, Exercise
+from mca.skills.policy import PRODUCTION, Policy
 
 # Modules an exercise has no business importing: the network, other processes, raw memory.
 FORBIDDEN = frozenset(
@@ -52,41 +49,16 @@ def forbidden_imports(source: str) -> list[str]:
     return found
 
 
-def _returns(what: str, ok: Callable[[Any], bool], fn: Callable[..., Any]) -> Callable[..., Any]:
+def _returns(exercise: Exercise, fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def checked(*args: Any, **kwargs: Any) -> Any:
         value = fn(*args, **kwargs)
-        if not ok(value):
+        if not exercise.ok(value):
             shown = type(value).__name__
-            raise TypeError(f"{fn.__name__} returned {shown!r:.60}, not {what}")
+            raise TypeError(f"{fn.__name__} returned {shown!r:.60}, not {exercise.returns}")
         return value
 
     return checked
-
-
-def _is_split(v: Any) -> bool:
-    return (
-        isinstance(v, tuple)
-        and len(v) == 3
-        and isinstance(v[0], str)
-        and isinstance(v[1], str)
-        and isinstance(v[2], int)
-    )
-
-
-CONTRACTS: dict[str, tuple[str, Callable[[Any], bool]]] = {
-    "split": ("a (frontmatter, body, line) tuple", _is_split),
-    "validate": ("a Candidate", lambda v: isinstance(v, Candidate)),
-    "script": ("a Block", lambda v: isinstance(v, Block)),
-    "judge": (
-        "a list of Hit",
-        lambda v: isinstance(v, list) and all(isinstance(h, Hit) for h in v),
-    ),
-    "gates": (
-        "a list of Decision",
-        lambda v: isinstance(v, list) and all(isinstance(d, Decision) for d in v),
-    ),
-}
 
 
 def load_exercises(path: Path) -> Policy:
@@ -115,12 +87,11 @@ def load_exercises(path: Path) -> Policy:
         sys.modules.pop(spec.name, None)
     swaps: dict[str, Any] = {}
     own = []
-    for trap, (fn_name, fld) in SLOTS.items():
-        fn = getattr(module, fn_name, None)
+    for exercise in EXERCISES:
+        fn = getattr(module, exercise.function, None)
         if callable(fn):
-            own.append(fn_name)
+            own.append(exercise.function)
         else:
-            fn = getattr(naive, fn_name)
-        what, ok = CONTRACTS[trap]
-        swaps[fld] = _returns(what, ok, fn)
+            fn = getattr(naive, exercise.function)
+        swaps[exercise.field] = _returns(exercise, fn)
     return replace(PRODUCTION, name=f"exercises({path.name}: {', '.join(own) or 'none'})", **swaps)

@@ -8,14 +8,19 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mca.sanitize import visible
 from mca.skills.model import SKILL_FILE, Candidate, Root
+from mca.skills.policy import PolicyFor
 from mca.skills.report import candidate_json, candidates_text, discovery_text, stage_text
 from mca.skills.runtime import run_discovery
 from mca.skills.scan import load_candidate, scan_roots
 from mca.skills.stage import evaluate
 from mca.tokens import Estimator
+
+if TYPE_CHECKING:
+    from mca.config import Settings
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -40,12 +45,13 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _settings(args: argparse.Namespace, env: Mapping[str, str]):  # type: ignore[no-untyped-def]
+def _settings(args: argparse.Namespace, env: Mapping[str, str], policy_for: PolicyFor) -> Settings:
     from mca.config import load_settings
 
     workspace = Path(args.workspace or os.getcwd())
     overrides = {"skills_dirs": tuple(Path(d) for d in args.skills_dir)}
-    return load_settings(env, workspace=workspace, overrides=overrides)
+    settings = load_settings(env, workspace=workspace, overrides=overrides)
+    return settings.with_(policy=policy_for(settings.lab))
 
 
 def check_candidates(paths: Sequence[str]) -> tuple[list[Candidate], list[str]]:
@@ -73,8 +79,9 @@ def check_candidates(paths: Sequence[str]) -> tuple[list[Candidate], list[str]]:
     return out, problems
 
 
-def run_skills_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
-    """Entry for `mca skills ...`; returns the exit code."""
+def run_skills_command(argv: Sequence[str], env: Mapping[str, str], policy_for: PolicyFor) -> int:
+    """Entry for `mca skills ...`; returns the exit code. `policy_for` turns MCA_LAB into the
+    policy that discovery and the stage run."""
     args = _parser().parse_args(argv)
     out = sys.stdout
     if args.action == "check":
@@ -87,7 +94,7 @@ def run_skills_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
         elif cands:
             out.write(visible(candidates_text(cands)) + "\n")
         return 1 if problems or any(c.has_error for c in cands) else 0
-    settings = _settings(args, env)
+    settings = _settings(args, env, policy_for)
     estimator = Estimator(settings.encoding)
     discovery = run_discovery(settings, estimator)
     if args.action == "list":

@@ -1,8 +1,8 @@
 """The runtime's replaceable judgments, bundled: how to split, validate, render, judge, gate.
 
-Production code receives a Policy; mca/skills/select.py is the one place that picks it (the lab's
-starter mode swaps in the naive versions from mca/skills/naive.py, trap by trap). This module
-imports neither, so every source of policies can build on it.
+Production code receives a Policy (Settings.policy; PRODUCTION unless the command line was
+given another). The lab builds its own from this one: the naive starter and a student's
+exercises.py swap functions in, field by field. Nothing here knows the lab.
 """
 
 from __future__ import annotations
@@ -26,17 +26,6 @@ GatesFn = Callable[
     [Sequence[Hit], int, RenderFn, Mapping[str, int], Mapping[str, str] | None], list[Decision]
 ]
 
-# The lab's five traps, in exercise order, and where each plugs in: the function a starter or a
-# student's exercises.py defines, and the Policy field it replaces.
-SLOTS = {
-    "split": ("split_frontmatter", "split"),
-    "validate": ("validate_metadata", "validate"),
-    "script": ("render_skill", "render"),
-    "judge": ("judge_triggers", "judge"),
-    "gates": ("apply_gates", "gates"),
-}
-TRAPS = tuple(SLOTS)
-
 
 @dataclass(frozen=True)
 class Policy:
@@ -51,3 +40,6 @@ class Policy:
 
 
 PRODUCTION = Policy()
+# MCA_LAB as given -> the Policy a session runs: the lab's resolver, which the command line
+# hands to whatever loads skills, so production code never imports the lab.
+PolicyFor = Callable[[str], Policy]

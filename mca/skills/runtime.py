@@ -14,7 +14,6 @@ from mca.skills.cache import FitsMemo, ParseCache
 from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, changes, char_fits, discover, session_roots
 from mca.skills.model import STRICT_CODES, display_path
-from mca.skills.select import select_policy
 from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
 
@@ -40,7 +39,7 @@ def run_discovery(settings: Settings, estimator: Estimator) -> Discovery:
         return display_path(path, settings.workspace, settings.user_home)
 
     fits = memo if budget.unit == "tokens" else char_fits
-    d = discover(roots, budget, fits, select_policy(settings.lab), cache, shown)
+    d = discover(roots, budget, fits, settings.policy, cache, shown)
     memo.save()
     return d
 

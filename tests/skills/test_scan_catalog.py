@@ -197,9 +197,9 @@ def test_collisions_ignore_skipped_candidates(tmp_path: Path, make_skill: MakeSk
 
 
 def test_parse_cache_is_used_only_while_a_file_is_unchanged(tmp_path: Path) -> None:
+    from mca.lab.policies import starter_policy
     from mca.skills.cache import ParseCache
     from mca.skills.scan import scan_roots
-    from mca.skills.select import starter_policy
 
     root = tmp_path / "skills"
     (root / "a").mkdir(parents=True)

@@ -1,5 +1,9 @@
-"""Which Policy a run uses: production, the lab's starter with some traps swapped in, or a
-student's exercises.py (functions it does not define keep the starter's version)."""
+"""Which Policy a lab run uses: production, the starter with some traps swapped in, or a
+student's exercises.py (functions it does not define keep the starter's version).
+
+Only the lab and the command line pick a policy by name (MCA_LAB); production code receives
+the Policy it runs (Settings.policy) and never imports this package.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +11,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from mca.errors import ConfigError
-from mca.skills import naive
-from mca.skills.policy import PRODUCTION, SLOTS, TRAPS, Policy
+from mca.lab import naive
+from mca.lab.exercises import BY_TRAP, TRAPS
+from mca.skills.policy import PRODUCTION, Policy
 
 
 def starter_policy(traps: tuple[str, ...]) -> Policy:
     """Production with the named traps' starter versions swapped in."""
-    swaps = {SLOTS[t][1]: getattr(naive, SLOTS[t][0]) for t in traps}
+    swaps = {BY_TRAP[t].field: getattr(naive, BY_TRAP[t].function) for t in traps}
     return replace(PRODUCTION, name="starter(" + ",".join(traps) + ")", **swaps)
 
 
