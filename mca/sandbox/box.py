@@ -7,10 +7,13 @@ import itertools
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mca.sandbox import guard, landlock
 from mca.sandbox.linux import (
@@ -35,6 +38,10 @@ from mca.sandbox.rules import read_grants, signature
 SINKS = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
 TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")  # each is the private directory inside
 _counter = itertools.count(1)
+# Children mca started on purpose (sandboxed commands, possibly several at once from the
+# lab's grader threads): never taken for something a command left behind.
+_launched: set[int] = set()
+_launch_lock = threading.Lock()
 
 
 @dataclass
@@ -205,11 +212,23 @@ class Sandbox:
             writable.append(bytes(ws))
         return binds, writable
 
+    def popen(self, argv: list[str], launch: Launch, **kwargs: Any) -> subprocess.Popen[bytes]:
+        """Start a prepared command (registered, so cleaning up after another command never
+        takes it for a leftover)."""
+        with _launch_lock:
+            proc = subprocess.Popen(
+                argv, env=launch.env, preexec_fn=launch.preexec, start_new_session=True, **kwargs
+            )
+            _launched.add(proc.pid)
+        return proc
+
     # -- after a command -------------------------------------------------------------------
     def finish(self, launch: Launch, pid: int) -> list[str]:
         """After the command's process ended: stop what it left running, put the protected
         paths back. Returns what a person should hear (one line each)."""
         self.stop_leftovers(pid, launch.children_before)
+        with _launch_lock:
+            _launched.discard(pid)
         return guard.restore(launch.record, self.policy.workspace)
 
     def stop_leftovers(self, pid: int, before: frozenset[int] = frozenset()) -> None:
@@ -281,8 +300,9 @@ def _kill_orphans(before: frozenset[int]) -> None:
     before the command is the command's)."""
     me = os.getpid()
     for _ in range(50):
-        tree = children_of()
-        orphans = [p for p in tree.get(me, []) if p not in before]
+        with _launch_lock:
+            tree = children_of()
+            orphans = [p for p in tree.get(me, []) if p not in before and p not in _launched]
         if not orphans:
             return
         todo, seen = list(orphans), set()

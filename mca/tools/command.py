@@ -129,17 +129,18 @@ def execute(
     env = child_env(os.environ)
     if sandbox is not None and not sandbox.active:
         sandbox = None
+    argv = ["/bin/bash", "-c", command]
+    pipes: dict[str, Any] = {
+        "cwd": cwd,
+        "stdin": subprocess.DEVNULL,
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.STDOUT,
+    }
     launch = sandbox.prepare(grant or Grant(), env) if sandbox is not None else None
-    proc = subprocess.Popen(
-        ["/bin/bash", "-c", command],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env=launch.env if launch else env,
-        preexec_fn=launch.preexec if launch else None,
-    )
+    if sandbox is not None and launch is not None:
+        proc = sandbox.popen(argv, launch, **pipes)
+    else:
+        proc = subprocess.Popen(argv, start_new_session=True, env=env, **pipes)
     cap = Capture()
     reader = _reader(proc, cap, on_chunk)
     timed_out = False
