@@ -6,12 +6,16 @@ import os
 import signal
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from mca.errors import ToolError
+from mca.sandbox.policy import Grant
 from mca.tools.base import READ_ONLY, ToolContext, arg_int, arg_str
+
+if TYPE_CHECKING:
+    from mca.sandbox.box import Sandbox
 
 DEFAULT_TIMEOUT = 60
 MAX_TIMEOUT = 600
@@ -100,47 +104,73 @@ def _reader(
     return t
 
 
+@dataclass
+class Outcome:
+    """What a command did: its exit code (None when killed), output, and what the sandbox
+    had to say afterwards (protected paths put back)."""
+
+    code: int | None
+    output: str
+    timed_out: bool
+    notes: list[str] = field(default_factory=list)
+
+
 def execute(
     command: str,
     cwd: str,
     timeout: float | None,
     on_chunk: Callable[[bytes], None] | None = None,
-) -> tuple[int | None, str, bool]:
-    """Run a command; returns (exit code or None when killed, output, timed_out). `on_chunk`
-    sees the output as it comes (from a reader thread); no timeout when `timeout` is None."""
-    proc = subprocess.Popen(
-        ["/bin/bash", "-c", command],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env=child_env(os.environ),
-    )
+    *,
+    sandbox: Sandbox | None = None,
+    grant: Grant | None = None,
+) -> Outcome:
+    """Run a command (inside `sandbox` when one is given and active). `on_chunk` sees the
+    output as it comes (from a reader thread); no timeout when `timeout` is None."""
+    env = child_env(os.environ)
+    if sandbox is not None and not sandbox.active:
+        sandbox = None
+    argv = ["/bin/bash", "-c", command]
+    pipes: dict[str, Any] = {
+        "cwd": cwd,
+        "stdin": subprocess.DEVNULL,
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.STDOUT,
+    }
+    launch = sandbox.prepare(grant or Grant(), env) if sandbox is not None else None
+    if sandbox is not None and launch is not None:
+        proc = sandbox.popen(argv, launch, **pipes)
+    else:
+        proc = subprocess.Popen(argv, start_new_session=True, env=env, **pipes)
     cap = Capture()
     reader = _reader(proc, cap, on_chunk)
-    deadline = time.monotonic() + (timeout if timeout is not None else float("inf"))
     timed_out = False
+
+    def stop_leftovers() -> None:  # nothing a sandboxed command started outlives it
+        if sandbox is not None and launch is not None:
+            sandbox.stop_leftovers(proc.pid, launch.children_before)
+
     try:
-        while proc.poll() is None:
-            if time.monotonic() >= deadline:
-                timed_out = True
-                _kill_group(proc)
-                break
-            time.sleep(0.02)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc)
+        stop_leftovers()
         reader.join(timeout=1.0)
         if reader.is_alive():  # background children still hold the pipe
             _kill_group(proc)
             reader.join(timeout=2.0)
     except KeyboardInterrupt:
         _kill_group(proc)
+        stop_leftovers()
         reader.join(timeout=1.0)
         raise CommandInterrupted(cap.text()) from None
     finally:
         proc.wait()
         if proc.stdout:
             proc.stdout.close()
-    return (None if timed_out else proc.returncode), cap.text(), timed_out
+    notes = sandbox.finish(launch, proc.pid) if sandbox and launch else []
+    return Outcome(None if timed_out else proc.returncode, cap.text(), timed_out, notes)
 
 
 def run_command(ctx: ToolContext, args: Mapping[str, Any]) -> str:
@@ -155,7 +185,8 @@ def run_command(ctx: ToolContext, args: Mapping[str, Any]) -> str:
         raise ToolError(f"the user declined to run: {command}")
     ctx.emit("command.start", {"command": command})
     try:
-        code, output, timed_out = execute(command, str(ctx.root), timeout)
+        done = execute(command, str(ctx.root), timeout)
+        code, output, timed_out = done.code, done.output, done.timed_out
     except CommandInterrupted as stop:
         ctx.emit("command.interrupted", {"command": command, "output": stop.output})
         raise

@@ -274,12 +274,13 @@ class Repl:
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self.ui.say(f"$ {command}")
         try:
-            code, output, _ = execute(
+            done = execute(
                 command,
                 str(session.settings.workspace),
                 None,
                 on_chunk=lambda b: self.ui.raw(decoder.decode(b)),
             )
+            code, output = done.code, done.output
         except CommandInterrupted as e:
             self.ui.raw(decoder.decode(b"", final=True))
             self.ui.say("\n(interrupted; its process group was killed)")

@@ -27,7 +27,8 @@ MEASURE = """
 import sys
 from mca.tools.command import execute
 cmd = "head -c 50000000 /dev/zero | tr '\\\\0' x; echo; echo END"
-code, out, timed_out = execute(cmd, ".", 120)
+done = execute(cmd, ".", 120)
+code, out, timed_out = done.code, done.output, done.timed_out
 # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the forking parent (pytest)
 hwm = next(ln for ln in open("/proc/self/status") if ln.startswith("VmHWM"))
 peak_mb = int(hwm.split()[1]) / 1024

@@ -1,0 +1,22 @@
+"""The sandbox for commands mca runs for the model (and for the lab's student code).
+
+Enforced by the operating system, not by a question: each property has the mechanism that can
+hold it on Linux, and nothing here pretends where none can.
+
+| property                          | mechanism                                                  |
+|-----------------------------------|------------------------------------------------------------|
+| write only the workspace and tmp  | Landlock (allow-list; root is not exempt)                  |
+| secrets unreadable                | Landlock read allow-list: all of / but the secret list     |
+| .git/, .mca/ … read-only          | a read-only bind mount (user + mount namespace); without   |
+|                                   | namespaces, recorded before and restored after the command |
+| no network                        | a new network namespace; Landlock TCP rules (ABI 4) too    |
+| nothing outlives the command      | a PID namespace; without one, a pids cgroup (root) or mca  |
+|                                   | as the subreaper of what the command leaves                |
+| no fork bomb, no giant file       | RLIMIT_NPROC (a pids cgroup for root), RLIMIT_FSIZE        |
+| no new privileges, no ptrace out  | PR_SET_NO_NEW_PRIVS; Landlock's ptrace and signal scopes;  |
+|                                   | root's capabilities cut to those about files               |
+
+Modules: policy (what is allowed; pure data), rules (which paths Landlock grants), landlock
+(the ctypes binding), linux (what the child does before exec), guard (protected paths without
+a mount namespace), probe (what this system has), box (the session's Sandbox).
+"""

@@ -1,0 +1,323 @@
+"""The session's sandbox: prepares each command's child, and cleans up after it."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mca.sandbox import guard, landlock
+from mca.sandbox.linux import (
+    CLONE_NEWIPC,
+    CLONE_NEWNET,
+    CLONE_NEWNS,
+    CLONE_NEWPID,
+    CLONE_NEWUSER,
+    Child,
+    ChildPlan,
+    children_of,
+    drop_list,
+    locked_flags,
+    rlimits,
+    set_subreaper,
+)
+from mca.sandbox.policy import Grant, Mode, Policy
+from mca.sandbox.probe import Mechanisms
+from mca.sandbox.rules import read_grants, signature
+
+# Devices every program may write to (sinks); everything else in /dev is read-only.
+SINKS = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
+TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")  # each is the private directory inside
+_counter = itertools.count(1)
+# Children mca started on purpose (sandboxed commands, possibly several at once from the
+# lab's grader threads): never taken for something a command left behind.
+_launched: set[int] = set()
+_launch_lock = threading.Lock()
+
+
+@dataclass
+class Launch:
+    """One command's preparation: what the child runs before exec, its environment, and what
+    mca checks afterwards."""
+
+    preexec: Callable[[], None]
+    env: dict[str, str]
+    record: guard.Record
+    grant: Grant
+    children_before: frozenset[int] = frozenset()  # mca's children when it started (no PID ns)
+
+
+@dataclass
+class _Cached:
+    ruleset: landlock.Ruleset
+    signature: tuple[tuple[str, int], ...]
+
+
+@dataclass
+class Sandbox:
+    """Commands for the model run through this. `active` is False when the policy is off or
+    the system has no mechanism; then `prepare` must not be called."""
+
+    policy: Policy
+    mechanisms: Mechanisms
+    _tmp: Path | None = None
+    _rulesets: dict[bool, _Cached] = field(default_factory=dict)
+    _cgroup: Path | None = None
+    _child: Child | None = None
+    _enforcer: landlock.Enforcer | None = None
+    _subreaper: bool = False
+
+    @property
+    def active(self) -> bool:
+        return self.policy.mode is not Mode.OFF and self.mechanisms.available
+
+    @property
+    def namespaces(self) -> bool:
+        return self.active and self.mechanisms.user_namespaces
+
+    def describe(self) -> str:
+        """'workspace-write (Landlock ABI 7, user namespaces …)' or why there is none."""
+        if self.policy.mode is Mode.OFF:
+            return "off (--sandbox off): commands run with your full rights"
+        if not self.mechanisms.available:
+            return f"none: {self.mechanisms.describe()}; commands run unsandboxed"
+        net = "network allowed" if self.policy.network else "no network"
+        return f"{self.policy.mode} ({net}; {self.mechanisms.describe()})"
+
+    # -- preparing a command ---------------------------------------------------------------
+    def tmp(self) -> Path:
+        """The private temporary directory (one per session, removed at close)."""
+        if self._tmp is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix="mca-sandbox-"))
+        return self._tmp
+
+    def _ruleset(self, network: bool) -> landlock.Ruleset:
+        cached = self._rulesets.get(network)
+        if cached is not None:
+            if signature(Path(p) for p, _ in cached.signature) == cached.signature:
+                return cached.ruleset
+            cached.ruleset.close()
+        grants = read_grants(self.policy.deny_read)
+        rs = landlock.create(self.mechanisms.landlock_abi, network=network)
+        for path in grants.list_only:
+            _allow(rs, path, landlock.READ_DIR)
+        for path in grants.whole:
+            _allow(rs, path, landlock.READ)
+        writable = [self.tmp()]
+        if self.policy.writes_workspace:
+            writable.append(self.policy.workspace)
+        for path in writable:
+            _allow(rs, path, landlock.WRITE)
+        for sink in SINKS:
+            _allow(rs, Path(sink), landlock.READ_FILE | landlock.WRITE_FILE)
+        self._rulesets[network] = _Cached(rs, signature(grants.walked))
+        return rs
+
+    def prepare(self, grant: Grant, env: Mapping[str, str]) -> Launch:
+        """Everything one command's child needs, built in mca (the child only makes calls)."""
+        network = self.policy.network or grant.network
+        ruleset = self._ruleset(network)
+        if self._child is None:
+            self._child, self._enforcer = Child(), landlock.Enforcer()
+            if os.geteuid() == 0 and self.mechanisms.pids_cgroup is not None:
+                self._cgroup = _make_cgroup(self.mechanisms.pids_cgroup, self.policy.max_processes)
+            if not self.namespaces:
+                self._subreaper = set_subreaper()
+        plan = self._plan(grant, network, ruleset.fd)
+        protected = () if grant.write_protected else self.policy.protected
+        record = guard.record(protected, contents=not self.namespaces, mirror=self._mirror())
+        child, enforcer = self._child, self._enforcer
+        assert child is not None and enforcer is not None
+        cwd = str(self.policy.workspace)
+
+        def enforce(fd: int) -> None:
+            enforcer.no_new_privs()
+            enforcer.restrict(fd)
+
+        def preexec() -> None:
+            child.setup(plan, enforce)
+            if plan.namespaces:
+                os.chdir(cwd)  # through the new mounts, so the read-only ones apply
+
+        child_env = dict(env)
+        covered = any(target == b"/tmp" for _, target in plan.binds)
+        child_env["TMPDIR"] = "/tmp" if covered else str(self.tmp())
+        before = frozenset() if self.namespaces or self._cgroup else _children(os.getpid())
+        return Launch(preexec, child_env, record, grant, before)
+
+    def _mirror(self) -> Path | None:
+        """Where git's objects are hard-linked when no mount protects .git (mca's state)."""
+        state = self.policy.state
+        if self.namespaces or state is None:
+            return None
+        from mca.fsutil import private_dir
+
+        try:
+            return private_dir(state / "objects")
+        except OSError:
+            return None
+
+    def _plan(self, grant: Grant, network: bool, ruleset_fd: int) -> ChildPlan:
+        ns = 0
+        binds: list[tuple[bytes, bytes]] = []
+        writable: list[bytes] = []
+        read_only: list[tuple[bytes, int]] = []
+        if self.namespaces:
+            ns = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC
+            ns |= 0 if network else CLONE_NEWNET
+            binds, writable = self._binds()
+            if not grant.write_protected or not self.policy.writes_workspace:
+                for p in self.policy.protected:
+                    if os.path.lexists(p) and not os.path.islink(p):
+                        read_only.append((bytes(p), locked_flags(str(p))))
+        return ChildPlan(
+            namespaces=ns,
+            uid=os.getuid(),
+            gid=os.getgid(),
+            binds=tuple(binds),
+            writable=tuple(writable),
+            read_only=tuple(read_only),
+            mount_proc=bool(ns),
+            rlimits=tuple(rlimits(self.policy.max_processes, self.policy.max_file_bytes, bool(ns))),
+            cgroup_procs=bytes(self._cgroup / "cgroup.procs") if self._cgroup else b"",
+            drop_caps=drop_list(),
+            ruleset_fd=ruleset_fd,
+        )
+
+    def _binds(self) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:
+        """The private directory over /tmp, /var/tmp and /dev/shm (not over one that holds the
+        workspace), the workspace bound onto itself; and which of them stay writable."""
+        ws, tmp = self.policy.workspace, self.tmp()
+        binds: list[tuple[bytes, bytes]] = []
+        covered = []
+        for target in TMP_DIRS[::-1]:  # /tmp last: the private directory is reached through it
+            if os.path.isdir(target) and not ws.is_relative_to(target):
+                binds.append((bytes(tmp), target.encode()))
+                covered.append(target.encode())
+        if b"/tmp" not in covered:
+            binds.insert(0, (bytes(tmp), bytes(tmp)))
+            covered.append(bytes(tmp))
+        writable = list(covered)
+        if self.policy.writes_workspace:
+            binds.insert(0, (bytes(ws), bytes(ws)))
+            writable.append(bytes(ws))
+        return binds, writable
+
+    def popen(self, argv: list[str], launch: Launch, **kwargs: Any) -> subprocess.Popen[bytes]:
+        """Start a prepared command (registered, so cleaning up after another command never
+        takes it for a leftover)."""
+        with _launch_lock:
+            proc = subprocess.Popen(
+                argv, env=launch.env, preexec_fn=launch.preexec, start_new_session=True, **kwargs
+            )
+            _launched.add(proc.pid)
+        return proc
+
+    # -- after a command -------------------------------------------------------------------
+    def finish(self, launch: Launch, pid: int) -> list[str]:
+        """After the command's process ended: stop what it left running, put the protected
+        paths back. Returns what a person should hear (one line each)."""
+        self.stop_leftovers(pid, launch.children_before)
+        with _launch_lock:
+            _launched.discard(pid)
+        return guard.restore(launch.record, self.policy.workspace)
+
+    def stop_leftovers(self, pid: int, before: frozenset[int] = frozenset()) -> None:
+        """Kill every process the command started that is still running. In a PID namespace
+        the kernel has already done it; otherwise the pids cgroup or mca's orphans say which."""
+        if self.namespaces:
+            return
+        if pid > 1 and pid != os.getpgrp():  # the command's own group (it was made leader)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+        if self._cgroup is not None:
+            _kill_cgroup(self._cgroup)
+        elif self._subreaper:
+            _kill_orphans(before)
+
+    def close(self) -> None:
+        """Remove the private /tmp and the cgroup; close the rulesets."""
+        for cached in self._rulesets.values():
+            cached.ruleset.close()
+        self._rulesets.clear()
+        if self._cgroup is not None:
+            _kill_cgroup(self._cgroup)
+            with contextlib.suppress(OSError):
+                self._cgroup.rmdir()
+            self._cgroup = None
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+
+def _allow(rs: landlock.Ruleset, path: Path, rights: int) -> None:
+    with contextlib.suppress(FileNotFoundError, PermissionError):
+        landlock.allow_path(rs, str(path), rights)
+
+
+def _make_cgroup(parent: Path, max_processes: int) -> Path | None:
+    path = parent / f"mca-{os.getpid()}-{next(_counter)}"
+    try:
+        path.mkdir(mode=0o700)
+        (path / "pids.max").write_text(str(max_processes))
+    except OSError:
+        with contextlib.suppress(OSError):
+            path.rmdir()
+        return None
+    return path
+
+
+def _kill_cgroup(cgroup: Path) -> None:
+    for _ in range(50):  # each round kills what is there; a fork in between is the next round's
+        try:
+            pids = [int(p) for p in (cgroup / "cgroup.procs").read_text().split()]
+        except OSError:
+            return
+        if not pids:
+            return
+        for p in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(p, signal.SIGKILL)
+        _reap(pids)
+
+
+def _children(pid: int) -> frozenset[int]:
+    return frozenset(children_of().get(pid, []))
+
+
+def _kill_orphans(before: frozenset[int]) -> None:
+    """mca is a subreaper: what a command left running became mca's children. Kill each new
+    child's whole tree and reap it (commands run one at a time, so a child mca did not have
+    before the command is the command's)."""
+    me = os.getpid()
+    for _ in range(50):
+        with _launch_lock:
+            tree = children_of()
+            orphans = [p for p in tree.get(me, []) if p not in before and p not in _launched]
+        if not orphans:
+            return
+        todo, seen = list(orphans), set()
+        while todo:
+            p = todo.pop()
+            if p in seen:
+                continue
+            seen.add(p)
+            todo += tree.get(p, [])
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(p, signal.SIGKILL)
+        _reap(orphans)
+
+
+def _reap(pids: list[int]) -> None:
+    for p in pids:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(p, os.WNOHANG)

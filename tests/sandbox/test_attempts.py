@@ -1,0 +1,112 @@
+"""Each attempt runs through mca's command path inside the sandbox, once per mechanism this
+machine has, and is judged on disk, on the wire and in /proc, never by its message."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mca.sandbox.probe import Mechanisms, probe
+from tests.sandbox.cases import ATTEMPTS, LEGIT, Attempt
+from tests.sandbox.world import World, all_files_text, build_world, wait_gone
+
+FULL = probe()
+LANDLOCK_ONLY = probe(namespaces=False)
+MECHANISMS = {"namespaces": FULL, "landlock": LANDLOCK_ONLY}
+
+
+def _skip_reason(name: str, mech: Mechanisms) -> str:
+    if not mech.available:
+        return "no Landlock on this kernel: commands run unsandboxed (and mca says so)"
+    if name == "namespaces" and not mech.user_namespaces:
+        return "no unprivileged user namespaces here"
+    return ""
+
+
+@pytest.fixture(params=sorted(MECHANISMS))
+def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
+    name = request.param
+    mech = MECHANISMS[name]
+    reason = _skip_reason(name, mech)
+    if reason:
+        pytest.skip(reason)
+    w = build_world(tmp_path, mech)
+    yield w
+    w.sandbox.close()
+    w.listener.close()
+
+
+def judge(world: World, attempt: Attempt, before: dict[str, object], output: str) -> list[str]:
+    """Everything the oracle finds wrong after an attempt."""
+    wrong = []
+    after = world.snapshot()
+    for part in ("outside", "home", "git", "mca"):
+        if after[part] != before[part]:
+            wrong.append(f"{part}/ changed")
+    if (world.ws / "GOT").exists():
+        wrong.append("the attempt reported success (GOT)")
+    texts = [output, *all_files_text(world.ws)]
+    wrong += [f"secret {s[:12]}… leaked" for s in world.secrets if any(s in t for t in texts)]
+    if world.listener.received:
+        wrong.append(f"the listener received {world.listener.received!r}")
+    if os.path.lexists(f"/tmp/mca-escape-{world.token}") or os.path.lexists(
+        f"/dev/shm/mca-escape-{world.token}"
+    ):
+        wrong.append("a marker reached the real /tmp or /dev/shm")
+    left = wait_gone(world)
+    if left:
+        wrong.append(f"survivors: {left}")
+    return wrong
+
+
+@pytest.mark.parametrize("attempt", ATTEMPTS, ids=[a.id for a in ATTEMPTS])
+def test_attempt_is_blocked_or_harmless(world: World, attempt: Attempt) -> None:
+    if attempt.needs == "namespaces" and not world.sandbox.namespaces:
+        pytest.xfail(
+            "a documented gap without namespaces (README: what the sandbox does not block)"
+        )
+    before = world.snapshot()
+    outcome = world.run(attempt.command)
+    assert judge(world, attempt, before, outcome.output) == [], outcome.output
+
+
+@pytest.mark.parametrize("case", LEGIT, ids=[c[0] for c in LEGIT])
+def test_legitimate_work_still_works(world: World, case: tuple[str, str, str]) -> None:
+    _, command, expected = case
+    outcome = world.run(command)
+    assert outcome.code == 0, outcome.output
+    assert expected in outcome.output
+
+
+def test_a_thousand_processes_at_most(world: World) -> None:
+    """A fork bomb stops at the limit, and nothing of it is left."""
+    (world.ws / f"{world.token}.sh").write_text("echo x >> started\nsleep 30\n")
+    outcome = world.run(
+        f"for i in $(seq 10000); do bash ./{world.token}.sh & done 2>/dev/null; echo spawned",
+        timeout=120,
+    )
+    started = (world.ws / "started").read_text().count("x")
+    assert 0 < started <= world.sandbox.policy.max_processes, outcome.output[-300:]
+    assert wait_gone(world, 30) == []
+
+
+def test_a_ten_gigabyte_file_is_refused(world: World) -> None:
+    outcome = world.run(
+        "truncate -s 10G big1; fallocate -l 10G big2; dd if=/dev/zero of=big3 bs=1M count=1"
+        " seek=10239 2>/dev/null; true"
+    )
+    limit = world.sandbox.policy.max_file_bytes
+    sizes = {p.name: p.stat().st_size for p in world.ws.glob("big*")}
+    assert all(size <= limit for size in sizes.values()), (sizes, outcome.output)
+
+
+def test_mca_home_is_neither_readable_nor_writable(world: World) -> None:
+    mca_home = world.root / "mcahome"
+    before = (mca_home / "config.toml").read_bytes()
+    outcome = world.run("cat {mca_home}/config.toml; ls {mca_home}; echo x > {mca_home}/new; true")
+    assert world.secrets[2] not in outcome.output
+    assert (mca_home / "config.toml").read_bytes() == before
+    assert not (mca_home / "new").exists()

@@ -1,0 +1,202 @@
+"""A world for commands that try to get out of the sandbox, and the oracle that judges them.
+
+Under one directory (not under /tmp, so the sandbox's private /tmp is in force):
+
+    ws/        the workspace: a git repository with a hook, a Makefile and a test suite
+    outside/   files beside the workspace that nothing may change (hashed before and after)
+    home/      $HOME, with planted secrets (~/.ssh, ~/.aws, ~/.netrc …) and a .bashrc
+    mcahome/   $MCA_HOME, with a config.toml holding a planted key (mca keeps its state here)
+
+Plus a TCP and a UDP listener on 127.0.0.1 that must receive nothing, and a scan of /proc for
+processes carrying the attempt's token after the command returned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mca.sandbox.box import Sandbox
+from mca.sandbox.policy import Grant, Mode, build_policy
+from mca.sandbox.probe import Mechanisms
+from mca.tools.command import Outcome, execute
+from tests.security.world import tree_digest
+
+
+# Fresh in every world: a key some other test left readable somewhere is not this one.
+def _planted(kind: str) -> str:
+    return f"PLANTED-{kind}-{secrets.token_hex(6)}"
+
+
+class Listener:
+    """A TCP and a UDP socket on 127.0.0.1; records whatever reaches them."""
+
+    def __init__(self) -> None:
+        self.tcp = socket.socket()
+        self.tcp.bind(("127.0.0.1", 0))
+        self.tcp.listen(8)
+        self.tcp.settimeout(0.2)
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", 0))
+        self.udp.settimeout(0.2)
+        self.received: list[bytes] = []
+        self.running = True
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def tcp_port(self) -> int:
+        return int(self.tcp.getsockname()[1])
+
+    @property
+    def udp_port(self) -> int:
+        return int(self.udp.getsockname()[1])
+
+    def _serve(self) -> None:
+        while self.running:
+            try:
+                conn, _ = self.tcp.accept()
+                conn.settimeout(0.5)
+                self.received.append(b"tcp-connect:" + (conn.recv(4096) or b""))
+                conn.close()
+            except (TimeoutError, OSError):
+                pass
+            with contextlib.suppress(TimeoutError, OSError):
+                self.received.append(b"udp:" + self.udp.recv(4096))
+
+    def close(self) -> None:
+        self.running = False
+        self.thread.join(timeout=2)
+        self.tcp.close()
+        self.udp.close()
+
+
+@dataclass
+class World:
+    """The tree, the sandbox and the listener of one test."""
+
+    root: Path
+    sandbox: Sandbox
+    listener: Listener
+    token: str = field(default_factory=lambda: secrets.token_hex(4))
+    secrets: tuple[str, ...] = ()
+
+    @property
+    def ws(self) -> Path:
+        return self.root / "ws"
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def outside(self) -> Path:
+        return self.root / "outside"
+
+    def fill(self, command: str) -> str:
+        """The command with {ws}, {outside}, {home}, {mca_home}, {port}, {udp}, {pid},
+        {token} filled in."""
+        return command.format(
+            ws=self.ws,
+            outside=self.outside,
+            home=self.home,
+            mca_home=self.root / "mcahome",
+            port=self.listener.tcp_port,
+            udp=self.listener.udp_port,
+            pid=os.getpid(),
+            token=self.token,
+        )
+
+    def run(self, command: str, grant: Grant | None = None, timeout: float = 30) -> Outcome:
+        """The command through mca's run path, inside the sandbox."""
+        return execute(self.fill(command), str(self.ws), timeout, sandbox=self.sandbox, grant=grant)
+
+    def survivors(self) -> list[str]:
+        """Processes still running whose command line holds this world's token."""
+        out = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    state = f.read().rsplit(b")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if self.token in cmd and state != b"Z" and str(os.getpid()) != name:
+                out.append(f"{name}: {cmd}")
+        return out
+
+    def snapshot(self) -> dict[str, object]:
+        """What must not change: outside/, home/ (secrets, .bashrc, $MCA_HOME), .git/."""
+        return {
+            "outside": tree_digest(self.outside),
+            "home": tree_digest(self.home),
+            "git": tree_digest(self.ws / ".git"),
+            "mca": {
+                k: v
+                for k, v in tree_digest(self.root / "mcahome").items()
+                if k != "sandbox" and not k.startswith("sandbox/")
+            },
+        }
+
+
+def build_world(root: Path, mechanisms: Mechanisms, mode: Mode = Mode.WORKSPACE_WRITE) -> World:
+    """Plant the tree and open a sandbox on it."""
+    ws, home, outside = root / "ws", root / "home", root / "outside"
+    key, aws, config_key = _planted("KEY"), _planted("AWS"), _planted("CONFIG")
+    mca_home = root / "mcahome"
+    for d in (ws / "src", home / ".ssh", home / ".aws", mca_home, outside / "dir"):
+        d.mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(f"-----BEGIN KEY-----\n{key}\n")
+    (home / ".aws" / "credentials").write_text(f"[default]\naws_secret_access_key = {aws}\n")
+    (home / ".netrc").write_text(f"machine example.com password {key}\n")
+    (home / ".bashrc").write_text("# bashrc\n")
+    (mca_home / "config.toml").write_text(f'api_key = "{config_key}"\n')
+    (outside / "file").write_text("outside\n")
+    (outside / "dir" / "nested").write_text("nested\n")
+    (ws / "src" / "app.py").write_text("def add(a, b):\n    return a + b\n")
+    (ws / "test_app.py").write_text(
+        "import unittest\nfrom src.app import add\n\n"
+        "class T(unittest.TestCase):\n"
+        "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"
+    )
+    (ws / "Makefile").write_text("build:\n\tmkdir -p build && cp src/app.py build/app.py\n")
+    (ws / "escape").symlink_to(outside)  # a symlink the repository ships
+    env = {**os.environ, "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, env=env)
+    (ws / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    policy = build_policy(mode, ws, home, mca_home)
+    return World(root, Sandbox(policy, mechanisms), Listener(), secrets=(key, aws, config_key))
+
+
+def wait_gone(world: World, seconds: float = 5.0) -> list[str]:
+    """Survivors, after giving the kernel a moment to finish killing (never a fixed sleep:
+    returns as soon as none is left)."""
+    deadline = time.monotonic() + seconds
+    left = world.survivors()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = world.survivors()
+    return left
+
+
+def all_files_text(top: Path) -> Iterator[str]:
+    """The text of every regular file below `top` (for planted secrets)."""
+    for dirpath, _, filenames in os.walk(top):
+        for name in filenames:
+            p = Path(dirpath, name)
+            if p.is_file() and not p.is_symlink():
+                try:
+                    yield p.read_bytes().decode(errors="replace")
+                except OSError:
+                    continue
