@@ -441,7 +441,7 @@ def bench_overhead(results: list[Result]) -> None:
         }
         settings = load_settings(env, workspace=ws).with_(skills_dirs=(REPO / "skills",))
         session = open_session(settings, HeadlessUI(), log_to_disk=True)
-        inner = session.agent.model
+        inner = session.engine.model
         spent: list[float] = []
 
         class Timed:
@@ -457,7 +457,7 @@ def bench_overhead(results: list[Result]) -> None:
             def close(self) -> None:
                 inner.close()
 
-        session.agent.model = Timed()
+        session.engine.model = Timed()
         session.skills.estimator.count("warm up")
         for i in range(50):
             spent.clear()

@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Protocol
 
+from mca.engine import Engine
 from mca.errors import ContextOverflow, ToolError
+from mca.events import ModelWaiting, Notice, ToolCalled, ToolReturned
 from mca.sanitize import valid_text
 from mca.tools import get_tool, tool_specs
-from mca.tools.base import ToolContext
-from mca.types import Message, Model, Request, Response, TextSink, ToolCall, Usage
+from mca.tools.base import ToolEnv, TurnState
+from mca.turn import StopReason, ToolRecord, TurnResult
+from mca.types import Message, Request, Response, TextSink, ToolCall
 
-Emit = Callable[[str, Mapping[str, Any]], None]
 MAX_CALLS_PER_REPLY = 8
 
 
 class PreTurn(Protocol):
-    """Decides what goes in ahead of the user's sentence (the skill runtime fills this). It may
-    revise earlier messages it injected itself (a replaced skill); the turn's rollback covers it."""
+    """Decides what goes in ahead of the user's sentence (the skill runtime fills this), given
+    the paths the last turn read or wrote. It may revise earlier messages it injected itself
+    (a replaced skill); the turn's rollback covers it."""
 
-    def __call__(self, sentence: str, history: list[Message], turn: int) -> list[Message]: ...
+    def __call__(
+        self, sentence: str, history: list[Message], turn: int, touched: Sequence[str]
+    ) -> list[Message]: ...
 
 
 class BeforeModel(Protocol):
@@ -34,7 +39,9 @@ class BeforeModel(Protocol):
     def overflowed(self, history: list[Message], turn: int) -> list[Message]: ...
 
 
-def no_pre_turn(sentence: str, history: list[Message], turn: int) -> list[Message]:
+def no_pre_turn(
+    sentence: str, history: list[Message], turn: int, touched: Sequence[str]
+) -> list[Message]:
     """The empty pre-turn stage."""
     return []
 
@@ -44,46 +51,20 @@ def _same(text: str) -> str:
 
 
 @dataclass
-class ToolRecord:
-    """One executed tool call, for --json and the ledger."""
-
-    name: str
-    arguments: Mapping[str, Any]
-    ok: bool
-    result: str
-
-
-@dataclass
-class TurnResult:
-    """What a turn produced."""
-
-    turn: int
-    answer: str
-    tools: list[ToolRecord] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    usage_reported: bool = False
-    requests: list[Request] = field(default_factory=list)
-    request_usage: list[Usage | None] = field(default_factory=list)
-    stopped: str = ""  # why the turn ended early, if it did
-    notice: str = ""  # something to say about the answer (cut at the limit, empty)
-
-
-@dataclass
 class Agent:
-    """One conversation: its messages, the model, and the tools' context."""
+    """One conversation: its messages, the engine it asks, and what its tools may use."""
 
-    model: Model
-    tools: ToolContext
-    system: str
+    engine: Engine
+    env: ToolEnv
     max_steps: int = 30
     pre_turn: PreTurn = no_pre_turn
     before_model: BeforeModel | None = None
-    emit: Emit = lambda kind, data: None
     on_text: TextSink | None = None
     redact: Callable[[str], str] = _same  # scrubs known secrets from workspace text
     max_calls: int = MAX_CALLS_PER_REPLY  # tool calls run from one reply
     messages: list[Message] = field(default_factory=list)
     turn: int = 0
+    state: TurnState = field(default_factory=lambda: TurnState(0))  # the latest turn's
     last: TurnResult | None = None  # the latest turn, also when it failed (for --json)
 
     def run_turn(self, sentence: str) -> TurnResult:
@@ -92,14 +73,14 @@ class Agent:
         self.turn += 1
         result = self.last = TurnResult(self.turn, "")
         try:
-            injected = self.pre_turn(sentence, self.messages, self.turn)
+            touched = sorted(self.state.touched)
+            injected = self.pre_turn(sentence, self.messages, self.turn, touched)
             self.messages.extend(replace(m, content=self.redact(m.content)) for m in injected)
-            self.tools.turn, self.tools.touched = self.turn, set()
+            self.state = TurnState(self.turn, self.messages)
             self.messages.append(Message("user", sentence, turn=self.turn))
             self._loop(result)
         except BaseException:
             self.messages[:] = before
-            self.tools.pending.clear()
             raise
         return result
 
@@ -133,10 +114,9 @@ class Agent:
                 else:
                     self.messages.append(self._not_run(call))
             # what the tools asked to add (a skill the model read) comes after all the results
-            self.messages.extend(
-                replace(m, content=self.redact(m.content)) for m in self.tools.pending
-            )
-            self.tools.pending.clear()
+            pending, self.state.pending = self.state.pending, []
+            self.messages.extend(replace(m, content=self.redact(m.content)) for m in pending)
+        result.stop = StopReason.STEP_LIMIT
         result.stopped = (
             f"stopped: the step limit of {self.max_steps} (model calls and tool calls) was reached"
         )
@@ -148,15 +128,15 @@ class Agent:
         if keeper is not None:
             self.messages[:] = keeper(self.messages, self.turn)
         budget = keeper.output_budget(self.messages) if keeper is not None else 0
-        request = Request(self.system, tuple(self.messages), tool_specs(), budget)
+        request = Request(self.engine.prompt.text, tuple(self.messages), tool_specs(), budget)
         result.requests.append(request)
-        self.emit("model.waiting", {"step": len(result.requests)})
+        self.env.emit(ModelWaiting(len(result.requests)))
         try:
-            response = self.model.complete(request, self.on_text)
+            response = self.engine.model.complete(request, self.on_text)
         except ContextOverflow:
             if keeper is None:
                 raise
-            self.emit("notice", {"message": "the server says the context is too long: compacting"})
+            self.env.emit(Notice("the server says the context is too long: compacting"))
             self.messages[:] = keeper.overflowed(self.messages, self.turn)
             result.requests.pop()
             return None
@@ -184,8 +164,8 @@ class Agent:
                 " make this call again, with less text before it"
             )
         text = self.redact(valid_text(text))
-        self.emit("tool.call", {"name": call.name, "arguments": {}, "unreadable": True})
-        self.emit("tool.result", {"name": call.name, "ok": False, "result": text})
+        self.env.emit(ToolCalled(call.name, {}, unreadable=True))
+        self.env.emit(ToolReturned(call.name, False, text))
         result.tools.append(ToolRecord(call.name, {}, False, text))
         return self._refusal(call, text)
 
@@ -195,15 +175,15 @@ class Agent:
         )
 
     def _call_tool(self, call: ToolCall, result: TurnResult) -> Message:
-        self.emit("tool.call", {"name": call.name, "arguments": dict(call.arguments)})
+        self.env.emit(ToolCalled(call.name, dict(call.arguments)))
         try:
-            text, ok = get_tool(call.name).invoke(self.tools, call.arguments), True
+            text, ok = get_tool(call.name).invoke(self.env, self.state, call.arguments), True
         except ToolError as e:
             text, ok = str(e), False
         except OSError as e:  # the file system said no in a way the tool did not foresee
             text, ok = f"{call.name} failed: {e}", False
         text = self.redact(valid_text(text))
-        self.emit("tool.result", {"name": call.name, "ok": ok, "result": text})
+        self.env.emit(ToolReturned(call.name, ok, text))
         result.tools.append(ToolRecord(call.name, dict(call.arguments), ok, text))
         return Message(
             "tool", text, tool_call_id=call.id, tool_name=call.name, is_error=not ok, turn=self.turn

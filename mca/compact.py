@@ -7,12 +7,13 @@ they are kept verbatim, ahead of the summary, so a convention loaded early still
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
+from mca.engine import Engine
+from mca.events import ContextCompacted, EventSink
 from mca.ledger import message_text, tools_text
+from mca.prompt import SystemPrompt
 from mca.tokens import Estimator
-from mca.types import KIND_SUMMARY, Message, Model, Request, ToolSpec
+from mca.types import KIND_SUMMARY, Message, Request, ToolSpec
 
 THRESHOLD = 0.80
 KEEP_TURNS = 2
@@ -24,29 +25,6 @@ SUMMARIZE_PROMPT = (
     " conversation below: what the user asked, what was changed (files, commands), what was"
     " decided and what is still open. Plain text, no preamble."
 )
-Emit = Callable[[str, dict[str, Any]], None]
-
-
-@dataclass
-class CompactionReport:
-    """What one compaction did."""
-
-    turn: int
-    before_tokens: int
-    after_tokens: int
-    summarized_messages: int
-    protected_kept: list[str]
-    reason: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "turn": self.turn,
-            "before_tokens": self.before_tokens,
-            "after_tokens": self.after_tokens,
-            "summarized_messages": self.summarized_messages,
-            "protected_kept": self.protected_kept,
-            "reason": self.reason,
-        }
 
 
 def _transcript(messages: list[Message]) -> str:
@@ -63,39 +41,38 @@ class Compactor:
 
     def __init__(
         self,
-        model: Model,
+        engine: Engine,
         estimator: Estimator,
         *,
         window: int,
-        system: str,
         tools: tuple[ToolSpec, ...],
+        emit: EventSink,
         threshold: float = THRESHOLD,
         keep_turns: int = KEEP_TURNS,
-        emit: Emit = lambda k, d: None,
         max_output: int = 0,
         factor: Callable[[], float | None] = lambda: None,
     ) -> None:
-        self.model = model
+        self.engine = engine  # the model that summarises, the prompt that is counted
         self.est = estimator
         self.window = window
         self.max_output = max_output  # 0: a default that fits the window
         self.factor = factor  # provider tokens per estimated token, once calibrated
-        self.system, self.tools = system, tools
-        self._fixed: int | None = None  # counted on first use: the tokenizer loads lazily
+        self.tools = tools
+        # the prompt and tools' size, counted on first use (the tokenizer loads lazily) and
+        # again when the prompt changes (the catalog was rebuilt)
+        self._fixed: tuple[SystemPrompt, int] | None = None
         self.threshold = threshold
         self.keep_turns = keep_turns
         self.emit = emit
-        self.last: CompactionReport | None = None
-
-    def set_system(self, system: str) -> None:
-        """A new system prompt (the catalog was rebuilt): its size is counted again."""
-        self.system, self._fixed = system, None
+        self.last: ContextCompacted | None = None
 
     def tokens(self, history: list[Message]) -> int:
         """Estimated tokens of the whole context (per-message counts are cached)."""
-        if self._fixed is None:
-            self._fixed = self.est.count(self.system) + self.est.count(tools_text(self.tools))
-        return self._fixed + sum(self.est.count(message_text(m)) for m in history)
+        prompt = self.engine.prompt
+        if self._fixed is None or self._fixed[0] is not prompt:
+            count = self.est.count(prompt.text) + self.est.count(tools_text(self.tools))
+            self._fixed = (prompt, count)
+        return self._fixed[1] + sum(self.est.count(message_text(m)) for m in history)
 
     def server_tokens(self, history: list[Message]) -> int:
         """The estimate as the server will count it: calibrated when a factor is known. Before
@@ -103,7 +80,8 @@ class Compactor:
         ever overstates) unless they come near the window: the first request need not wait."""
         factor = max(self.factor() or 1.0, 1.0)
         if not self.est.loaded:
-            size = len(self.system.encode()) + sum(len(message_text(m).encode()) for m in history)
+            size = len(self.engine.prompt.text.encode())
+            size += sum(len(message_text(m).encode()) for m in history)
             size += len(tools_text(self.tools).encode())
             if size * factor < self.threshold * self.window / 2:
                 return round(size * factor)
@@ -138,7 +116,7 @@ class Compactor:
         before = self.tokens(history)
         text = _transcript(to_summarize)
         request = Request(SUMMARIZE_PROMPT, (Message("user", text),), (), SUMMARY_TOKENS)
-        summary = self.model.complete(request).message.content.strip()
+        summary = self.engine.model.complete(request).message.content.strip()
         note = Message(
             "user",
             f"[Summary of earlier turns, made by compaction]\n{summary}",
@@ -147,8 +125,8 @@ class Compactor:
         )
         out = [*protected, note, *recent]
         kept = [name for m in protected for name in m.skills]
-        self.last = CompactionReport(
+        self.last = ContextCompacted(
             turn, before, self.tokens(out), len(to_summarize), kept, reason
         )
-        self.emit("context.compacted", self.last.to_json())
+        self.emit(self.last)
         return out

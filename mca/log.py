@@ -6,10 +6,11 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from mca.events import Event
 from mca.fsutil import open_private, private_dir
 from mca.sanitize import scrub
 
@@ -47,9 +48,9 @@ class SessionLog:
             f"the session log {where} cannot be written ({e.strerror or e}); logging is off"
         )
 
-    def event(self, kind: str, data: Mapping[str, Any] | None = None) -> None:
-        """Record one event."""
-        record = {"ts": round(time.time(), 3), "event": kind, **(data or {})}
+    def event(self, event: Event) -> None:
+        """Record one event: {"ts": ..., "event": its kind, **its fields}."""
+        record = {"ts": round(time.time(), 3), "event": event.kind, **event.to_json()}
         self.events.append(record)
         if self.path is None:
             return

@@ -1,51 +1,57 @@
-"""Wiring: settings -> skills, model, tools, snapshots, log, prompt, agent. No terminal I/O."""
+"""A running session and how it is built: settings -> log, skills, the tools' environment,
+the engine, the compactor, the loop; each part built whole before the part that uses it.
+No terminal I/O: the face is the UI given to open_session."""
 
 from __future__ import annotations
 
-import os
-import secrets
-import tempfile
-import time
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
-from mca.agent import Agent, TurnResult
-from mca.compact import CompactionReport, Compactor
+from mca.agent import Agent
+from mca.compact import Compactor
 from mca.config import Settings
-from mca.fsutil import private_dir
+from mca.engine import Engine
+from mca.events import (
+    ContextCompacted,
+    Event,
+    EventSink,
+    LedgerRecorded,
+    ModelRetry,
+    ModelSwitched,
+    Notice,
+    SessionEnded,
+    SessionResumed,
+    SessionStarted,
+    Undone,
+)
+from mca.home import new_ids, open_log, open_snapshots, open_store, prepare_home
 from mca.ledger import Calibration, LedgerBook, TurnLedger, build_ledger
-from mca.log import SessionLog, prune_logs
+from mca.log import SessionLog
 from mca.models import build_model
 from mca.prompt import SystemPrompt, build_system_prompt, read_agents_md
 from mca.sanitize import scrub
-from mca.sessions import KEEP_SESSIONS, Saved, SessionStore
+from mca.sessions import Saved, SessionStore
 from mca.skills.discover import Discovery, shadow_warnings
 from mca.skills.runtime import SkillRuntime, log_discovery, refuse_if_strict, run_discovery
 from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
 from mca.tools import tool_specs
-from mca.tools.base import ToolContext
-from mca.tools.snapshots import SnapshotStore, store_dir
-from mca.types import Model
+from mca.tools.base import Approvals, Asker, ToolEnv
+from mca.tools.snapshots import SnapshotStore, UndoReport
+from mca.turn import TurnResult
+from mca.types import KIND_SHELL, Message, Model
 
 
-class UI(Protocol):
-    """What a session needs from whoever shows it: asking, and showing events and text."""
+class UI(Asker, Protocol):
+    """What a session needs from whoever shows it: asking (Asker), events and streamed text."""
 
-    def approve(self, command: str) -> bool: ...
-
-    def approve_write(self, path: str, reason: str, diff: str) -> bool: ...
-
-    def approve_edit(self, path: str, diff: str) -> bool: ...
-
-    def event(self, kind: str, data: Mapping[str, Any]) -> None: ...
+    def event(self, event: Event) -> None: ...
 
     def text(self, delta: str) -> None: ...
 
 
-@dataclass
+@dataclass(frozen=True)
 class HeadlessUI:
     """For sessions nobody watches (the self-test, the demo, benchmarks, tests): commands run
     when `commands` is true, edits apply, protected paths are refused, events are dropped."""
@@ -61,7 +67,7 @@ class HeadlessUI:
     def approve_edit(self, path: str, diff: str) -> bool:
         return True
 
-    def event(self, kind: str, data: Mapping[str, Any]) -> None:
+    def event(self, event: Event) -> None:
         return None
 
     def text(self, delta: str) -> None:
@@ -70,21 +76,23 @@ class HeadlessUI:
 
 @dataclass
 class Session:
-    """One running mca session."""
+    """One running mca session, and the narrow API the faces use (they never reach into the
+    agent or the tools)."""
 
     settings: Settings
-    model: Model
+    engine: Engine  # the model and system prompt in use
     agent: Agent
+    approvals: Approvals  # the approval mode lives here
     snapshots: SnapshotStore
     log: SessionLog
-    system: SystemPrompt
     skills: SkillRuntime
     compactor: Compactor
     id: str
     ui: UI
+    emit: EventSink  # to the log and the person: what every part was given
+    store: SessionStore
     ledger: LedgerBook = field(default_factory=LedgerBook)
-    compacted_before: CompactionReport | None = None  # the compaction seen before this turn
-    store: SessionStore = field(default_factory=lambda: SessionStore(None, "", Path(), ""))
+    compacted_before: ContextCompacted | None = None  # the compaction seen before this turn
 
     def refresh_skills(self) -> None:
         """Between turns: when skills changed on disk, rebuild the catalog and say so once."""
@@ -92,19 +100,16 @@ class Session:
         if not what:
             return
         d = self.skills.discovery
-        self.agent.tools.skill_dirs = {name: s.dir for name, s in d.skills.items()}
-        self.system = build_system_prompt(
-            self.settings.workspace, d.catalog.text, self.system.agents
+        self.engine.prompt = build_system_prompt(
+            self.settings.workspace, d.catalog.text, self.engine.prompt.agents
         )
-        self.agent.system = self.system.text
-        self.compactor.set_system(self.system.text)
         tokens = self.skills.estimator.count(d.catalog.text)
-        message = (
-            f"skills changed on disk: {what} · catalog rebuilt, {len(d.skills)} skills,"
-            f" {tokens:,} tokens ({self.skills.estimator.label})"
+        self.emit(
+            Notice(
+                f"skills changed on disk: {what} · catalog rebuilt, {len(d.skills)} skills,"
+                f" {tokens:,} tokens ({self.skills.estimator.label})"
+            )
         )
-        self.log.event("notice", {"message": message})
-        self.ui.event("notice", {"message": message})
 
     def run_turn(self, sentence: str, *, ledger: bool = True) -> TurnResult:
         """One turn through the agent, then its ledger (logged as a JSON event). With
@@ -122,7 +127,7 @@ class Session:
         last = self.compactor.last
         if last is not self.compacted_before and last is not None:
             entry.compaction = last.to_json()
-        self.log.event("ledger", entry.to_json())
+        self.log.event(LedgerRecorded(entry))
         self.store.turn(self.agent.messages, entry)
         return entry
 
@@ -132,19 +137,19 @@ class Session:
         self.agent.turn = saved.turns
         self.ledger.turns[:] = saved.ledgers
         self.store.carry(saved)
-        self.log.event("session.resumed", {"from": saved.id, "turns": saved.turns})
+        self.log.event(SessionResumed(saved.id, saved.turns))
 
     def switch_model(self, settings: Settings) -> str:
         """Go on with another model (the conversation stays); returns what changed."""
         settings, note = _window(settings)
-        model = build_model(settings, lambda m: self.ui.event("model.retry", {"message": m}))
+        model = build_model(settings, lambda m: self.ui.event(ModelRetry(m)))
         old = f"{self.settings.model} via {self.settings.provider}"
-        self.model.close()
-        self.model = self.agent.model = self.compactor.model = model
+        self.engine.model.close()
+        self.engine.model = model
         self.compactor.window = settings.context_window
         self.compactor.factor = calibration_for(settings).factor
         self.settings = settings
-        self.log.event("model.switched", {"from": old, "to": settings.model})
+        self.log.event(ModelSwitched(old, settings.model))
         window = f"context window {settings.context_window:,} tokens"
         return f"model {settings.model} via {settings.provider} (was {old}); {note or window}"
 
@@ -154,7 +159,7 @@ class Session:
         entry = build_ledger(
             result.turn,
             result.requests[-1],
-            self.system.exact_pieces(),
+            self.engine.prompt.exact_pieces(),
             self.skills.estimator,
             self.settings.context_window,
             stage,
@@ -186,25 +191,64 @@ class Session:
             f" {', '.join(report.protected_kept) or 'none'})"
         )
 
+    # -- what the faces may read and change ------------------------------------------------
+    @property
+    def messages(self) -> Sequence[Message]:
+        """The conversation so far."""
+        return self.agent.messages
+
+    @property
+    def turns(self) -> int:
+        """Turns taken (a resumed conversation counts its earlier ones)."""
+        return self.agent.turn
+
+    @property
+    def last_turn(self) -> TurnResult | None:
+        """The latest turn's result, also when it failed (for --json)."""
+        return self.agent.last
+
+    @property
+    def mode(self) -> str:
+        """The approval mode (mca.config.MODES)."""
+        return self.approvals.mode
+
+    def set_mode(self, mode: str) -> None:
+        """/mode: what runs without asking, from the next tool call on."""
+        self.approvals.mode = mode
+
+    def clear(self) -> None:
+        """/clear: a new conversation (files and snapshots are untouched)."""
+        self.agent.clear()
+
+    def add_shell_message(self, text: str) -> None:
+        """A `!command` and its output, for the model to see with the next sentence."""
+        self.agent.messages.append(Message("user", text, kind=KIND_SHELL, turn=self.turns + 1))
+
+    def undo(self, force: bool = False) -> UndoReport:
+        """/undo: revert the newest turn not yet undone (logged)."""
+        report = self.snapshots.undo(force=force)
+        self.log.event(Undone(report.turn_label, report.restored, report.removed, report.skipped))
+        return report
+
+    def undoable(self) -> list[dict[str, Any]]:
+        """The turns /undo can still revert, newest first."""
+        return [m for _, m in self.snapshots.undoable()]
+
+    def changes(self) -> list[tuple[str, bytes | None, bytes | None]]:
+        """(path, before this session, now) for each file this session changed."""
+        return self.snapshots.session_changes()
+
     def close(self) -> None:
         """Release the model client."""
-        self.log.event("session.end", {"turns": self.agent.turn})
+        self.log.event(SessionEnded(self.turns))
         self.log.close()
         self.snapshots.close()
-        self.model.close()
+        self.engine.model.close()
 
 
 def calibration_for(settings: Settings) -> Calibration:
     """The calibration of this model at this base URL."""
     return Calibration(settings.home, settings.model, settings.base_url)
-
-
-def new_ids() -> tuple[str, str]:
-    """(started stamp, short session id). The stamp has microseconds: sessions started in the
-    same second still sort in the order they started (undo walks back in that order)."""
-    now = time.time()
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{int(now % 1 * 1e6):06d}"
-    return stamp, secrets.token_hex(3)
 
 
 def _skills(settings: Settings, estimator: Estimator, log: SessionLog) -> Discovery:
@@ -230,38 +274,6 @@ def _window(settings: Settings) -> tuple[Settings, str]:
     return settings.with_(context_window=window, context_window_known=True), note
 
 
-def _prepare_home(home: Path) -> str:
-    """'' when $MCA_HOME is a usable private directory, else what is wrong with it."""
-    try:
-        if home.exists() and not home.is_dir():
-            return "it is not a directory"
-        private_dir(home)
-        if not os.access(home, os.W_OK | os.X_OK):
-            return "not writable"
-    except OSError as e:
-        return e.strerror or str(e)
-    return ""
-
-
-def _snapshots(
-    settings: Settings, sid: str, started: str, home_problem: str
-) -> tuple[SnapshotStore, list[str]]:
-    """The workspace's store in $MCA_HOME, or a private temporary one when that is unusable."""
-    if not home_problem:
-        store = SnapshotStore(
-            settings.workspace, store_dir(settings.home, settings.workspace), sid, started
-        )
-        return store, store.start()
-    temp = Path(tempfile.mkdtemp(prefix="mca-snapshots-"))
-    store = SnapshotStore(settings.workspace, temp / "store", sid, started, ephemeral=True)
-    notice = (
-        f"warning: MCA_HOME {settings.home} cannot be used ({home_problem}): the session log,"
-        f" calibration and history are off, and /undo only covers this session (snapshots in"
-        f" {temp})"
-    )
-    return store, [notice, *store.start()]
-
-
 def _startup_notices(settings: Settings, discovery: Discovery, agents_problem: str) -> list[str]:
     """What a person must hear before the first turn: config, AGENTS.md, shadowed skills."""
     notices = [f"warning: {w}" for w in settings.warnings]
@@ -269,6 +281,43 @@ def _startup_notices(settings: Settings, discovery: Discovery, agents_problem: s
         notices.append(f"warning: {agents_problem}")
     notices += shadow_warnings(discovery)
     return notices
+
+
+def _prompt(settings: Settings, discovery: Discovery) -> tuple[SystemPrompt, str]:
+    """The system prompt (AGENTS.md scrubbed of known secrets), and what was wrong reading it."""
+    agents, problem = read_agents_md(settings.workspace)
+    agents = scrub(agents, settings.secrets)
+    return build_system_prompt(settings.workspace, discovery.catalog.text, agents), problem
+
+
+def _tools(
+    settings: Settings, discovery: Discovery, snapshots: SnapshotStore, ui: UI, emit: EventSink
+) -> tuple[SkillStage, ToolEnv]:
+    """The skill stage, and the tools' environment around it (reading a skill activates it)."""
+    stage = SkillStage(
+        discovery.skills,
+        budget=settings.skill_budget,
+        root=settings.workspace,
+        emit=emit,
+        policy=discovery.policy,
+    )
+    approvals = Approvals(ui, settings.mode)
+    root, home = settings.workspace, settings.home
+    return stage, ToolEnv(root, snapshots, approvals, emit, stage, home, settings.user_home)
+
+
+def _compactor(
+    settings: Settings, engine: Engine, estimator: Estimator, emit: EventSink
+) -> Compactor:
+    return Compactor(
+        engine,
+        estimator,
+        window=settings.context_window,
+        tools=tool_specs(),
+        emit=emit,
+        max_output=settings.max_tokens,
+        factor=calibration_for(settings).factor,
+    )
 
 
 def open_session(
@@ -279,89 +328,40 @@ def open_session(
     log_to_disk: bool = True,
     estimator: Estimator | None = None,
 ) -> Session:
-    """Build a session: skills first, then tools, the pre-turn stage, the model and the loop."""
+    """Build a session: the log, skills (--strict-skills may refuse), snapshots, the tools'
+    environment around the skill stage, the engine, the compactor and the loop."""
     started, sid = new_ids()
     settings, window_note = _window(settings)
-    home_problem = _prepare_home(settings.home)
-    log_path = settings.home / "logs" / f"{started}-{sid}.jsonl"
-    log = SessionLog(
-        log_path if log_to_disk and not home_problem else None,
-        secrets=settings.secrets,
-        on_fail=lambda message: ui.event("notice", {"message": f"warning: {message}"}),
-    )
-    if log.path is not None:
-        prune_logs(log_path.parent)
+    home_problem = prepare_home(settings.home)
+    on_disk = log_to_disk and not home_problem
+    log = open_log(settings, f"{started}-{sid}", on_disk, ui.event)
 
-    def emit(kind: str, data: Mapping[str, Any]) -> None:
-        log.event(kind, data)
-        ui.event(kind, data)
+    def emit(event: Event) -> None:
+        log.event(event)
+        ui.event(event)
 
     estimator = estimator or Estimator(settings.encoding)
     if settings.provider != "mock":
         estimator.preload()  # loads while the first request is out, not before it
     discovery = _skills(settings, estimator, log)
-    snapshots, notices = _snapshots(settings, sid, started, home_problem)
-    skill_dirs = {name: s.dir for name, s in discovery.skills.items()}
-    tools = ToolContext(
-        settings.workspace,
-        snapshots,
-        ui.approve,
-        emit,
-        skill_dirs,
-        approve_write=ui.approve_write,
-        home=settings.home,
-        home_dir=settings.user_home,
-        mode=settings.mode,
-        approve_edit=ui.approve_edit,
-    )
-    stage = SkillStage(
-        discovery.skills,
-        budget=settings.skill_budget,
-        root=settings.workspace,
-        touched=lambda: sorted(tools.touched),
-        emit=emit,
-        policy=discovery.policy,
-    )
-    tools.skills = stage
-    agents, agents_problem = read_agents_md(settings.workspace)
-    system = build_system_prompt(
-        settings.workspace, discovery.catalog.text, scrub(agents, settings.secrets)
-    )
-    notices += [window_note] if window_note else []
-    for notice in [*_startup_notices(settings, discovery, agents_problem), *notices]:
-        emit("notice", {"message": notice})
-    model = model or build_model(settings, lambda m: emit("model.retry", {"message": m}))
-    calibration = calibration_for(settings)
-    compactor = Compactor(
-        model,
-        estimator,
-        window=settings.context_window,
-        system=system.text,
-        tools=tool_specs(),
-        emit=emit,
-        max_output=settings.max_tokens,
-        factor=calibration.factor,
-    )
+    snapshots, notices = open_snapshots(settings, sid, started, home_problem)
+    stage, env = _tools(settings, discovery, snapshots, ui, emit)
+    prompt, agents_problem = _prompt(settings, discovery)
+    notices = [*_startup_notices(settings, discovery, agents_problem), *notices]
+    for notice in [*notices, window_note] if window_note else notices:
+        emit(Notice(notice))
+    engine = Engine(model or build_model(settings, lambda m: emit(ModelRetry(m))), prompt)
+    compactor = _compactor(settings, engine, estimator, emit)
     agent = Agent(
-        model=model,
-        tools=tools,
-        system=system.text,
+        engine,
+        env,
         max_steps=settings.max_steps,
         pre_turn=stage,
         before_model=compactor,
-        emit=emit,
         on_text=ui.text,
         redact=lambda text: scrub(text, settings.secrets),
     )
-    tools.history = lambda: agent.messages
-    start = {"session": sid, "workspace": str(settings.workspace)}
-    log.event("session.start", {**start, "provider": settings.provider, "model": settings.model})
-    runtime = SkillRuntime(discovery, stage, estimator)
-    session = Session(settings, model, agent, snapshots, log, system, runtime, compactor, sid, ui)
-    if log_to_disk and not home_problem:
-        where = settings.home / "sessions"
-        prune_logs(where, KEEP_SESSIONS)  # the same rule as logs: the newest files stay
-        session.store = SessionStore(
-            where, sid, settings.workspace, settings.model, settings.secrets
-        )
-    return session
+    log.event(SessionStarted(sid, str(settings.workspace), settings.provider, settings.model))
+    runtime, store = SkillRuntime(discovery, stage, estimator), open_store(settings, sid, on_disk)
+    parts = (engine, agent, env.approvals, snapshots, log, runtime, compactor)
+    return Session(settings, *parts, sid, ui, emit, store)

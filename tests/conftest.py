@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from mca.tools.base import ToolContext
+from mca.events import drop
+from mca.session import HeadlessUI
+from mca.tools.base import Approvals, ToolEnv, TurnState
 from mca.tools.snapshots import SnapshotStore
 
 REPO = Path(__file__).resolve().parent.parent
@@ -34,7 +36,14 @@ def ws(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def ctx(ws: Path) -> Iterator[ToolContext]:
-    """A tool context on the workspace that approves every command."""
+def env(ws: Path) -> Iterator[ToolEnv]:
+    """The tools' environment on the workspace: every command approved, edits applied,
+    protected paths refused, events dropped."""
     store = SnapshotStore(ws, ws.parent / "store", "test01", "20260101T000000")
-    yield ToolContext(ws, store, approve=lambda c: True, turn=1)
+    yield ToolEnv(ws, store, Approvals(HeadlessUI()), drop)
+
+
+@pytest.fixture
+def turn() -> TurnState:
+    """Turn 1's state, for tools called directly."""
+    return TurnState(1)

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
+from mca.engine import Engine
 from mca.errors import ModelError
-from mca.types import Message, Request, Response, TextSink, ToolCall, Usage
+from mca.prompt import SystemPrompt
+from mca.tools.base import NoSkills
+from mca.types import Message, Model, Request, Response, TextSink, ToolCall, Usage
 
 Reply = Response | BaseException | Callable[[Request], Response]
+
+
+def engine(model: Model, system: str = "sys") -> Engine:
+    """An engine around a test model, with a one-piece system prompt."""
+    return Engine(model, SystemPrompt(system))
 
 
 def say(text: str, usage: Usage | None = None) -> Response:
@@ -45,3 +54,13 @@ class FakeModel:
 
     def close(self) -> None:
         return None
+
+
+class SkillDirs(NoSkills):
+    """Skill access with directories the file tools may read, and no skills to activate."""
+
+    def __init__(self, dirs: Mapping[str, Path]) -> None:
+        self._dirs = dirs
+
+    def dirs(self) -> Mapping[str, Path]:
+        return self._dirs

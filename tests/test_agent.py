@@ -2,33 +2,35 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from mca.agent import Agent
 from mca.errors import ModelError
-from mca.tools.base import ToolContext
+from mca.tools.base import ToolEnv
+from mca.turn import StopReason
 from mca.types import Message
-from tests.helpers import FakeModel, call, say
+from tests.helpers import FakeModel, call, engine, say
 
 
-def agent_with(ctx: ToolContext, *replies: object, **kw: object) -> tuple[Agent, FakeModel]:
+def agent_with(env: ToolEnv, *replies: object, **kw: object) -> tuple[Agent, FakeModel]:
     model = FakeModel(replies)  # type: ignore[arg-type]
-    return Agent(model=model, tools=ctx, system="sys", **kw), model  # type: ignore[arg-type]
+    return Agent(engine(model), env, **kw), model  # type: ignore[arg-type]
 
 
-def test_plain_answer(ctx: ToolContext) -> None:
-    agent, model = agent_with(ctx, say("hello"))
+def test_plain_answer(env: ToolEnv) -> None:
+    agent, model = agent_with(env, say("hello"))
     result = agent.run_turn("hi")
     assert result.answer == "hello"
     assert [m.role for m in agent.messages] == ["user", "assistant"]
     assert model.requests[0].system == "sys" and len(model.requests[0].tools) == 8
 
 
-def test_tool_results_go_back_to_the_model(ctx: ToolContext, ws: Path) -> None:
+def test_tool_results_go_back_to_the_model(env: ToolEnv, ws: Path) -> None:
     (ws / "a.txt").write_text("content\n")
-    agent, model = agent_with(ctx, call("read_file", path="a.txt"), say("done"))
+    agent, model = agent_with(env, call("read_file", path="a.txt"), say("done"))
     result = agent.run_turn("read it")
     tool_msg = model.requests[1].messages[-1]
     assert (
@@ -47,25 +49,26 @@ def test_tool_results_go_back_to_the_model(ctx: ToolContext, ws: Path) -> None:
         (call("run_command", command="exit 2"), "exit code 2"),
     ],
 )
-def test_tool_errors_become_results(ctx: ToolContext, reply: object, expect: str) -> None:
-    agent, model = agent_with(ctx, reply, say("ok"))
+def test_tool_errors_become_results(env: ToolEnv, reply: object, expect: str) -> None:
+    agent, model = agent_with(env, reply, say("ok"))
     result = agent.run_turn("go")
     last = model.requests[1].messages[-1]
     assert last.is_error and expect in last.content
     assert result.answer == "ok" and not result.tools[0].ok
 
 
-def test_step_limit_ends_the_turn_cleanly(ctx: ToolContext) -> None:
-    agent, _ = agent_with(ctx, *[call("list_dir", call_id=f"c{i}") for i in range(5)], max_steps=3)
+def test_step_limit_ends_the_turn_cleanly(env: ToolEnv) -> None:
+    agent, _ = agent_with(env, *[call("list_dir", call_id=f"c{i}") for i in range(5)], max_steps=3)
     result = agent.run_turn("loop forever")
     assert result.stopped and "step limit of 3" in result.answer
+    assert result.stop is StopReason.STEP_LIMIT and result.answer == result.stopped
     # model calls and tool calls both count: call, tool, call, then no step left for the tool
     assert len(result.requests) == 2 and len(result.tools) == 1
     assert "not run: too many calls" in agent.messages[-1].content
 
 
-def test_model_exception_rolls_the_conversation_back(ctx: ToolContext) -> None:
-    agent, _ = agent_with(ctx, say("first"), call("list_dir"), ModelError("boom"))
+def test_model_exception_rolls_the_conversation_back(env: ToolEnv) -> None:
+    agent, _ = agent_with(env, say("first"), call("list_dir"), ModelError("boom"))
     agent.run_turn("one")
     before = list(agent.messages)
     with pytest.raises(ModelError, match="boom"):
@@ -73,64 +76,64 @@ def test_model_exception_rolls_the_conversation_back(ctx: ToolContext) -> None:
     assert agent.messages == before
 
 
-def test_ctrl_c_rolls_back(ctx: ToolContext) -> None:
-    agent, _ = agent_with(ctx, KeyboardInterrupt())
+def test_ctrl_c_rolls_back(env: ToolEnv) -> None:
+    agent, _ = agent_with(env, KeyboardInterrupt())
     with pytest.raises(KeyboardInterrupt):
         agent.run_turn("one")
     assert agent.messages == []
 
 
-def test_pre_turn_messages_go_before_the_sentence(ctx: ToolContext) -> None:
-    def pre(sentence: str, history: object, turn: int) -> list[Message]:
+def test_pre_turn_messages_go_before_the_sentence(env: ToolEnv) -> None:
+    def pre(sentence: str, history: object, turn: int, touched: object) -> list[Message]:
         return [Message("user", f"injected for {sentence}", kind="skills", turn=turn)]
 
-    agent, model = agent_with(ctx, say("ok"), pre_turn=pre)
+    agent, model = agent_with(env, say("ok"), pre_turn=pre)
     agent.run_turn("hello")
     sent = model.requests[0].messages
     assert [m.content for m in sent] == ["injected for hello", "hello"]
 
 
-def test_turn_numbers_and_touched_files(ctx: ToolContext, ws: Path) -> None:
+def test_turn_numbers_and_touched_files(env: ToolEnv, ws: Path) -> None:
     (ws / "a.txt").write_text("x\n")
-    agent, _ = agent_with(ctx, call("read_file", path="a.txt"), say("ok"), say("again"))
+    agent, _ = agent_with(env, call("read_file", path="a.txt"), say("ok"), say("again"))
     agent.run_turn("one")
-    assert ctx.touched == {"a.txt"}
+    assert agent.state.touched == {"a.txt"}
     agent.run_turn("two")
-    assert agent.turn == 2 and ctx.touched == set()
+    assert agent.turn == 2 and agent.state.touched == set()
 
 
-def test_unexpected_os_errors_become_results(ctx: ToolContext, ws: Path) -> None:
+def test_unexpected_os_errors_become_results(env: ToolEnv, ws: Path) -> None:
     gone = ws / "gone"
     gone.mkdir()
-    ctx.root = gone
+    env = replace(env, root=gone)
     gone.rmdir()  # the workspace vanished under the command
-    agent, _ = agent_with(ctx, call("run_command", command="true"), say("ok"))
+    agent, _ = agent_with(env, call("run_command", command="true"), say("ok"))
     result = agent.run_turn("go")
     assert not result.tools[0].ok and "run_command failed" in result.tools[0].result
     assert result.answer == "ok"
 
 
-def test_tool_calls_in_one_reply_are_capped(ctx: ToolContext) -> None:
+def test_tool_calls_in_one_reply_are_capped(env: ToolEnv) -> None:
     from mca.types import Message, Response, ToolCall
 
     calls = tuple(ToolCall(f"c{i}", "list_dir", {}) for i in range(23))
     many = Response(Message("assistant", "", tool_calls=calls))
-    agent, _ = agent_with(ctx, many, say("done"), max_steps=50)
+    agent, _ = agent_with(env, many, say("done"), max_steps=50)
     result = agent.run_turn("go")
     assert len(result.tools) == 8 and result.answer == "done"
     skipped = [m for m in agent.messages if m.role == "tool" and m.content.startswith("not run")]
     assert len(skipped) == 15  # every call gets an answer, as both wire protocols require
 
 
-def test_a_cut_or_empty_answer_is_said(ctx: ToolContext) -> None:
+def test_a_cut_or_empty_answer_is_said(env: ToolEnv) -> None:
     from mca.types import Message, Response
 
-    agent, _ = agent_with(ctx, Response(Message("assistant", "half an ans"), cut=True), say(""))
+    agent, _ = agent_with(env, Response(Message("assistant", "half an ans"), cut=True), say(""))
     assert "stopped at the output limit" in agent.run_turn("one").notice
     assert agent.run_turn("two").notice == "the model returned an empty answer"
 
 
-def test_a_context_overflow_compacts_and_retries_once(ctx: ToolContext) -> None:
+def test_a_context_overflow_compacts_and_retries_once(env: ToolEnv) -> None:
     from mca.errors import ContextOverflow
 
     class Keeper:
@@ -147,13 +150,13 @@ def test_a_context_overflow_compacts_and_retries_once(ctx: ToolContext) -> None:
             return history[-1:]
 
     keeper = Keeper()
-    agent, model = agent_with(ctx, say("a"), say("b"), ContextOverflow("too long"), say("fine"))
-    agent.before_model = keeper
+    replies = (say("a"), say("b"), ContextOverflow("too long"), say("fine"))
+    agent, model = agent_with(env, *replies, before_model=keeper)
     agent.run_turn("one")
     agent.run_turn("two")
     assert agent.run_turn("three").answer == "fine" and keeper.compacted == 1
     assert model.requests[-1].max_output == 512
-    agent2, _ = agent_with(ctx, ContextOverflow("too long"), ContextOverflow("still"))
-    agent2.before_model = keeper
+    overflows = (ContextOverflow("too long"), ContextOverflow("still"))
+    agent2, _ = agent_with(env, *overflows, before_model=keeper)
     with pytest.raises(ContextOverflow, match="still too long after compacting"):
         agent2.run_turn("x")

@@ -11,18 +11,19 @@ import pytest
 from mca.agent import Agent
 from mca.errors import ScriptExhausted
 from mca.models.mock import MockModel, ScriptedModel, calc_convention, script_line
-from mca.tools.base import ToolContext
+from mca.tools.base import ToolEnv
 from mca.types import KIND_SKILLS, Message, Request, Usage
 from tests.conftest import REPO
+from tests.helpers import engine
 
 
-def mock_agent(ctx: ToolContext) -> Agent:
-    return Agent(model=MockModel(), tools=ctx, system="sys")
+def mock_agent(env: ToolEnv) -> Agent:
+    return Agent(engine(MockModel(), "sys"), env)
 
 
-def test_read_list_search_run(ctx: ToolContext, ws: Path) -> None:
+def test_read_list_search_run(env: ToolEnv, ws: Path) -> None:
     (ws / "notes.md").write_text("# Notes\nalpha beta\n")
-    agent = mock_agent(ctx)
+    agent = mock_agent(env)
     r = agent.run_turn("please read notes.md")
     assert r.tools[0].name == "read_file" and "alpha beta" in r.answer
     assert agent.run_turn("list the files").tools[0].name == "list_dir"
@@ -32,17 +33,17 @@ def test_read_list_search_run(ctx: ToolContext, ws: Path) -> None:
     assert r.tools[0].name == "run_command" and "hi there" in r.answer
 
 
-def test_edit_and_create(ctx: ToolContext, ws: Path) -> None:
+def test_edit_and_create(env: ToolEnv, ws: Path) -> None:
     (ws / "a.txt").write_text("hello world\n")
-    agent = mock_agent(ctx)
+    agent = mock_agent(env)
     agent.run_turn('replace "world" with "mca" in a.txt')
     assert (ws / "a.txt").read_text() == "hello mca\n"
     agent.run_turn('create b.txt with "line one\\nline two"')
     assert (ws / "b.txt").read_text() == "line one\nline two\n"
 
 
-def test_unknown_intent_explains_itself(ctx: ToolContext) -> None:
-    r = mock_agent(ctx).run_turn("what is the meaning of life?")
+def test_unknown_intent_explains_itself(env: ToolEnv) -> None:
+    r = mock_agent(env).run_turn("what is the meaning of life?")
     assert "offline mock model" in r.answer and not r.tools
 
 
@@ -64,9 +65,7 @@ def test_calc_convention_comes_from_the_context(body: str, expected: str) -> Non
 
 
 @pytest.mark.parametrize("rule", ["throw", "infinity", "none"])
-def test_divide_fix_depends_on_the_injected_convention(
-    ctx: ToolContext, ws: Path, rule: str
-) -> None:
+def test_divide_fix_depends_on_the_injected_convention(env: ToolEnv, ws: Path, rule: str) -> None:
     if shutil.which("node") is None:
         pytest.skip("node is not installed")
     shutil.copytree(REPO / "fixtures" / "workspace", ws, dirs_exist_ok=True)
@@ -76,10 +75,10 @@ def test_divide_fix_depends_on_the_injected_convention(
         "none": "",
     }
 
-    def pre(sentence: str, history: object, turn: int) -> list[Message]:
+    def pre(sentence: str, history: object, turn: int, touched: object) -> list[Message]:
         return [_skills_msg(bodies[rule])] if bodies[rule] else []
 
-    agent = Agent(model=MockModel(), tools=ctx, system="sys", pre_turn=pre)
+    agent = Agent(engine(MockModel(), "sys"), env, pre_turn=pre)
     r = agent.run_turn("fix the divide-by-zero problem in src/calc.js")
     source = (ws / "src/calc.js").read_text()
     if rule == "throw":
@@ -92,7 +91,7 @@ def test_divide_fix_depends_on_the_injected_convention(
 
 
 def test_scripted_model_replays_and_names_the_file_when_exhausted(
-    ctx: ToolContext, ws: Path, tmp_path: Path
+    env: ToolEnv, ws: Path, tmp_path: Path
 ) -> None:
     (ws / "a.txt").write_text("x\n")
     script = tmp_path / "script.jsonl"
@@ -102,7 +101,7 @@ def test_scripted_model_replays_and_names_the_file_when_exhausted(
         + json.dumps({"content": "read it", "usage": {"prompt_tokens": 5, "completion_tokens": 2}})
         + "\n"
     )
-    agent = Agent(model=ScriptedModel(script), tools=ctx, system="sys")
+    agent = Agent(engine(ScriptedModel(script), "sys"), env)
     r = agent.run_turn("go")
     assert r.answer == "read it" and r.tools[0].ok and r.usage == Usage(5, 2)
     with pytest.raises(ScriptExhausted, match=str(script)):
@@ -127,10 +126,11 @@ def test_bad_script_line_is_a_clear_error(tmp_path: Path) -> None:
         ScriptedModel(path).complete(Request("", (), ()))
 
 
-def test_fixture_script_replays_through_the_real_loop(ctx: ToolContext, ws: Path) -> None:
+def test_fixture_script_replays_through_the_real_loop(env: ToolEnv, ws: Path) -> None:
     shutil.copytree(REPO / "fixtures" / "workspace", ws, dirs_exist_ok=True)
     script = REPO / "fixtures" / "mock-scripts" / "read-and-answer.jsonl"
-    result = Agent(model=ScriptedModel(script), tools=ctx, system="sys").run_turn("explain divide")
+    agent = Agent(engine(ScriptedModel(script), "sys"), env)
+    result = agent.run_turn("explain divide")
     assert [t.name for t in result.tools] == ["update_plan", "read_file", "update_plan"]
-    assert all(t.ok for t in result.tools) and ctx.plan[-1]["status"] == "completed"
+    assert all(t.ok for t in result.tools) and agent.state.plan[-1]["status"] == "completed"
     assert "Infinity" in result.answer and result.usage == Usage(1500, 20)

@@ -9,76 +9,75 @@ import pytest
 
 from mca.errors import UndoError
 from mca.tools import get_tool
-from mca.tools.base import ToolContext
+from mca.tools.base import ToolEnv, TurnState
 from mca.tools.snapshots import SnapshotStore
 
 
-def write(ctx: ToolContext, path: str, content: str) -> None:
-    get_tool("write_file").run(ctx, {"path": path, "content": content})
+def write(env: ToolEnv, path: str, content: str, turn: int = 1) -> None:
+    get_tool("write_file").run(env, TurnState(turn), {"path": path, "content": content})
 
 
-def test_undo_restores_modified_and_removes_created(ctx: ToolContext, ws: Path) -> None:
+def test_undo_restores_modified_and_removes_created(env: ToolEnv, ws: Path) -> None:
     (ws / "old.txt").write_text("original")
     (ws / "old.txt").chmod(0o640)
-    write(ctx, "old.txt", "changed")
-    write(ctx, "new.txt", "brand new")
-    write(ctx, "old.txt", "changed twice")  # second write in the turn keeps the first snapshot
-    report = ctx.snapshots.undo()
+    write(env, "old.txt", "changed")
+    write(env, "new.txt", "brand new")
+    write(env, "old.txt", "changed twice")  # second write in the turn keeps the first snapshot
+    report = env.snapshots.undo()
     assert report.restored == ["old.txt"] and report.removed == ["new.txt"]
     assert (ws / "old.txt").read_text() == "original"
     assert (ws / "old.txt").stat().st_mode & 0o777 == 0o640
     assert not (ws / "new.txt").exists()
     with pytest.raises(UndoError, match="nothing to undo"):
-        ctx.snapshots.undo()
+        env.snapshots.undo()
 
 
-def test_repeated_undo_walks_back(ctx: ToolContext, ws: Path) -> None:
+def test_repeated_undo_walks_back(env: ToolEnv, ws: Path) -> None:
     for turn, text in enumerate(("v1", "v2", "v3"), 1):
-        ctx.turn = turn
-        write(ctx, "f.txt", text)
-    ctx.snapshots.undo()
+        write(env, "f.txt", text, turn)
+    env.snapshots.undo()
     assert (ws / "f.txt").read_text() == "v2"
-    ctx.snapshots.undo()
+    env.snapshots.undo()
     assert (ws / "f.txt").read_text() == "v1"
-    ctx.snapshots.undo()
+    env.snapshots.undo()
     assert not (ws / "f.txt").exists()
 
 
-def test_undo_leaves_externally_changed_files_unless_forced(ctx: ToolContext, ws: Path) -> None:
+def test_undo_leaves_externally_changed_files_unless_forced(env: ToolEnv, ws: Path) -> None:
     (ws / "f.txt").write_text("mine")
-    write(ctx, "f.txt", "agent")
+    write(env, "f.txt", "agent")
     (ws / "f.txt").write_text("edited by hand")
-    report = ctx.snapshots.undo()
+    report = env.snapshots.undo()
     assert report.skipped == ["f.txt"] and not report.complete
     assert (ws / "f.txt").read_text() == "edited by hand"
-    report = ctx.snapshots.undo(force=True)
+    report = env.snapshots.undo(force=True)
     assert report.restored == ["f.txt"]
     assert (ws / "f.txt").read_text() == "mine"
 
 
-def test_content_is_stored_once(ctx: ToolContext, ws: Path) -> None:
+def test_content_is_stored_once(env: ToolEnv, ws: Path) -> None:
     for name in ("a.txt", "b.txt"):
         (ws / name).write_text("same bytes")
-        write(ctx, name, "x")
-    assert len(list((ctx.snapshots.base / "objects").iterdir())) == 1
+        write(env, name, "x")
+    assert len(list((env.snapshots.base / "objects").iterdir())) == 1
     assert not (ws / ".mca").exists()  # nothing of mca's state is kept in the workspace
 
 
-def test_crash_between_snapshot_and_write(ctx: ToolContext, ws: Path) -> None:
+def test_crash_between_snapshot_and_write(env: ToolEnv, ws: Path) -> None:
     """The snapshot is on disk before the target changes; a crash there loses nothing."""
     target = ws / "f.txt"
     target.write_text("old")
-    ctx.snapshots.before_write(1, "f.txt", target, b"new", note="turn 1")
+    env.snapshots.before_write(1, "f.txt", target, b"new", note="turn 1")
     # ... the process dies here: the target still holds its old bytes.
-    later = SnapshotStore(ws, ctx.snapshots.base, "second", "20260102T000000")
+    later = SnapshotStore(ws, env.snapshots.base, "second", "20260102T000000")
     report = later.undo()
     assert report.unchanged == ["f.txt"] and target.read_text() == "old"
 
 
-def test_undo_in_a_new_session(ctx: ToolContext, ws: Path) -> None:
+def test_undo_in_a_new_session(env: ToolEnv, ws: Path) -> None:
     (ws / "f.txt").write_text("before")
-    write(ctx, "f.txt", "after")
-    later = SnapshotStore(ws, ctx.snapshots.base, "second", "20260102T000000")
+    write(env, "f.txt", "after")
+    later = SnapshotStore(ws, env.snapshots.base, "second", "20260102T000000")
     assert later.undo().restored == ["f.txt"]
     assert (ws / "f.txt").read_text() == "before"
 
@@ -95,49 +94,49 @@ def test_prune_keeps_the_newest_sessions(ws: Path) -> None:
 
 
 # -- damage and surprises: each ends in a report, and the next /undo goes on ------------------
-def test_a_directory_where_a_file_was(ctx: ToolContext, ws: Path) -> None:
-    write(ctx, "a.txt", "new")
+def test_a_directory_where_a_file_was(env: ToolEnv, ws: Path) -> None:
+    write(env, "a.txt", "new")
     (ws / "a.txt").unlink()
     (ws / "a.txt").mkdir()
-    report = ctx.snapshots.undo(force=True)
+    report = env.snapshots.undo(force=True)
     assert report.problems and "directory" in report.problems[0]
     assert (ws / "a.txt").is_dir()
     with pytest.raises(UndoError, match="nothing to undo"):
-        ctx.snapshots.undo()
+        env.snapshots.undo()
 
 
-def test_an_unreadable_file_is_reported(ctx: ToolContext, ws: Path) -> None:
+def test_an_unreadable_file_is_reported(env: ToolEnv, ws: Path) -> None:
     (ws / "a.txt").write_text("old")
-    write(ctx, "a.txt", "new")
+    write(env, "a.txt", "new")
     os.chmod(ws / "a.txt", 0)
     if os.access(ws / "a.txt", os.R_OK):  # root reads anything: make it unreadable otherwise
         (ws / "a.txt").unlink()
         os.mkfifo(ws / "a.txt")
-    report = ctx.snapshots.undo(force=True)
+    report = env.snapshots.undo(force=True)
     assert report.problems, report
 
 
 @pytest.mark.parametrize("bad", ["{}", "[]", "not json", '{"session": "x", "turn": 1}', ""])
-def test_bad_manifests_are_skipped_and_reported(ctx: ToolContext, ws: Path, bad: str) -> None:
+def test_bad_manifests_are_skipped_and_reported(env: ToolEnv, ws: Path, bad: str) -> None:
     (ws / "a.txt").write_text("old")
-    write(ctx, "a.txt", "new")
-    turns = ctx.snapshots.base / "turns"
+    write(env, "a.txt", "new")
+    turns = env.snapshots.base / "turns"
     (turns / "99999999T999999-bad-0001.json").write_text(bad)
-    report = ctx.snapshots.undo()
-    assert report.restored == ["a.txt"] and ctx.snapshots.problems
-    later = SnapshotStore(ws, ctx.snapshots.base, "later", "20990101T000000")
+    report = env.snapshots.undo()
+    assert report.restored == ["a.txt"] and env.snapshots.problems
+    later = SnapshotStore(ws, env.snapshots.base, "later", "20990101T000000")
     assert later.start() == []  # start-up is not blocked by them
     later.close()
 
 
-def test_kill_between_two_writes_of_one_file(ctx: ToolContext, ws: Path) -> None:
+def test_kill_between_two_writes_of_one_file(env: ToolEnv, ws: Path) -> None:
     """The second write's manifest is saved, then mca dies before the file changes again: the
     file holds the first write's bytes, which are still mca's own, and undo restores it."""
     (ws / "a.txt").write_text("original")
-    write(ctx, "a.txt", "first")
-    ctx.snapshots.before_write(1, "a.txt", ws / "a.txt", b"second", note="")
+    write(env, "a.txt", "first")
+    env.snapshots.before_write(1, "a.txt", ws / "a.txt", b"second", note="")
     (ws / ".a.txt.mca-tmp-999999-abcd1234").write_text("torn")  # left by the killed write
-    report = SnapshotStore(ws, ctx.snapshots.base, "next", "20990101T000000").undo()
+    report = SnapshotStore(ws, env.snapshots.base, "next", "20990101T000000").undo()
     assert report.restored == ["a.txt"] and not report.skipped
     assert (ws / "a.txt").read_text() == "original"
     assert not (ws / ".a.txt.mca-tmp-999999-abcd1234").exists()

@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from mca.errors import PathRefused, ToolError
+from mca.events import Event, PlanUpdated
+from mca.session import HeadlessUI
 from mca.tools import REGISTRY, TOOL_NAMES, get_tool, tool_specs
-from mca.tools.base import ToolContext
+from mca.tools.base import Approvals, ToolEnv, TurnState
 from mca.tools.command import Capture
 from mca.tools.files import MAX_READ_LINES, glob_match
 
@@ -27,8 +30,8 @@ EIGHT = (
 )
 
 
-def run(ctx: ToolContext, name: str, **args: object) -> str:
-    return get_tool(name).run(ctx, args)
+def run(env: ToolEnv, name: str, **args: object) -> str:
+    return get_tool(name).run(env, TurnState(1), args)
 
 
 def test_registry_is_exactly_the_eight_in_order() -> None:
@@ -47,53 +50,53 @@ def test_unknown_tool_lists_the_choices() -> None:
 
 
 # -- read_file -------------------------------------------------------------------------------
-def test_read_file_numbers_lines_and_reports_total(ctx: ToolContext, ws: Path) -> None:
+def test_read_file_numbers_lines_and_reports_total(env: ToolEnv, ws: Path) -> None:
     (ws / "a.txt").write_text("one\ntwo\nthree\n")
-    out = run(ctx, "read_file", path="a.txt")
+    out = run(env, "read_file", path="a.txt")
     assert out.splitlines()[0] == "a.txt: 3 lines total"
     assert "     2\ttwo" in out
-    part = run(ctx, "read_file", path="a.txt", offset=2, limit=1)
+    part = run(env, "read_file", path="a.txt", offset=2, limit=1)
     assert "showing lines 2-2" in part and "1 more lines" in part and "three" not in part
 
 
-def test_read_file_caps_long_files_and_says_so(ctx: ToolContext, ws: Path) -> None:
+def test_read_file_caps_long_files_and_says_so(env: ToolEnv, ws: Path) -> None:
     (ws / "big.txt").write_text("".join(f"line {i}\n" for i in range(MAX_READ_LINES + 500)))
-    out = run(ctx, "read_file", path="big.txt")
+    out = run(env, "read_file", path="big.txt")
     assert f"{MAX_READ_LINES + 500} lines total" in out
     assert f"offset={MAX_READ_LINES + 1}" in out
     assert len(out.splitlines()) == MAX_READ_LINES + 1
 
 
-def test_read_file_caps_bytes(ctx: ToolContext, ws: Path) -> None:
+def test_read_file_caps_bytes(env: ToolEnv, ws: Path) -> None:
     (ws / "wide.txt").write_text(("x" * 1000 + "\n") * 1000)
-    out = run(ctx, "read_file", path="wide.txt")
+    out = run(env, "read_file", path="wide.txt")
     assert len(out) < 300 * 1024 and "read again with offset=" in out
 
 
-def test_read_file_errors(ctx: ToolContext, ws: Path) -> None:
+def test_read_file_errors(env: ToolEnv, ws: Path) -> None:
     (ws / "d").mkdir()
     (ws / "bin").write_bytes(b"\x00\x01\x02")
     with pytest.raises(ToolError, match="no such file"):
-        run(ctx, "read_file", path="missing.txt")
+        run(env, "read_file", path="missing.txt")
     with pytest.raises(ToolError, match="directory"):
-        run(ctx, "read_file", path="d")
-    assert "binary file, 3 bytes" in run(ctx, "read_file", path="bin")
+        run(env, "read_file", path="d")
+    assert "binary file, 3 bytes" in run(env, "read_file", path="bin")
     with pytest.raises(ToolError, match="missing required argument 'path'"):
-        run(ctx, "read_file")
+        run(env, "read_file")
     with pytest.raises(ToolError, match="must be between"):
-        run(ctx, "read_file", path="bin", offset=0)
+        run(env, "read_file", path="bin", offset=0)
 
 
 @pytest.mark.parametrize("path", ["../outside.txt", "a/../../outside.txt", "/etc/passwd", "x\x00y"])
-def test_paths_outside_the_workspace_are_refused(ctx: ToolContext, ws: Path, path: str) -> None:
+def test_paths_outside_the_workspace_are_refused(env: ToolEnv, ws: Path, path: str) -> None:
     (ws.parent / "outside.txt").write_text("secret")
     for tool, extra in (("read_file", {}), ("write_file", {"content": "x"})):
         with pytest.raises(PathRefused):
-            run(ctx, tool, path=path, **extra)
+            run(env, tool, path=path, **extra)
     assert (ws.parent / "outside.txt").read_text() == "secret"
 
 
-def test_symlinks_pointing_out_are_refused(ctx: ToolContext, ws: Path) -> None:
+def test_symlinks_pointing_out_are_refused(env: ToolEnv, ws: Path) -> None:
     outside = ws.parent / "outside"
     outside.mkdir()
     (outside / "s.txt").write_text("secret")
@@ -101,45 +104,45 @@ def test_symlinks_pointing_out_are_refused(ctx: ToolContext, ws: Path) -> None:
     (ws / "linkdir").symlink_to(outside)
     for path in ("link.txt", "linkdir/s.txt"):
         with pytest.raises(PathRefused, match="outside the workspace"):
-            run(ctx, "read_file", path=path)
+            run(env, "read_file", path=path)
         with pytest.raises(PathRefused):
-            run(ctx, "edit_file", path=path, old_text="secret", new_text="x")
+            run(env, "edit_file", path=path, old_text="secret", new_text="x")
     with pytest.raises(PathRefused):
-        run(ctx, "write_file", path="linkdir/new.txt", content="x")
+        run(env, "write_file", path="linkdir/new.txt", content="x")
     assert (outside / "s.txt").read_text() == "secret"
     assert not (outside / "new.txt").exists()
 
 
-def test_symlink_inside_the_workspace_is_fine(ctx: ToolContext, ws: Path) -> None:
+def test_symlink_inside_the_workspace_is_fine(env: ToolEnv, ws: Path) -> None:
     (ws / "real.txt").write_text("hi\n")
     (ws / "alias.txt").symlink_to(ws / "real.txt")
-    assert "1 lines total" in run(ctx, "read_file", path="alias.txt")
+    assert "1 lines total" in run(env, "read_file", path="alias.txt")
 
 
 # -- list / find / search ----------------------------------------------------------------------
-def test_list_dir_tree_and_depth(ctx: ToolContext, ws: Path) -> None:
+def test_list_dir_tree_and_depth(env: ToolEnv, ws: Path) -> None:
     (ws / "src" / "deep").mkdir(parents=True)
     (ws / "src" / "a.js").write_text("")
     (ws / "src" / "deep" / "b.js").write_text("")
     (ws / "node_modules" / "x").mkdir(parents=True)
-    one = run(ctx, "list_dir", path=".")
+    one = run(env, "list_dir", path=".")
     assert one.splitlines() == ["node_modules/", "src/"]
-    two = run(ctx, "list_dir", path=".", depth=3)
+    two = run(env, "list_dir", path=".", depth=3)
     assert "  a.js" in two and "    b.js" in two and "  x/" not in two
     with pytest.raises(ToolError, match="not found"):
-        run(ctx, "list_dir", path="nope")
+        run(env, "list_dir", path="nope")
 
 
-def test_find_files_globs(ctx: ToolContext, ws: Path) -> None:
+def test_find_files_globs(env: ToolEnv, ws: Path) -> None:
     (ws / "src" / "lib").mkdir(parents=True)
     for p in ("src/a.js", "src/lib/b.js", "README.md", "src/lib/c.py"):
         (ws / p).write_text("")
-    assert run(ctx, "find_files", pattern="**/*.js").splitlines() == ["src/a.js", "src/lib/b.js"]
-    assert run(ctx, "find_files", pattern="src/*.js").splitlines() == ["src/a.js"]
-    assert run(ctx, "find_files", pattern="*.md").splitlines() == ["README.md"]
-    assert "no files match" in run(ctx, "find_files", pattern="*.rs")
+    assert run(env, "find_files", pattern="**/*.js").splitlines() == ["src/a.js", "src/lib/b.js"]
+    assert run(env, "find_files", pattern="src/*.js").splitlines() == ["src/a.js"]
+    assert run(env, "find_files", pattern="*.md").splitlines() == ["README.md"]
+    assert "no files match" in run(env, "find_files", pattern="*.rs")
     with pytest.raises(PathRefused):
-        run(ctx, "find_files", pattern="../*")
+        run(env, "find_files", pattern="../*")
 
 
 def test_glob_match_rules() -> None:
@@ -149,88 +152,88 @@ def test_glob_match_rules() -> None:
     assert not glob_match("src/*.js", "src/a/b.js")
 
 
-def test_search_text(ctx: ToolContext, ws: Path) -> None:
+def test_search_text(env: ToolEnv, ws: Path) -> None:
     (ws / "a.py").write_text("def foo():\n    return 1\n")
     (ws / "b.txt").write_text("foo bar\n")
     (ws / "bin").write_bytes(b"foo\x00")
-    out = run(ctx, "search_text", pattern=r"foo")
+    out = run(env, "search_text", pattern=r"foo")
     assert out.splitlines() == ["a.py:1:def foo():", "b.txt:1:foo bar"]
-    assert run(ctx, "search_text", pattern="foo", path="*.py") == "a.py:1:def foo():"
+    assert run(env, "search_text", pattern="foo", path="*.py") == "a.py:1:def foo():"
     with pytest.raises(ToolError, match="invalid regex"):
-        run(ctx, "search_text", pattern="(")
+        run(env, "search_text", pattern="(")
 
 
-def test_search_text_is_capped(ctx: ToolContext, ws: Path) -> None:
+def test_search_text_is_capped(env: ToolEnv, ws: Path) -> None:
     (ws / "many.txt").write_text("hit\n" * 1000)
-    out = run(ctx, "search_text", pattern="hit")
+    out = run(env, "search_text", pattern="hit")
     assert out.splitlines()[-1].startswith("... stopped at 200 matches")
 
 
 # -- write / edit -----------------------------------------------------------------------------
-def test_write_file_creates_parents_and_snapshots(ctx: ToolContext, ws: Path) -> None:
-    assert run(ctx, "write_file", path="new/dir/f.txt", content="hi").startswith("created")
+def test_write_file_creates_parents_and_snapshots(env: ToolEnv, ws: Path) -> None:
+    assert run(env, "write_file", path="new/dir/f.txt", content="hi").startswith("created")
     assert (ws / "new/dir/f.txt").read_text() == "hi"
-    manifests = ctx.snapshots.manifests()
+    manifests = env.snapshots.manifests()
     assert manifests[0][1]["files"][0]["existed"] is False
 
 
-def test_write_keeps_mode(ctx: ToolContext, ws: Path) -> None:
+def test_write_keeps_mode(env: ToolEnv, ws: Path) -> None:
     f = ws / "run.sh"
     f.write_text("echo 1\n")
     f.chmod(0o755)
-    run(ctx, "write_file", path="run.sh", content="echo 2\n")
+    run(env, "write_file", path="run.sh", content="echo 2\n")
     assert f.stat().st_mode & 0o777 == 0o755
 
 
-def test_edit_file_exactly_once(ctx: ToolContext, ws: Path) -> None:
+def test_edit_file_exactly_once(env: ToolEnv, ws: Path) -> None:
     f = ws / "a.txt"
     f.write_text("x = 1\ny = 1\n")
     with pytest.raises(ToolError, match="matched 2 times"):
-        run(ctx, "edit_file", path="a.txt", old_text="1", new_text="2")
+        run(env, "edit_file", path="a.txt", old_text="1", new_text="2")
     with pytest.raises(ToolError, match="matched 0 times"):
-        run(ctx, "edit_file", path="a.txt", old_text="z", new_text="2")
-    run(ctx, "edit_file", path="a.txt", old_text="x = 1", new_text="x = 3")
+        run(env, "edit_file", path="a.txt", old_text="z", new_text="2")
+    run(env, "edit_file", path="a.txt", old_text="x = 1", new_text="x = 3")
     assert f.read_text() == "x = 3\ny = 1\n"
-    run(ctx, "edit_file", path="a.txt", old_text="= ", new_text=":= ", replace_all=True)
+    run(env, "edit_file", path="a.txt", old_text="= ", new_text=":= ", replace_all=True)
     assert f.read_text() == "x := 3\ny := 1\n"
     with pytest.raises(ToolError, match="no such file"):
-        run(ctx, "edit_file", path="b.txt", old_text="a", new_text="b")
+        run(env, "edit_file", path="b.txt", old_text="a", new_text="b")
 
 
-def test_protected_paths_need_approval(ctx: ToolContext, ws: Path) -> None:
-    run(ctx, "write_file", path="a.txt", content="1")
+def test_protected_paths_need_approval(env: ToolEnv, ws: Path) -> None:
+    run(env, "write_file", path="a.txt", content="1")
     for path in (".mca/snapshots/objects/x", ".git/config", "sub/.GIT/hooks/pre-commit"):
         with pytest.raises(ToolError, match="protected path"):
-            run(ctx, "write_file", path=path, content="evil")
+            run(env, "write_file", path=path, content="evil")
         assert not (ws / path).exists()
 
 
 # -- run_command ------------------------------------------------------------------------------
-def test_run_command_ok_and_failure(ctx: ToolContext, ws: Path) -> None:
-    out = run(ctx, "run_command", command="echo hello && echo oops >&2")
+def test_run_command_ok_and_failure(env: ToolEnv, ws: Path) -> None:
+    out = run(env, "run_command", command="echo hello && echo oops >&2")
     assert "exit code 0" in out and "hello" in out and "oops" in out
     with pytest.raises(ToolError, match="exit code 3"):
-        run(ctx, "run_command", command="echo partial; exit 3")
+        run(env, "run_command", command="echo partial; exit 3")
 
 
-def test_run_command_environment(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_command_environment(env: ToolEnv, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-should-not-leak")
-    out = run(ctx, "run_command", command='echo "pager=$PAGER key=${OPENAI_API_KEY:-none}"; cat')
+    out = run(env, "run_command", command='echo "pager=$PAGER key=${OPENAI_API_KEY:-none}"; cat')
     assert "pager=cat key=none" in out  # cat sees closed stdin and returns at once
 
 
-def test_run_command_declined(ws: Path, ctx: ToolContext) -> None:
-    ctx.approve = lambda c: False
+def test_run_command_declined(ws: Path, env: ToolEnv) -> None:
+    env = replace(env, approvals=Approvals(HeadlessUI(commands=False)))
     with pytest.raises(ToolError, match="declined"):
-        run(ctx, "run_command", command="touch made")
+        run(env, "run_command", command="touch made")
     assert not (ws / "made").exists()
 
 
-def test_run_command_timeout_kills_the_whole_group(ctx: ToolContext, ws: Path) -> None:
+def test_run_command_timeout_kills_the_whole_group(env: ToolEnv, ws: Path) -> None:
     start = time.monotonic()
     with pytest.raises(ToolError) as info:
         run(
-            ctx,
+            env,
             "run_command",
             command="echo started; (sleep 30; echo never) & sleep 30 & echo $$ > pgid; wait",
             timeout=1,
@@ -256,8 +259,8 @@ def live_in_group(pgid: int, wait: float = 3.0) -> list[str]:
         time.sleep(0.1)
 
 
-def test_run_command_keeps_head_and_tail(ctx: ToolContext) -> None:
-    out = run(ctx, "run_command", command="seq 1 100000")
+def test_run_command_keeps_head_and_tail(env: ToolEnv) -> None:
+    out = run(env, "run_command", command="seq 1 100000")
     assert "1\n2\n3\n" in out and "99999\n100000" in out
     assert "bytes elided from the middle" in out
     assert len(out) < 12_000
@@ -271,35 +274,32 @@ def test_capture_bounded_memory() -> None:
     assert "999980 bytes elided" in cap.text()
 
 
-def test_background_children_do_not_hang_the_tool(ctx: ToolContext) -> None:
+def test_background_children_do_not_hang_the_tool(env: ToolEnv) -> None:
     start = time.monotonic()
-    out = run(ctx, "run_command", command="sleep 60 & echo done")
+    out = run(env, "run_command", command="sleep 60 & echo done")
     assert "done" in out and time.monotonic() - start < 8
 
 
 # -- update_plan ------------------------------------------------------------------------------
-def test_update_plan(ctx: ToolContext) -> None:
-    seen: list[object] = []
-    ctx.emit = lambda kind, data: seen.append((kind, data))
-    out = run(
-        ctx,
-        "update_plan",
-        steps=[{"step": "read", "status": "completed"}, {"step": "edit", "status": "in_progress"}],
-    )
+def test_update_plan(env: ToolEnv, turn: TurnState) -> None:
+    seen: list[Event] = []
+    env = replace(env, emit=seen.append)
+    steps = [{"step": "read", "status": "completed"}, {"step": "edit", "status": "in_progress"}]
+    out = get_tool("update_plan").run(env, turn, {"steps": steps})
     assert "[x] read" in out and "[~] edit" in out
-    assert ctx.plan[1] == {"step": "edit", "status": "in_progress"}
-    assert seen and seen[0][0] == "plan.updated"  # type: ignore[index]
+    assert turn.plan[1] == {"step": "edit", "status": "in_progress"}
+    assert seen and seen[0].kind == "plan.updated" and isinstance(seen[0], PlanUpdated)
     with pytest.raises(ToolError, match="status must be one of"):
-        run(ctx, "update_plan", steps=[{"step": "x", "status": "done"}])
+        run(env, "update_plan", steps=[{"step": "x", "status": "done"}])
     with pytest.raises(ToolError, match="non-empty list"):
-        run(ctx, "update_plan", steps=[])
+        run(env, "update_plan", steps=[])
 
 
-def test_tools_never_follow_cwd(ctx: ToolContext, ws: Path, tmp_path: Path) -> None:
+def test_tools_never_follow_cwd(env: ToolEnv, ws: Path, tmp_path: Path) -> None:
     (ws / "a.txt").write_text("ws\n")
     old = os.getcwd()
     os.chdir(tmp_path)
     try:
-        assert "1 lines total" in run(ctx, "read_file", path="a.txt")
+        assert "1 lines total" in run(env, "read_file", path="a.txt")
     finally:
         os.chdir(old)

@@ -15,16 +15,16 @@ from hypothesis import strategies as st
 
 from mca.agent import Agent
 from mca.tools import get_tool
-from mca.tools.base import ToolContext
+from mca.tools.base import ToolEnv, TurnState
 from mca.tools.eol import replace
-from tests.helpers import FakeModel, call, say
+from tests.helpers import FakeModel, call, engine, say
 
 
-def run(ctx: ToolContext, name: str, **args: object) -> str:
-    return get_tool(name).invoke(ctx, args)
+def run(env: ToolEnv, name: str, **args: object) -> str:
+    return get_tool(name).invoke(env, TurnState(1), args)
 
 
-def test_non_utf8_names_in_every_listing(ctx: ToolContext, ws: Path) -> None:
+def test_non_utf8_names_in_every_listing(env: ToolEnv, ws: Path) -> None:
     os.mkdir(os.path.join(os.fsencode(ws), b"d\xfe"))
     with open(os.path.join(os.fsencode(ws), b"d\xfe", b"\xffx.txt"), "wb") as f:
         f.write(b"needle\n")
@@ -36,7 +36,7 @@ def test_non_utf8_names_in_every_listing(ctx: ToolContext, ws: Path) -> None:
             say("done"),
         ]
     )
-    agent = Agent(model=model, tools=ctx, system="s")
+    agent = Agent(engine(model, "s"), env)
     result = agent.run_turn("look")
     outputs = [t.result for t in result.tools]
     assert all(t.ok for t in result.tools), outputs
@@ -44,27 +44,27 @@ def test_non_utf8_names_in_every_listing(ctx: ToolContext, ws: Path) -> None:
     json.dumps([m.content for m in agent.messages]).encode("utf-8")  # every message encodes
 
 
-def test_a_30mb_one_line_file_is_read_in_windows(ctx: ToolContext, ws: Path) -> None:
+def test_a_30mb_one_line_file_is_read_in_windows(env: ToolEnv, ws: Path) -> None:
     (ws / "bundle.min.js").write_text("x=1;" * 7_500_000 + "END")
-    first = run(ctx, "read_file", path="bundle.min.js")
+    first = run(env, "read_file", path="bundle.min.js")
     assert "1 lines total" in first and "read on with column=2001" in first
     assert len(first) < 5_000
-    last = run(ctx, "read_file", path="bundle.min.js", column=29_999_997)
+    last = run(env, "read_file", path="bundle.min.js", column=29_999_997)
     assert last.split("\t", 1)[1].startswith("x=1;END")
 
 
-def test_crlf_file_edit_keeps_every_other_byte(ctx: ToolContext, ws: Path) -> None:
+def test_crlf_file_edit_keeps_every_other_byte(env: ToolEnv, ws: Path) -> None:
     original = b"first\r\nsecond\r\nthird\r\nfourth\r\n"
     (ws / "w.txt").write_bytes(original)
-    shown = run(ctx, "read_file", path="w.txt")
+    shown = run(env, "read_file", path="w.txt")
     assert "CRLF" in shown and "\r" not in shown
-    run(ctx, "edit_file", path="w.txt", old_text="second\nthird", new_text="2nd\n3rd\nmore")
+    run(env, "edit_file", path="w.txt", old_text="second\nthird", new_text="2nd\n3rd\nmore")
     assert (ws / "w.txt").read_bytes() == b"first\r\n2nd\r\n3rd\r\nmore\r\nfourth\r\n"
 
 
-def test_mixed_endings_keep_their_own(ctx: ToolContext, ws: Path) -> None:
+def test_mixed_endings_keep_their_own(env: ToolEnv, ws: Path) -> None:
     (ws / "m.txt").write_bytes(b"a\nb\r\nc\nd\r\n")
-    run(ctx, "edit_file", path="m.txt", old_text="b\nc", new_text="B\nC")
+    run(env, "edit_file", path="m.txt", old_text="b\nc", new_text="B\nC")
     data = (ws / "m.txt").read_bytes()
     assert data.startswith(b"a\n") and data.endswith(b"\nd\r\n")
 
@@ -93,10 +93,10 @@ def test_eol_replace_round_trip(lines: list[tuple[str, str]], data: st.DataObjec
     assert updated == prefix + "NEW" + suffix
 
 
-def test_write_file_counts_lines(ctx: ToolContext) -> None:
-    assert "4 lines" in run(ctx, "write_file", path="a.txt", content="1\n2\n3\n4\n")
-    assert "4 lines" in run(ctx, "write_file", path="b.txt", content="1\n2\n3\n4")
-    assert "0 lines" in run(ctx, "write_file", path="c.txt", content="")
+def test_write_file_counts_lines(env: ToolEnv) -> None:
+    assert "4 lines" in run(env, "write_file", path="a.txt", content="1\n2\n3\n4\n")
+    assert "4 lines" in run(env, "write_file", path="b.txt", content="1\n2\n3\n4")
+    assert "0 lines" in run(env, "write_file", path="c.txt", content="")
 
 
 IGNORE_TREE = {
@@ -123,16 +123,16 @@ def _tree(ws: Path) -> None:
         (ws / rel).write_text(text)
 
 
-def test_gitignore_is_honoured_like_git(ctx: ToolContext, ws: Path) -> None:
+def test_gitignore_is_honoured_like_git(env: ToolEnv, ws: Path) -> None:
     _tree(ws)
-    found = set(run(ctx, "find_files", pattern="**").splitlines())
+    found = set(run(env, "find_files", pattern="**").splitlines())
     expected = _git_unignored(ws)  # the oracle: git's own untracked, unignored files
     if expected is not None:
         assert found == expected
     assert "a.log" not in found and "keep.log" in found and "sub/top-only.txt" in found
-    every = set(run(ctx, "find_files", pattern="**", include_ignored=True).splitlines())
+    every = set(run(env, "find_files", pattern="**", include_ignored=True).splitlines())
     assert {"a.log", "build/out.js", "src/generated/g.py"} <= every
-    hits = run(ctx, "search_text", pattern="x", include_ignored=False)
+    hits = run(env, "search_text", pattern="x", include_ignored=False)
     assert "build/out.js" not in hits and "src/main.py" in hits
 
 
@@ -151,12 +151,12 @@ def _git_unignored(ws: Path) -> set[str] | None:
 
 
 @pytest.mark.parametrize("bad", ["[unclosed", "\\", "!", "/", "***", "[]]", "\\!", "a/**/b"])
-def test_odd_gitignore_lines_never_break_a_walk(ctx: ToolContext, ws: Path, bad: str) -> None:
+def test_odd_gitignore_lines_never_break_a_walk(env: ToolEnv, ws: Path, bad: str) -> None:
     (ws / ".gitignore").write_text(f"{bad}\n*.log\n")
     for rel in ("a.log", "b.txt", "a/x/b", "[unclosed", "!"):
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)
         (ws / rel).write_text("x")
-    found = set(run(ctx, "find_files", pattern="**").splitlines()) - {"no files match **"}
+    found = set(run(env, "find_files", pattern="**").splitlines()) - {"no files match **"}
     expected = _git_unignored(ws)
     if expected is not None:
         assert found == expected

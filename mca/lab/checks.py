@@ -234,8 +234,12 @@ def check_catalog(lab: Lab) -> None:
 
 def check_registry(lab: Lab) -> None:
     from mca.agent import Agent
+    from mca.engine import Engine
+    from mca.events import drop
+    from mca.prompt import SystemPrompt
+    from mca.session import HeadlessUI
     from mca.skills.stage import SkillStage
-    from mca.tools.base import ToolContext
+    from mca.tools.base import Approvals, ToolEnv
     from mca.tools.snapshots import SnapshotStore
     from mca.types import Message as Msg
     from mca.types import Request, Response, TextSink
@@ -254,18 +258,11 @@ def check_registry(lab: Lab) -> None:
             return None
 
     skills = lab.discover().skills
-    stage = SkillStage(
-        skills,
-        budget=12_000,
-        root=lab.repo,
-        touched=lambda: [],
-        emit=lambda k, d: None,
-        policy=lab.policy,
-    )
+    stage = SkillStage(skills, budget=12_000, root=lab.repo, emit=drop, policy=lab.policy)
     with tempfile.TemporaryDirectory() as tmp:
         store = SnapshotStore(Path(tmp), Path(tmp) / "store", "selftest", "00000000T000000")
-        ctx = ToolContext(Path(tmp), store)
-        Agent(model=Counter(), tools=ctx, system="s", pre_turn=stage).run_turn(
+        env = ToolEnv(Path(tmp), store, Approvals(HeadlessUI(commands=False)), drop)
+        Agent(Engine(Counter(), SystemPrompt("s")), env, pre_turn=stage).run_turn(
             f"{lab.names.divide_sentence} and {lab.names.release_sentence}"
         )
     expect(TOOL_NAMES == EIGHT and seen == [8], f"registry after: {TOOL_NAMES}, request had {seen}")

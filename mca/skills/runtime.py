@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from mca.config import Settings
 from mca.errors import SkillsRefused
+from mca.events import CatalogCut, EventSink, SkillCandidates, SkillDiagnostic, SkillRoot
 from mca.fsutil import is_dir, sha256
 from mca.skills.cache import FitsMemo, ParseCache
 from mca.skills.catalog import Budget
@@ -16,8 +15,6 @@ from mca.skills.discover import Discovery, changes, char_fits, discover, session
 from mca.skills.model import STRICT_CODES, display_path
 from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
-
-Emit = Callable[[str, Mapping[str, Any]], None]
 
 
 def catalog_budget(settings: Settings) -> Budget:
@@ -56,26 +53,23 @@ def refuse_if_strict(settings: Settings, d: Discovery) -> None:
         )
 
 
-def log_discovery(d: Discovery, emit: Emit) -> None:
+def log_discovery(d: Discovery, emit: EventSink) -> None:
     """Discovery for the session log: roots, one event listing the candidates, the diagnostics
     (catalog cuts, one per skill when thousands are installed, folded into one event)."""
     for r in d.roots:
-        emit(
-            "skills.root",
-            {"path": str(r.path), "scope": r.scope, "rank": r.rank, "exists": is_dir(r.path)},
-        )
+        emit(SkillRoot(str(r.path), r.scope, r.rank, is_dir(r.path)))
     listed = [
         {"path": str(c.path), "name": c.name, "status": c.status}
         | ({"diagnostics": [x.code for x in c.diagnostics]} if c.diagnostics else {})
         for c in d.candidates
     ]
-    emit("skills.candidates", {"count": len(listed), "candidates": listed})
+    emit(SkillCandidates(len(listed), listed))
     cuts = [x for x in d.diagnostics if x.code == "catalog-cut"]
     for x in d.diagnostics:
         if x.code != "catalog-cut":
-            emit("skills.diagnostic", {"path": x.path, **x.to_json()})
+            emit(SkillDiagnostic(x.path, x.level, x.code, x.line, x.message))
     if cuts:
-        emit("skills.catalog_cut", {"count": len(cuts), "first": cuts[0].message})
+        emit(CatalogCut(len(cuts), cuts[0].message))
 
 
 @dataclass

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from mca.errors import ToolError
+from mca.events import (
+    EventSink,
+    SkillDecision,
+    SkillHit,
+    SkillRead,
+    SkillReplaced,
+    SkillsInjected,
+)
 from mca.fsutil import ContainmentError, NotRegularFile, is_dir, read_head
 from mca.provenance import defang
 from mca.skills.gates import Decision, gate_read
@@ -19,7 +27,6 @@ from mca.tools.paths import resolve_in
 from mca.types import KIND_REFERENCE, KIND_SKILLS, Message
 
 MAX_REFERENCE_CHARS = 20_000
-Emit = Callable[[str, Mapping[str, Any]], None]
 
 
 @dataclass
@@ -136,7 +143,8 @@ def _present(history: Sequence[Message]) -> dict[str, int]:
 
 
 class SkillStage:
-    """The agent's PreTurn: remembers what is in context, logs every decision."""
+    """The agent's PreTurn and the tools' SkillAccess: remembers what is in context, logs
+    every decision."""
 
     def __init__(
         self,
@@ -144,14 +152,12 @@ class SkillStage:
         *,
         budget: int,
         root: Path,
-        touched: Callable[[], Sequence[str]],
-        emit: Emit,
+        emit: EventSink,
         policy: Policy = PRODUCTION,
     ) -> None:
         self.skill_set = SkillSet(skills[k] for k in sorted(skills))
         self.budget = budget
         self.root = root
-        self.touched = touched
         self.emit = emit
         self.policy = policy
         self.last: StageResult | None = None
@@ -159,16 +165,19 @@ class SkillStage:
         self._skills = skills
         self._files: dict[Path, str] | None = None  # real SKILL.md path -> name, on first use
 
-    def __call__(self, sentence: str, history: list[Message], turn: int) -> list[Message]:
-        """This turn's injection; a skill the user named to replace a held rival takes that
-        rival's text out of the earlier message (history is revised in place)."""
+    def __call__(
+        self, sentence: str, history: list[Message], turn: int, touched: Sequence[str] = ()
+    ) -> list[Message]:
+        """This turn's injection (`touched`: paths the last turn read or wrote); a skill the
+        user named to replace a held rival takes that rival's text out of the earlier message
+        (history is revised in place)."""
         present = _present(history)
         result = evaluate(
             self.skill_set,
             sentence,
             budget=self.budget,
             root=self.root,
-            touched=sorted(self.touched()),
+            touched=sorted(touched),
             in_context=present,
             policy=self.policy,
         )
@@ -213,13 +222,17 @@ class SkillStage:
                 )
             else:
                 history[i] = replace(m, content=text, skills=rest)
-        self.emit("skill.replaced", {"name": name})
+        self.emit(SkillReplaced(name))
 
     # -- activation: the model reads a skill (read_file skill:NAME, or its SKILL.md) -----------
     def update(self, skills: Mapping[str, Skill]) -> None:
         """New skills from a rediscovery (what is in context stays as it is)."""
         self.skill_set = SkillSet(skills[k] for k in sorted(skills))
         self._skills, self._files = skills, None
+
+    def dirs(self) -> Mapping[str, Path]:
+        """Each loaded skill's directory (read_file may read inside them)."""
+        return {name: s.dir for name, s in self._skills.items()}
 
     def skill_named(self, target: Path) -> str | None:
         """The loaded skill whose SKILL.md this is, or None."""
@@ -247,16 +260,8 @@ class SkillStage:
         loaded, reason, block = gate_read(
             skill, self.policy.render, present, held, self.budget - used
         )
-        self.emit(
-            "skill.read",
-            {
-                "turn": turn,
-                "name": name,
-                "loaded": loaded,
-                "reason": reason,
-                "line": f"{name}  read by the model  → {'' if loaded else 'not loaded: '}{reason}",
-            },
-        )
+        line = f"{name}  read by the model  → {'' if loaded else 'not loaded: '}{reason}"
+        self.emit(SkillRead(turn, name, loaded, reason, line))
         if not loaded or block is None:
             return False, f"skill {name!r} not loaded: {reason}", None
         if result is not None:
@@ -270,13 +275,8 @@ class SkillStage:
         for d in result.decisions:
             h = d.hit
             outcome = d.reason if d.loaded else f"not loaded: {d.reason}"
-            hit = {"turn": turn, "name": d.name, "score": h.score}
-            self.emit(
-                "skill.hit",
-                {**hit, "reasons": [str(r) for r in h.reasons], "line": f"{h.line()}  → {outcome}"},
-            )
-            decision = {"turn": turn, "name": d.name, "loaded": d.loaded, "reason": d.reason}
-            self.emit("skill.decision", {**decision, "chars": d.chars})
+            reasons = [str(r) for r in h.reasons]
+            self.emit(SkillHit(turn, d.name, h.score, reasons, f"{h.line()}  → {outcome}"))
+            self.emit(SkillDecision(turn, d.name, d.loaded, d.reason, d.chars))
         injected = [b.name for b in result.blocks]
-        chars = len(result.injected_text)
-        self.emit("skill.injected", {"turn": turn, "chars": chars, "skills": injected})
+        self.emit(SkillsInjected(turn, len(result.injected_text), injected))

@@ -1,4 +1,4 @@
-"""What every tool shares: the context it runs in and the Tool record."""
+"""What every tool shares: the session's environment, the turn's state and the Tool record."""
 
 from __future__ import annotations
 
@@ -8,13 +8,17 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from mca.errors import ToolError
+from mca.events import EventSink
 from mca.tools.schema import check_object
 from mca.tools.snapshots import SnapshotStore
 from mca.types import Message
 
 
 class SkillAccess(Protocol):
-    """What read_file needs from the skill runtime to treat reading a skill as activating it."""
+    """What the file tools need from the skill runtime: the skills' directories (readable
+    outside the workspace too), and reading a skill counts as activating it."""
+
+    def dirs(self) -> Mapping[str, Path]: ...
 
     def skill_named(self, target: Path) -> str | None: ...
 
@@ -23,52 +27,66 @@ class SkillAccess(Protocol):
     ) -> tuple[bool, str, Message | None]: ...
 
 
-Approve = Callable[[str], bool]
-ApproveWrite = Callable[[str, str, str], bool]  # (path, why it is protected, diff) -> yes?
-ApproveEdit = Callable[[str, str], bool]  # (path, diff) -> yes? (the "ask" mode)
-EventSink = Callable[[str, Mapping[str, Any]], None]
+class NoSkills:
+    """The skill access of a session with no skill runtime (tests, the registry check)."""
+
+    def dirs(self) -> Mapping[str, Path]:
+        return {}
+
+    def skill_named(self, target: Path) -> str | None:
+        return None
+
+    def activate(
+        self, name: str, turn: int, history: Sequence[Message]
+    ) -> tuple[bool, str, Message | None]:
+        return False, f"skill:{name}: no skills are loaded in this session", None
 
 
-def _no_events(kind: str, data: Mapping[str, Any]) -> None:
-    return None
+class Asker(Protocol):
+    """Who answers when a tool needs a yes: the UI (each UI keeps these three together)."""
 
+    def approve(self, command: str) -> bool: ...
 
-def _refuse(command: str) -> bool:
-    return False
+    def approve_write(self, path: str, reason: str, diff: str) -> bool: ...  # protected paths
 
-
-def _refuse_write(path: str, reason: str, diff: str) -> bool:
-    return False
-
-
-def _accept_edit(path: str, diff: str) -> bool:
-    return True
+    def approve_edit(self, path: str, diff: str) -> bool: ...  # each edit in "ask" mode
 
 
 @dataclass
-class ToolContext:
-    """Where tools run and whom they ask. One per session; the loop sets `turn`."""
+class Approvals:
+    """The approval mode and who is asked. The one place the mode lives: /mode changes it
+    here and the next tool call sees it."""
+
+    ask: Asker
+    mode: str = "auto-edit"  # one of mca.config.MODES
+
+
+@dataclass(frozen=True)
+class ToolEnv:
+    """What tools may use, built once per session."""
 
     root: Path
     snapshots: SnapshotStore
-    approve: Approve = _refuse
-    emit: EventSink = _no_events
-    # Skill directories the model may read from (name -> resolved dir), outside the workspace too.
-    skill_dirs: dict[str, Path] = field(default_factory=dict)
-    plan: list[dict[str, str]] = field(default_factory=list)
-    turn: int = 0
-    approve_write: ApproveWrite = _refuse_write  # writes to protected paths (never --yes)
+    approvals: Approvals
+    emit: EventSink
+    skills: SkillAccess = field(default_factory=NoSkills)
     home: Path | None = None  # $MCA_HOME: protected wherever it is
-    home_dir: Path | None = None  # the user's ~, for skill paths the model was given as ~/...
-    skills: SkillAccess | None = None  # reading a skill is activating it (the same gates)
-    mode: str = "auto-edit"  # the approval mode (mca.config.MODES); /mode changes it
-    approve_edit: ApproveEdit = _accept_edit  # asked before each edit in "ask" mode
-    history: Callable[[], Sequence[Message]] = list  # the conversation so far (for activation)
-    pending: list[Message] = field(default_factory=list)  # messages to add after tool results
-    touched: set[str] = field(default_factory=set)  # workspace paths read or written this turn
+    user_home: Path | None = None  # the user's ~, for skill paths the model was given as ~/...
 
 
-ToolFn = Callable[[ToolContext, Mapping[str, Any]], str]
+@dataclass
+class TurnState:
+    """What one turn's tool calls share. The agent makes one per turn and hands it to each
+    tool; the next turn's pre-turn stage reads the paths this one touched."""
+
+    number: int
+    history: Sequence[Message] = ()  # the conversation so far (a skill read checks it)
+    touched: set[str] = field(default_factory=set)  # workspace paths read or written
+    pending: list[Message] = field(default_factory=list)  # to add after the tool results
+    plan: list[dict[str, str]] = field(default_factory=list)  # the model's latest plan
+
+
+ToolFn = Callable[[ToolEnv, TurnState, Mapping[str, Any]], str]
 
 
 @dataclass(frozen=True)
@@ -80,10 +98,10 @@ class Tool:
     parameters: Mapping[str, Any]
     run: ToolFn
 
-    def invoke(self, ctx: ToolContext, args: Mapping[str, Any]) -> str:
+    def invoke(self, env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
         """Check the model's arguments against the schema, then run."""
         check_object(args, self.parameters)
-        return self.run(ctx, args)
+        return self.run(env, turn, args)
 
 
 READ_ONLY = "mca is in read-only mode: nothing may be written or run (the user can /mode it)"

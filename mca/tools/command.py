@@ -10,9 +10,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mca import events
 from mca.errors import ToolError
 from mca.sandbox.policy import Grant
-from mca.tools.base import READ_ONLY, ToolContext, arg_int, arg_str
+from mca.tools.base import READ_ONLY, ToolEnv, TurnState, arg_int, arg_str
 
 if TYPE_CHECKING:
     from mca.sandbox.box import Sandbox
@@ -173,22 +174,23 @@ def execute(
     return Outcome(None if timed_out else proc.returncode, cap.text(), timed_out, notes)
 
 
-def run_command(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+def run_command(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
     """Ask, then run a shell command; exit code and (head+tail) output go back to the model."""
     command = arg_str(args, "command").strip()
     timeout = arg_int(args, "timeout", DEFAULT_TIMEOUT, 1, MAX_TIMEOUT)
     if not command:
         raise ToolError("command is empty")
-    if ctx.mode == "read-only":
+    mode = env.approvals.mode
+    if mode == "read-only":
         raise ToolError(f"not run: {READ_ONLY}; say what you would run instead")
-    if ctx.mode != "yolo" and not ctx.approve(command):
+    if mode != "yolo" and not env.approvals.ask.approve(command):
         raise ToolError(f"the user declined to run: {command}")
-    ctx.emit("command.start", {"command": command})
+    env.emit(events.CommandStarted(command))
     try:
-        done = execute(command, str(ctx.root), timeout)
+        done = execute(command, str(env.root), timeout)
         code, output, timed_out = done.code, done.output, done.timed_out
     except CommandInterrupted as stop:
-        ctx.emit("command.interrupted", {"command": command, "output": stop.output})
+        env.emit(events.CommandInterrupted(command, stop.output))
         raise
     if timed_out:
         status = f"timed out after {timeout}s; the process group was killed"

@@ -8,6 +8,7 @@ from typing import Any
 
 from mca.diff import unified
 from mca.errors import PathRefused, ToolError
+from mca.events import FileChanged
 from mca.fsutil import (
     ContainmentError,
     FileTooLarge,
@@ -17,7 +18,7 @@ from mca.fsutil import (
     read_regular,
 )
 from mca.tools import eol
-from mca.tools.base import READ_ONLY, ToolContext, arg_str
+from mca.tools.base import READ_ONLY, ToolEnv, TurnState, arg_str
 from mca.tools.paths import relative_label, resolve_in
 from mca.tools.protect import protected_reason
 
@@ -25,18 +26,18 @@ MAX_WRITE_BYTES = 10 * 1024 * 1024
 MAX_EDIT_BYTES = MAX_WRITE_BYTES
 
 
-def _target(ctx: ToolContext, path: str) -> tuple[Path, str]:
-    target = resolve_in(ctx.root, path)
-    rel = relative_label(target, ctx.root.resolve())
+def _target(env: ToolEnv, path: str) -> tuple[Path, str]:
+    target = resolve_in(env.root, path)
+    rel = relative_label(target, env.root.resolve())
     if is_dir(target):
         raise ToolError(f"{path} is a directory")
     return target, rel
 
 
-def _old_bytes(ctx: ToolContext, target: Path, path: str) -> bytes | None:
+def _old_bytes(env: ToolEnv, target: Path, path: str) -> bytes | None:
     """The file's current bytes (None when it does not exist), read safely and capped."""
     try:
-        return read_regular(target, ctx.root.resolve(), cap=MAX_EDIT_BYTES)
+        return read_regular(target, env.root.resolve(), cap=MAX_EDIT_BYTES)
     except FileNotFoundError:
         return None
     except ContainmentError as e:
@@ -53,43 +54,46 @@ def _old_bytes(ctx: ToolContext, target: Path, path: str) -> bytes | None:
 
 
 def _confirm_protected(
-    ctx: ToolContext, target: Path, rel: str, old: bytes | None, data: bytes
+    env: ToolEnv, target: Path, rel: str, old: bytes | None, data: bytes
 ) -> None:
-    reason = protected_reason(rel, target, ctx.home)
+    reason = protected_reason(rel, target, env.home)
     if reason is None:
         return
-    if not ctx.approve_write(rel, reason, unified(rel, old, data)):
+    if not env.approvals.ask.approve_write(rel, reason, unified(rel, old, data)):
         raise ToolError(
             f"{rel}: not written: it is a protected path ({reason}) and the user did not approve"
             " this write"
         )
 
 
-def _commit(ctx: ToolContext, target: Path, rel: str, old: bytes | None, data: bytes) -> None:
+def _commit(
+    env: ToolEnv, turn: TurnState, target: Path, rel: str, old: bytes | None, data: bytes
+) -> None:
     """Ask for protected paths (or every edit in "ask" mode), snapshot, then replace the file
     atomically, keeping its mode; the diff goes out with the change."""
-    if ctx.mode == "read-only":
+    mode = env.approvals.mode
+    if mode == "read-only":
         raise ToolError(f"{rel}: not written: {READ_ONLY}; describe the change instead")
     if len(data) > MAX_WRITE_BYTES:
         raise ToolError(f"{rel}: content is {len(data)} bytes, over the {MAX_WRITE_BYTES} limit")
     diff = unified(rel, old, data)
-    if protected_reason(rel, target, ctx.home) is not None:
-        _confirm_protected(ctx, target, rel, old, data)
-    elif ctx.mode == "ask" and not ctx.approve_edit(rel, diff):
+    if protected_reason(rel, target, env.home) is not None:
+        _confirm_protected(env, target, rel, old, data)
+    elif mode == "ask" and not env.approvals.ask.approve_edit(rel, diff):
         raise ToolError(f"{rel}: not written: the user declined this edit")
     try:
-        mode = target.stat().st_mode & 0o777 if old is not None else None
-        ctx.snapshots.before_write(ctx.turn, rel, target, data, note=f"turn {ctx.turn}")
+        bits = target.stat().st_mode & 0o777 if old is not None else None
+        env.snapshots.before_write(turn.number, rel, target, data, note=f"turn {turn.number}")
         target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, data, mode, root=ctx.root.resolve())
+        atomic_write(target, data, bits, root=env.root.resolve())
     except ContainmentError as e:
         raise PathRefused(str(e)) from None
     except (NotRegularFile, FileTooLarge) as e:
         raise ToolError(f"{rel}: not written ({e.strerror}); the file is unchanged") from None
     except OSError as e:  # the directory vanished, the disk is full, ...: the old file stays
         raise ToolError(f"{rel}: not written ({e.strerror or e}); the file is unchanged") from None
-    ctx.touched.add(rel)
-    ctx.emit("file.changed", {"path": rel, "bytes": len(data), "diff": diff})
+    turn.touched.add(rel)
+    env.emit(FileChanged(rel, len(data), diff))
 
 
 def count_lines(text: str) -> int:
@@ -97,19 +101,19 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
-def write_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+def write_file(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
     """Create or replace a file with the given content."""
     path = arg_str(args, "path")
     content = arg_str(args, "content")
-    target, rel = _target(ctx, path)
-    old = _old_bytes(ctx, target, path)
+    target, rel = _target(env, path)
+    old = _old_bytes(env, target, path)
     data = content.encode("utf-8")
-    _commit(ctx, target, rel, old, data)
+    _commit(env, turn, target, rel, old, data)
     verb = "replaced" if old is not None else "created"
     return f"{verb} {rel} ({len(data)} bytes, {count_lines(content)} lines)"
 
 
-def edit_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+def edit_file(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
     """Replace old_text with new_text; old_text must match exactly once unless replace_all."""
     path = arg_str(args, "path")
     old = arg_str(args, "old_text")
@@ -119,8 +123,8 @@ def edit_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
         raise ToolError("argument 'replace_all' must be true or false")
     if not old:
         raise ToolError("old_text is empty; use write_file to create or replace a whole file")
-    target, rel = _target(ctx, path)
-    before = _old_bytes(ctx, target, path)
+    target, rel = _target(env, path)
+    before = _old_bytes(env, target, path)
     if before is None:
         raise ToolError(f"{path}: no such file")
     try:
@@ -135,5 +139,5 @@ def edit_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
             f"old_text matched {count} times in {rel}; add surrounding lines so it matches"
             " once, or set replace_all"
         )
-    _commit(ctx, target, rel, before, updated.encode("utf-8"))
+    _commit(env, turn, target, rel, before, updated.encode("utf-8"))
     return f"edited {rel}: replaced {count if replace_all else 1} occurrence(s)"

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import PathRefused, ToolError
+from mca.events import SkillResourceLoaded
 from mca.fsutil import ContainmentError, NotRegularFile, is_dir, open_regular, read_head
-from mca.tools.base import ToolContext, arg_int, arg_str
+from mca.tools.base import ToolEnv, TurnState, arg_int, arg_str
 from mca.tools.ignore import Ignore
 from mca.tools.paths import inside, relative_label, resolve_in, resolve_in_skill
 from mca.tools.window import Line, read_window
@@ -29,19 +30,19 @@ SKIP_DIRS = frozenset(
 )
 
 
-def _resolve_readable(ctx: ToolContext, path: str) -> tuple[Path, str | None]:
+def _resolve_readable(env: ToolEnv, path: str) -> tuple[Path, str | None]:
     """Resolve a readable path: the workspace, or inside a loaded skill's directory (given as
     the model was told it: absolute, ~/..., or relative to the workspace with ../)."""
     try:
-        return resolve_in(ctx.root, path), None
+        return resolve_in(env.root, path), None
     except PathRefused as refused:
         if "\x00" in path:
             raise
-        if path.startswith("~/") and ctx.home_dir is not None:
-            candidate = Path(os.path.normpath(ctx.home_dir / path[2:]))
+        if path.startswith("~/") and env.user_home is not None:
+            candidate = Path(os.path.normpath(env.user_home / path[2:]))
         else:
-            candidate = Path(os.path.normpath(ctx.root / path))  # an absolute path stays one
-        for name, skill_dir in ctx.skill_dirs.items():
+            candidate = Path(os.path.normpath(env.root / path))  # an absolute path stays one
+        for name, skill_dir in env.skills.dirs().items():
             for base in (skill_dir, skill_dir.resolve()):
                 if inside(candidate, base):
                     rel = str(candidate.relative_to(base))
@@ -74,33 +75,31 @@ def _open_error(path: str, e: OSError) -> ToolError:
     return ToolError(f"{path}: cannot read ({e.strerror or e})")
 
 
-def _activate(ctx: ToolContext, name: str) -> str:
+def _activate(env: ToolEnv, turn: TurnState, name: str) -> str:
     """Reading a skill is activating it: the gates, dedup and protection of a matched body."""
-    if ctx.skills is None:
-        raise ToolError(f"skill:{name}: no skills are loaded in this session")
-    history = [*ctx.history(), *ctx.pending]
-    loaded, note, message = ctx.skills.activate(name, ctx.turn, history)
+    history = [*turn.history, *turn.pending]
+    loaded, note, message = env.skills.activate(name, turn.number, history)
     if not loaded or message is None:
         raise ToolError(note)
-    ctx.pending.append(message)
+    turn.pending.append(message)
     return note
 
 
-def read_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+def read_file(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
     """Read a text file with line numbers, capped in bytes and lines (bounded memory)."""
     path = arg_str(args, "path")
     offset = arg_int(args, "offset", 1, 1, 10**9)
     limit = arg_int(args, "limit", MAX_READ_LINES, 1, MAX_READ_LINES)
     column = arg_int(args, "column", 1, 1, 10**10)
     if path.startswith("skill:"):
-        return _activate(ctx, path.removeprefix("skill:").strip())
-    target, skill = _resolve_readable(ctx, path)
+        return _activate(env, turn, path.removeprefix("skill:").strip())
+    target, skill = _resolve_readable(env, path)
     if is_dir(target):
         raise ToolError(f"{path} is a directory; use list_dir")
-    name = ctx.skills.skill_named(target) if ctx.skills is not None else None
+    name = env.skills.skill_named(target)
     if name is not None:
-        return _activate(ctx, name)
-    allowed = ctx.root.resolve() if skill is None else ctx.skill_dirs[skill].resolve()
+        return _activate(env, turn, name)
+    allowed = env.root.resolve() if skill is None else env.skills.dirs()[skill].resolve()
     try:
         with open_regular(target, allowed) as (f, st):
             head = f.read(8192)
@@ -111,12 +110,9 @@ def read_file(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     except OSError as e:
         raise _open_error(path, e) from None
     if skill is not None:
-        ctx.emit(
-            "skill.resource.loaded",
-            {"skill": skill, "resource": str(target), "reason": "read_file", "bytes": st.st_size},
-        )
+        env.emit(SkillResourceLoaded(skill, str(target), "read_file", st.st_size))
     else:
-        ctx.touched.add(relative_label(target, ctx.root.resolve()))
+        turn.touched.add(relative_label(target, env.root.resolve()))
     if binary:
         return f"{path}: binary file, {st.st_size} bytes; not shown"
     out = [f"{line.number:6}\t{_show(line)}" for line in win.lines]
@@ -149,11 +145,11 @@ def _walk(top: Path, depth: int) -> Iterator[tuple[Path, int]]:
                 yield sub, d + 1
 
 
-def list_dir(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+def list_dir(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
     """List a directory as an indented tree."""
     path = arg_str(args, "path", required=False, default=".") or "."
     depth = arg_int(args, "depth", 1, 1, 5)
-    target = resolve_in(ctx.root, path)
+    target = resolve_in(env.root, path)
     if not target.is_dir():
         raise ToolError(f"{path}: not a directory" if target.exists() else f"{path}: not found")
     lines: list[str] = []
@@ -244,14 +240,14 @@ def _include_ignored(args: Mapping[str, Any]) -> bool:
     return value
 
 
-def find_files(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+def find_files(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
     """Find files by glob pattern relative to the workspace (.gitignore honoured)."""
     pattern = arg_str(args, "pattern")
     include = _include_ignored(args)
     if ".." in pattern.split("/") or pattern.startswith("/"):
         raise PathRefused(f"{pattern}: patterns must stay inside the workspace")
     pattern = pattern.removeprefix("./") or "*"
-    root = ctx.root.resolve()
+    root = env.root.resolve()
     hits: list[str] = []
     for f in _files(root, include):
         rel = f.relative_to(root).as_posix()
@@ -268,7 +264,7 @@ def find_files(ctx: ToolContext, args: Mapping[str, Any]) -> str:
     )
 
 
-def search_text(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+def search_text(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
     """Search file contents with a regex; path:line:text, capped."""
     pattern = arg_str(args, "pattern")
     path_glob = arg_str(args, "path", required=False, default="")
@@ -277,7 +273,7 @@ def search_text(ctx: ToolContext, args: Mapping[str, Any]) -> str:
         regex = re.compile(pattern)
     except re.error as e:
         raise ToolError(f"invalid regex {pattern!r}: {e}") from None
-    root = ctx.root.resolve()
+    root = env.root.resolve()
     out: list[str] = []
     for f in _files(root, include):
         rel = f.relative_to(root).as_posix()

@@ -6,13 +6,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from mca.errors import ToolError
+from mca.events import PlanUpdated
 from mca.plans import render_plan
-from mca.tools.base import ToolContext
+from mca.tools.base import ToolEnv, TurnState
 
 STATUSES = ("pending", "in_progress", "completed")
 
 
-def update_plan(ctx: ToolContext, args: Mapping[str, Any]) -> str:
+def update_plan(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
     """Replace the plan with a new list of steps."""
     steps = args.get("steps")
     if not isinstance(steps, list) or not steps:
@@ -29,6 +30,6 @@ def update_plan(ctx: ToolContext, args: Mapping[str, Any]) -> str:
         plan.append({"step": text.strip(), "status": status})
     if sum(s["status"] == "in_progress" for s in plan) > 1:
         raise ToolError("at most one step can be in_progress")
-    ctx.plan[:] = plan
-    ctx.emit("plan.updated", {"plan": plan})
+    turn.plan[:] = plan
+    env.emit(PlanUpdated(plan))
     return "plan updated:\n" + render_plan(plan)

@@ -64,26 +64,15 @@ class SlashCommands:
         self.say("\n".join(f"{n:<{width}}  {c.help}" for n, c in sorted(names.items())))
 
     def undo(self, arg: str) -> None:
-        session = self.repl.session
-        report = session.snapshots.undo(force=arg.strip() == "--force")
-        self.say(undo_lines(report))
-        session.log.event(
-            "undo",
-            {
-                "turn": report.turn_label,
-                "restored": report.restored,
-                "removed": report.removed,
-                "skipped": report.skipped,
-            },
-        )
+        self.say(undo_lines(self.repl.session.undo(force=arg.strip() == "--force")))
 
     def snapshots(self, arg: str) -> None:
-        self.say(snapshot_lines([m for _, m in self.repl.session.snapshots.undoable()]))
+        self.say(snapshot_lines(self.repl.session.undoable()))
 
     def diff(self, arg: str) -> None:
         from mca.diff import session_diff
 
-        changes = self.repl.session.snapshots.session_changes()
+        changes = self.repl.session.changes()
         if not changes:
             self.say("no file changes in this session (or all of them were undone)")
             return
@@ -91,7 +80,7 @@ class SlashCommands:
         self.say(f"{len(changes)} file{'s' if len(changes) != 1 else ''} changed this session")
 
     def clear(self, arg: str) -> None:
-        self.repl.session.agent.clear()
+        self.repl.session.clear()
         self.say("new conversation; files and snapshots are unchanged")
 
     def model(self, arg: str) -> None:
@@ -161,16 +150,17 @@ class SlashCommands:
     def mode(self, arg: str) -> None:
         from mca.config import MODES
 
-        tools = self.repl.session.agent.tools
+        session = self.repl.session
         wanted = arg.strip()
         if wanted and wanted not in MODES:
             self.say(f"unknown mode {wanted!r} (modes: {', '.join(MODES)})")
             return
         if wanted:
-            tools.mode = wanted
+            session.set_mode(wanted)
             self.say(f"mode {wanted}: {MODES[wanted]}")
             return
-        lines = [f"{'*' if m == tools.mode else ' '} {m:<10} {what}" for m, what in MODES.items()]
+        now = session.mode
+        lines = [f"{'*' if m == now else ' '} {m:<10} {what}" for m, what in MODES.items()]
         self.say("\n".join(lines))
 
     def compact(self, arg: str) -> None:
@@ -185,7 +175,7 @@ class SlashCommands:
         from mca.ui.export import conversation_markdown
 
         session = self.repl.session
-        if not session.agent.messages:
+        if not session.messages:
             self.say("nothing to export: the conversation is empty")
             return
         name = arg.strip() or f"mca-{session.id}.md"
@@ -193,7 +183,7 @@ class SlashCommands:
         path = path if path.is_absolute() else session.settings.workspace / path
         when = time.strftime("%Y-%m-%d %H:%M")
         meta = [f"session {session.id}, exported {when}", f"model {session.settings.model}"]
-        text = conversation_markdown(session.agent.messages, "mca conversation", meta)
+        text = conversation_markdown(session.messages, "mca conversation", meta)
         try:
             atomic_write(path, scrub(text, session.settings.secrets).encode())
         except OSError as e:

@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from collections.abc import Mapping
 from typing import Any, TextIO
 
-from mca.agent import TurnResult
 from mca.config import Settings
 from mca.errors import McaError
-from mca.sanitize import StreamScrubber, command_block, for_terminal, one_line, scrub, visible
+from mca.events import Event, ModelRetry, ModelWaiting
+from mca.sanitize import command_block, for_terminal, one_line, scrub, visible
 from mca.session import Session, open_session
+from mca.turn import TurnResult
 from mca.ui.render import ledger_table, progress_line
 from mca.ui.spinner import Spinner
+from mca.ui.stream import StreamWriter
 
 
 class StderrUI:
@@ -32,11 +33,14 @@ class StderrUI:
     ) -> None:
         self.settings = settings
         self.err = err or sys.stderr
-        self.stream_to = stream_to  # the answer goes here as it arrives (None: at the end)
-        self.scrubber = StreamScrubber(settings.secrets)
-        self.streamed = False
+        # The answer goes to stream_to as it arrives (None: at the end), exactly as sent when
+        # that is not a terminal, with control characters made visible when it is.
+        self.stream = (
+            StreamWriter(stream_to, settings.secrets, raw=not stream_to.isatty())
+            if stream_to is not None
+            else None
+        )
         self.any_streamed = False
-        self.ends_line = False  # the streamed text so far ends with a newline
         self.lock = threading.RLock()
         live = bool(getattr(self.err, "isatty", None) and self.err.isatty())
         self.spinner = Spinner(self.err, self.lock) if live else None
@@ -85,46 +89,31 @@ class StderrUI:
             return False
         return self._ask(f"apply this change to {one_line(path)}? [y/N] ")
 
-    def event(self, kind: str, data: Mapping[str, Any]) -> None:
-        if kind == "model.waiting" and self.spinner is not None:
-            self.end_stream()
-            self.spinner.start()
-            return
-        if kind == "model.retry" and self.spinner is not None and self.spinner.running:
-            message = scrub(str(data.get("message", "")), self.settings.secrets)
-            self.spinner.set_state(one_line(message))
-            return
-        line = progress_line(kind, data)
-        if line:
-            self._say(line)
+    def event(self, event: Event) -> None:
+        match event:
+            case ModelWaiting() if self.spinner is not None:
+                self.end_stream()
+                self.spinner.start()
+            case ModelRetry(message=message) if self.spinner is not None and self.spinner.running:
+                self.spinner.set_state(one_line(scrub(message, self.settings.secrets)))
+            case _:
+                line = progress_line(event)
+                if line:
+                    self._say(line)
 
     def text(self, delta: str) -> None:
-        """The answer as it arrives, on stdout (exactly as sent when stdout is not a terminal,
-        with control characters made visible when it is); known keys never get through."""
+        """The answer as it arrives, on stdout; known keys never get through."""
         if self.spinner is not None:
             self.spinner.stop()
-        if self.stream_to is None:
-            return
-        if not self.streamed:
-            self.streamed, self.ends_line = True, False
-        piece = self.scrubber.feed(delta)
-        self.stream_to.write(visible(piece) if self.stream_to.isatty() else piece)
-        self.stream_to.flush()
-        self.ends_line = piece.endswith("\n") if piece else self.ends_line
+        if self.stream is not None:
+            self.stream.feed(delta)
 
     def end_stream(self) -> None:
         """After the streamed text of one reply: the rest of it and a line end."""
         if self.spinner is not None:
             self.spinner.stop()
-        if self.stream_to is None or not self.streamed:
-            return
-        rest = self.scrubber.flush()
-        ends = rest.endswith("\n") if rest else self.ends_line
-        end = "" if ends else "\n"
-        self.stream_to.write((visible(rest) if self.stream_to.isatty() else rest) + end)
-        self.stream_to.flush()
-        self.streamed = False
-        self.any_streamed = True
+        if self.stream is not None and self.stream.end():
+            self.any_streamed = True
 
 
 def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
@@ -194,9 +183,9 @@ def run_oneshot(
     try:
         result = session.run_turn(sentence, ledger=as_json or settings.show_ledger)
     except McaError as e:
-        if not as_json or session.agent.last is None:
+        if not as_json or session.last_turn is None:
             raise
-        obj = turn_json(session, session.agent.last)
+        obj = turn_json(session, session.last_turn)
         obj["error"] = str(e)
         out.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
         sys.stderr.write(f"mca: error: {visible(str(e))}\n")
@@ -220,4 +209,4 @@ def run_oneshot(
     session.close()
     if result.notice:
         sys.stderr.write(f"mca: {result.notice}\n")
-    return 1 if result.stopped else 0
+    return 1 if result.stop is not None else 0

@@ -6,6 +6,19 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from mca.events import (
+    CommandInterrupted,
+    ContextCompacted,
+    Event,
+    FileChanged,
+    ModelRetry,
+    Notice,
+    PlanUpdated,
+    SkillHit,
+    SkillRead,
+    ToolCalled,
+    ToolReturned,
+)
 from mca.plans import render_plan
 from mca.sanitize import command_block, one_line, visible
 
@@ -26,29 +39,30 @@ def describe_call(call_name: str, arguments: Mapping[str, Any]) -> str:
     return f"{one_line(call_name)}({', '.join(parts)})"
 
 
-def progress_line(kind: str, data: Mapping[str, Any]) -> str:
+def progress_line(event: Event) -> str:
     """The short line a person sees for a session event, or ''."""
-    if kind == "tool.call":
-        if data.get("unreadable"):
-            return f"→ {one_line(str(data['name']))}(arguments that could not be read)"
-        return tool_call_line(data["name"], data["arguments"])
-    if kind == "tool.result":
-        return tool_result_lines(data["name"], data["ok"], data["result"])
-    if kind == "plan.updated":
-        return plan_lines(data["plan"])
-    if kind == "command.interrupted":
-        tail = "\n".join(str(data["output"]).rstrip().splitlines()[-MAX_RESULT_PREVIEW:])
-        return "command interrupted; its process group was killed" + (
-            f". Last output:\n{tail}" if tail else ""
-        )
-    if kind in ("skill.hit", "skill.read"):
-        return f"skill {data['line']}"
-    if kind == "context.compacted":
-        return f"context compacted: {data['before_tokens']:,} -> {data['after_tokens']:,} tokens"
-    if kind in ("notice", "model.retry"):
-        return str(data.get("message", ""))
-    if kind == "file.changed":
-        return str(data.get("diff", ""))
+    match event:
+        case ToolCalled(name=name, unreadable=True):
+            return f"→ {one_line(name)}(arguments that could not be read)"
+        case ToolCalled(name=name, arguments=arguments):
+            return tool_call_line(name, arguments)
+        case ToolReturned(name=name, ok=ok, result=result):
+            return tool_result_lines(name, ok, result)
+        case PlanUpdated(plan=plan):
+            return plan_lines(plan)
+        case CommandInterrupted(output=output):
+            tail = "\n".join(output.rstrip().splitlines()[-MAX_RESULT_PREVIEW:])
+            return "command interrupted; its process group was killed" + (
+                f". Last output:\n{tail}" if tail else ""
+            )
+        case SkillHit(line=line) | SkillRead(line=line):
+            return f"skill {line}"
+        case ContextCompacted(before_tokens=before, after_tokens=after):
+            return f"context compacted: {before:,} -> {after:,} tokens"
+        case Notice(message=message) | ModelRetry(message=message):
+            return message
+        case FileChanged(diff=diff):
+            return diff
     return ""
 
 

@@ -27,6 +27,7 @@ from mca.usage import Totals
 if TYPE_CHECKING:  # imported when the session is built, after the prompt is on screen
     from mca.config import ModelChooser
     from mca.session import Session
+    from mca.turn import TurnResult
 
 __all__ = ["Command", "Repl", "run_repl", "use_colour"]
 
@@ -48,7 +49,6 @@ def _open_session(settings: Settings, ui: ReplUI) -> Session:
 PROMPT = "mca> "
 EXIT_WINDOW = 2.0  # seconds between two Ctrl-C at an empty prompt
 EXIT_WORDS = ("exit", "quit")
-MAX_SHELL_CHARS = 16_000  # of a !command's output added to the conversation
 
 
 class Repl:
@@ -184,45 +184,11 @@ class Repl:
         tokens = sk.estimator.count(sk.discovery.catalog.text)
         return summary_line(sk.discovery, tokens, sk.estimator.label)
 
-    # -- saved conversations ---------------------------------------------------------------
     def resume(self, wanted: str) -> None:
         """Go on with a saved conversation: 'last', an id, or '' to pick from a list."""
-        from mca.sessions import list_saved, listing, pick
+        from mca.ui.resume import resume
 
-        session = self.session
-        where = session.settings.home / "sessions"
-        if wanted:
-            saved = pick(where, session.settings.workspace, wanted)
-        else:
-            here = session.settings.workspace
-            found = [s for s in list_saved(where, here) if s.id != session.id][:20]
-            if not found:
-                self.ui.say(f"no saved conversations in {here} yet")
-                return
-            self.ui.say(
-                "saved conversations, newest first:\n" + "\n".join(listing(found, time.time()))
-            )
-            try:
-                answer = self._ask(f"which one? [1-{len(found)}, Enter: none] ").strip()
-            except KeyboardInterrupt:
-                answer = ""
-            if not answer:
-                self.ui.say("nothing resumed")
-                return
-            if not answer.isdigit() or not 1 <= int(answer) <= len(found):
-                self.ui.say(f"no conversation {answer!r} in the list; nothing resumed")
-                return
-            saved = found[int(answer) - 1]
-        if saved.workspace != str(session.settings.workspace):
-            self.ui.say(f"note: that conversation was in {saved.workspace}; files refer to it")
-        if session.agent.messages and session.store.written:
-            self.ui.say(f"this conversation stays saved: /resume {session.id} brings it back")
-        session.restore(saved)
-        skills = sorted({n for m in saved.messages for n in m.skills})
-        held = f"; skills in context: {', '.join(skills)}" if skills else ""
-        self.ui.say(
-            f"resumed {saved.id}: {saved.turns} turns, {len(saved.messages)} messages{held}"
-        )
+        resume(self.session, self.ui, self._ask, wanted)
 
     # -- input -----------------------------------------------------------------------------
     def handle_line(self, line: str) -> None:
@@ -262,45 +228,9 @@ class Repl:
 
     def shell(self, command: str) -> None:
         """`!command`: the person's own command, run at once; its output may join the chat."""
-        import codecs
+        from mca.ui.shell import run_shell
 
-        from mca.tools.command import CommandInterrupted, execute
-        from mca.types import KIND_SHELL, Message
-
-        if not command:
-            self.ui.say("usage: !COMMAND (runs in the workspace, no approval: you typed it)")
-            return
-        session = self.session
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self.ui.say(f"$ {command}")
-        try:
-            done = execute(
-                command,
-                str(session.settings.workspace),
-                None,
-                on_chunk=lambda b: self.ui.raw(decoder.decode(b)),
-            )
-            code, output = done.code, done.output
-        except CommandInterrupted as e:
-            self.ui.raw(decoder.decode(b"", final=True))
-            self.ui.say("\n(interrupted; its process group was killed)")
-            code, output = None, e.output
-        self.ui.raw(decoder.decode(b"", final=True))
-        self.ui.end_raw()
-        status = "killed" if code is None else f"exit {code}"
-        self.ui.say(f"({status})")
-        try:
-            answer = self._ask("add the command and its output to the conversation? [y/N] ")
-        except KeyboardInterrupt:
-            return
-        if answer.strip().lower() not in ("y", "yes"):
-            return
-        kept = output if len(output) <= MAX_SHELL_CHARS else "…" + output[-MAX_SHELL_CHARS:]
-        text = f"I ran this in the workspace myself: `{command}` ({status}). Its output:\n{kept}"
-        session.agent.messages.append(
-            Message("user", text, kind=KIND_SHELL, turn=session.agent.turn + 1)
-        )
-        self.ui.say("added: the model sees it with your next message")
+        run_shell(self.session, self.ui, self._ask, command)
 
     # -- turns -----------------------------------------------------------------------------
     def handle_turn(self, sentence: str) -> None:
@@ -320,9 +250,9 @@ class Repl:
             return
         if self.ui.streamed:
             self.ui.end_stream()
-        elif result.answer and result.answer != result.stopped:
+        elif result.answer and result.stop is None:
             self.ui.answer(result.answer)
-        if result.stopped:
+        if result.stop is not None:
             self.ui.say(result.stopped)
         if result.notice:
             self.ui.say(f"({result.notice})")
@@ -331,18 +261,16 @@ class Repl:
             self.ui.say(ledger_table(session.ledger.last))
         self._usage_line(result, time.monotonic() - started)
 
-    def _usage_line(self, result: object, seconds: float) -> None:
-        from mca.agent import TurnResult
+    def _usage_line(self, result: TurnResult, seconds: float) -> None:
         from mca.usage import turn_line, turn_usage
 
-        assert isinstance(result, TurnResult)
         session = self.session
         usage = turn_usage(
             result.turn,
             result.usage,
             result.usage_reported,
             result.requests,
-            session.agent.messages,
+            session.messages,
             session.skills.estimator,
             session.ledger.last,
             seconds,

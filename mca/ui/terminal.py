@@ -6,20 +6,22 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
+from mca.events import Event, FileChanged, ModelRetry, ModelWaiting
 from mca.fsutil import open_private, private_dir
-from mca.sanitize import StreamScrubber, command_block, for_terminal, one_line, scrub, visible
+from mca.sanitize import command_block, for_terminal, one_line, scrub
 from mca.ui.markdown import MarkdownStream
 from mca.ui.render import ANSI, RESET, colour_diff, program_of, progress_line
 from mca.ui.spinner import Spinner
+from mca.ui.stream import StreamWriter
 
 MAX_PATH_COMPLETIONS = 200
 SKIP_COMPLETE = {".git", "node_modules", "__pycache__", ".venv", ".mca"}
@@ -118,14 +120,20 @@ class ReplUI:
         self.secrets = tuple(secrets)
         self.colour = colour
         self.allowed: set[str] = set()  # programs the person said "always" to, this session
-        self.streamed = False
         self._raw_open = False
         self.lock = threading.RLock()
         self.spinner = Spinner(out, self.lock)
         self.live = live  # a terminal: a spinner while waiting
-        self.scrubber = StreamScrubber(self.secrets)
-        self.markdown: MarkdownStream | None = None
-        self.ends_line = False
+        self.stream = StreamWriter(out, self.secrets, markdown=self._markdown if colour else None)
+
+    @staticmethod
+    def _markdown() -> MarkdownStream:
+        return MarkdownStream(shutil.get_terminal_size().columns)
+
+    @property
+    def streamed(self) -> bool:
+        """An answer is streaming and not yet ended."""
+        return self.stream.streamed
 
     def approve(self, command: str) -> bool:
         program = program_of(command)
@@ -154,19 +162,19 @@ class ReplUI:
         answer = self.ask(f"write {one_line(path)} anyway? [y]es / [N]o: ").strip().lower()
         return answer in ("y", "yes")
 
-    def event(self, kind: str, data: Mapping[str, Any]) -> None:
-        if kind == "model.waiting" and self.live:
-            self.end_stream()
-            self.spinner.start()
-            return
-        if kind == "model.retry" and self.spinner.running:
-            message = scrub(str(data.get("message", "")), self.secrets)
-            self.spinner.set_state(one_line(message))
-            return
-        line = progress_line(kind, data)
+    def event(self, event: Event) -> None:
+        match event:
+            case ModelWaiting() if self.live:
+                self.end_stream()
+                self.spinner.start()
+                return
+            case ModelRetry(message=message) if self.spinner.running:
+                self.spinner.set_state(one_line(scrub(message, self.secrets)))
+                return
+        line = progress_line(event)
         if not line:
             return
-        if kind == "file.changed":
+        if isinstance(event, FileChanged):
             line = colour_diff(scrub(line, self.secrets), self.colour)  # made safe line by line
         else:
             line = for_terminal(line, self.secrets)
@@ -177,7 +185,7 @@ class ReplUI:
         self.spinner.stop()
         with self.lock:
             if end_stream:
-                self._end_stream()
+                self.stream.end()
             self.out.write(text)
             self.out.flush()
 
@@ -185,32 +193,12 @@ class ReplUI:
         """A piece of the answer as it streams: scrubbed, made visible, rendered."""
         self.spinner.stop()
         with self.lock:
-            if not self.streamed:
-                self.streamed = True
-                self.ends_line = False
-                self.scrubber = StreamScrubber(self.secrets)
-                width = shutil.get_terminal_size().columns
-                self.markdown = MarkdownStream(width) if self.colour else None
-            safe = visible(self.scrubber.feed(delta))
-            self.out.write(self.markdown.feed(safe) if self.markdown else safe)
-            self.out.flush()
-            self.ends_line = safe.endswith("\n") if safe else self.ends_line
-
-    def _end_stream(self) -> None:
-        if not self.streamed:
-            return
-        rest = visible(self.scrubber.flush())
-        ends_line = rest.endswith("\n") if rest else self.ends_line
-        if self.markdown is not None:
-            rest = self.markdown.feed(rest) + self.markdown.finish()
-        self.out.write(rest if ends_line else rest + "\n")
-        self.streamed = False
+            self.stream.feed(delta)
 
     def end_stream(self) -> None:
         self.spinner.stop()
         with self.lock:
-            self._end_stream()
-            self.out.flush()
+            self.stream.end()
 
     def say(self, text: str) -> None:
         self._write(for_terminal(text.rstrip("\n"), self.secrets) + "\n")

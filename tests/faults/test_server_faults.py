@@ -14,10 +14,10 @@ from mca.errors import McaError
 from mca.models.anthropic import AnthropicModel
 from mca.models.http import HttpModel, RetryPolicy
 from mca.models.openai import OpenAIModel
-from mca.tools.base import ToolContext
+from mca.tools.base import ToolEnv
 from tests.fakeserver import Received, Reply, serve
 from tests.faults.cases import CASES, Case
-from tests.helpers import FakeModel, say
+from tests.helpers import FakeModel, engine, say
 
 
 def test_the_table_is_big_enough() -> None:
@@ -38,18 +38,18 @@ def _model(case: Case, url: str, home: Path) -> HttpModel:
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_server_fault(name: str, ctx: ToolContext, tmp_path: Path) -> None:
+def test_server_fault(name: str, env: ToolEnv, tmp_path: Path) -> None:
     case = CASES[name]
     replies = list(case.replies)
 
     def handle(request: Received) -> Reply:
         return replies.pop(0)(request) if replies else Reply(status=500, chunks=[b"no more"])
 
-    agent = Agent(model=FakeModel([say("first answer")]), tools=ctx, system="s")
+    agent = Agent(engine(FakeModel([say("first answer")]), "s"), env)
     agent.run_turn("one")
     before = list(agent.messages)
     with serve(handle) as server:
-        agent.model = _model(case, server.url, tmp_path)
+        agent.engine.model = _model(case, server.url, tmp_path)
         try:
             result = agent.run_turn("two")
         except McaError as e:
@@ -58,7 +58,7 @@ def test_server_fault(name: str, ctx: ToolContext, tmp_path: Path) -> None:
             assert agent.messages == before
             return
         finally:
-            agent.model.close()
+            agent.engine.model.close()
     assert case.expect == "ok", f"expected an error matching {case.expect!r}, got {result.answer!r}"
     assert case.answer is None or result.answer == case.answer, result.answer
     result.answer.encode("utf-8")  # whole characters only

@@ -15,8 +15,9 @@ from mca.models import anthropic as anth
 from mca.models import openai as oai
 from mca.models.http import RetryPolicy, sse_events
 from mca.tools import tool_specs
-from mca.tools.base import ToolContext
+from mca.tools.base import ToolEnv
 from mca.types import Message, Request, ToolCall, Usage
+from tests.helpers import engine
 from tests.models.wire import (
     Recorder,
     anthropic_json,
@@ -299,16 +300,14 @@ def test_connection_dropped_mid_stream(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_failed_turn_leaves_the_conversation_intact(
-    provider: str, ctx: ToolContext, tmp_path: Path
+    provider: str, env: ToolEnv, tmp_path: Path
 ) -> None:
     rec = Recorder(
         ok(provider, True, "first answer"),
         ok(provider, True, "", [("c1", "list_dir", {})]),
         ok(provider, True, "", [("c2", "read_file", {"path": "x"})], cut=True),
     )
-    agent = Agent(
-        model=client(provider, settings_for(provider, tmp_path), rec), tools=ctx, system="s"
-    )
+    agent = Agent(engine(client(provider, settings_for(provider, tmp_path), rec), "s"), env)
     agent.run_turn("one")
     before = list(agent.messages)
     with pytest.raises(StreamError):
@@ -318,16 +317,14 @@ def test_failed_turn_leaves_the_conversation_intact(
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_agent_round_trip_sends_tool_results_back(
-    provider: str, ctx: ToolContext, ws: Path, tmp_path: Path
+    provider: str, env: ToolEnv, ws: Path, tmp_path: Path
 ) -> None:
     (ws / "a.txt").write_text("distinctive-content\n")
     rec = Recorder(
         ok(provider, True, "", [("c1", "read_file", {"path": "a.txt"})]),
         ok(provider, True, "it says hi"),
     )
-    agent = Agent(
-        model=client(provider, settings_for(provider, tmp_path), rec), tools=ctx, system="s"
-    )
+    agent = Agent(engine(client(provider, settings_for(provider, tmp_path), rec), "s"), env)
     result = agent.run_turn("read a.txt")
     assert result.answer.strip() == "it says hi" and result.usage == Usage(200, 14)
     second = str(rec.bodies()[1]["messages"])
@@ -361,12 +358,10 @@ class _Interrupted(httpx.SyncByteStream):
 
 
 def test_ctrl_c_mid_stream_closes_it_and_keeps_the_conversation(
-    ctx: ToolContext, tmp_path: Path
+    env: ToolEnv, tmp_path: Path
 ) -> None:
     rec = Recorder(ok("openai", True, "first"), httpx.Response(200, stream=_Interrupted()))
-    agent = Agent(
-        model=client("openai", settings_for("openai", tmp_path), rec), tools=ctx, system="s"
-    )
+    agent = Agent(engine(client("openai", settings_for("openai", tmp_path), rec), "s"), env)
     agent.run_turn("one")
     before = list(agent.messages)
     with pytest.raises(KeyboardInterrupt):

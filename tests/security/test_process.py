@@ -23,7 +23,7 @@ import pexpect
 import pytest
 
 from mca.tools import get_tool
-from mca.tools.base import ToolContext
+from mca.tools.base import ToolEnv, TurnState
 
 REPO = Path(__file__).resolve().parents[2]
 MCA = Path(sys.executable).parent / "mca"
@@ -125,15 +125,21 @@ PEAK = """
 import json, sys
 from pathlib import Path
 from mca.tools import get_tool
-from mca.tools.base import ToolContext
+from mca.events import drop
+from mca.tools.base import Approvals, ToolEnv, TurnState
 from mca.tools.snapshots import SnapshotStore
 from mca.skills.stage import read_reference
+class Refuse:
+    def approve(self, command): return False
+    def approve_write(self, path, reason, diff): return False
+    def approve_edit(self, path, diff): return True
 ws = Path(sys.argv[1])
-ctx = ToolContext(ws, SnapshotStore(ws, ws.parent / "store", "m", "20260101T000000"))
+store = SnapshotStore(ws, ws.parent / "store", "m", "20260101T000000")
+env = ToolEnv(ws, store, Approvals(Refuse()), drop)
 out = {}
 for name, args in json.loads(sys.argv[2]):
     try:
-        out[name] = get_tool(name).run(ctx, args)[:300]
+        out[name] = get_tool(name).run(env, TurnState(1), args)[:300]
     except Exception as e:
         out[name] = f"{type(e).__name__}: {e}"[:300]
 out["@ref"] = read_reference(ws, "big.log")[-200:]
@@ -188,7 +194,7 @@ def _within(seconds: float, fn: Callable[[], object]) -> object:
     return box[0]
 
 
-def test_a_fifo_anywhere_is_refused_at_once(ctx: ToolContext, ws: Path) -> None:
+def test_a_fifo_anywhere_is_refused_at_once(env: ToolEnv, ws: Path) -> None:
     from mca.errors import ToolError
     from mca.prompt import read_agents_md
     from mca.skills.parse import read_skill_file
@@ -201,7 +207,7 @@ def test_a_fifo_anywhere_is_refused_at_once(ctx: ToolContext, ws: Path) -> None:
 
     def tool(name: str, **args: object) -> str:
         try:
-            return get_tool(name).run(ctx, args)
+            return get_tool(name).run(env, TurnState(1), args)
         except ToolError as e:
             return f"refused: {e}"
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -14,6 +13,7 @@ from hypothesis import strategies as st
 
 from mca.agent import Agent
 from mca.errors import PathRefused, ToolError
+from mca.events import Event, Notice, drop
 from mca.skills.catalog import Budget
 from mca.skills.discover import char_fits, discover
 from mca.skills.gates import apply_gates
@@ -22,10 +22,10 @@ from mca.skills.model import Root, Skill
 from mca.skills.stage import SkillStage, evaluate
 from mca.skills.trigger import SkillSet, _score, has_word, judge, sentence_paths
 from mca.tools import TOOL_NAMES, get_tool
-from mca.tools.base import ToolContext
+from mca.tools.base import ToolEnv, TurnState
 from mca.types import KIND_REFERENCE, KIND_SKILLS
 from tests.conftest import REPO
-from tests.helpers import FakeModel, call, say
+from tests.helpers import FakeModel, SkillDirs, call, engine, say
 from tests.skills.conftest import MakeSkill, skill_text
 
 LAB = REPO / "skills"
@@ -165,13 +165,11 @@ def test_interpreter_by_extension(name: str, expected: str) -> None:
     assert command_line(Path("/x") / name) == f"{expected}/x/{name}"
 
 
-def test_one_user_message_before_reference_and_sentence(ctx: ToolContext, ws: Path) -> None:
+def test_one_user_message_before_reference_and_sentence(env: ToolEnv, ws: Path) -> None:
     shutil.copytree(REPO / "fixtures/workspace", ws, dirs_exist_ok=True)
-    stage = SkillStage(
-        lab_skills(), budget=12_000, root=ws, touched=lambda: [], emit=lambda k, d: None
-    )
+    stage = SkillStage(lab_skills(), budget=12_000, root=ws, emit=drop)
     model = FakeModel([say("ok")])
-    agent = Agent(model=model, tools=ctx, system="s", pre_turn=stage)
+    agent = Agent(engine(model, "s"), env, pre_turn=stage)
     agent.run_turn("fix the divide-by-zero problem, see @src/calc.js")
     sent = model.requests[0].messages
     assert [(m.role, m.kind) for m in sent] == [
@@ -183,17 +181,11 @@ def test_one_user_message_before_reference_and_sentence(ctx: ToolContext, ws: Pa
     assert "function divide" in sent[1].content and 'path="src/calc.js"' in sent[1].content
 
 
-def test_dedup_across_turns(ctx: ToolContext) -> None:
-    events: list[tuple[str, dict[str, object]]] = []
-    stage = SkillStage(
-        lab_skills(),
-        budget=12_000,
-        root=REPO,
-        touched=lambda: [],
-        emit=lambda k, d: events.append((k, dict(d))),
-    )
+def test_dedup_across_turns(env: ToolEnv) -> None:
+    events: list[Event] = []
+    stage = SkillStage(lab_skills(), budget=12_000, root=REPO, emit=events.append)
     model = FakeModel([say("one"), say("two")])
-    agent = Agent(model=model, tools=ctx, system="s", pre_turn=stage)
+    agent = Agent(engine(model, "s"), env, pre_turn=stage)
     agent.run_turn("fix the divide-by-zero problem")
     agent.run_turn("and the divide function again")
     assert stage.last is not None and stage.last.injected_text == ""
@@ -209,17 +201,11 @@ def test_dedup_across_turns(ctx: ToolContext) -> None:
     assert stage.last.decisions[0].loaded  # no longer in context, so injected again
 
 
-def test_files_touched_last_turn_count_as_paths(ctx: ToolContext, ws: Path) -> None:
+def test_files_touched_last_turn_count_as_paths(env: ToolEnv, ws: Path) -> None:
     shutil.copytree(REPO / "fixtures/workspace", ws, dirs_exist_ok=True)
-    stage = SkillStage(
-        lab_skills(),
-        budget=12_000,
-        root=ws,
-        touched=lambda: sorted(ctx.touched),
-        emit=lambda k, d: None,
-    )
+    stage = SkillStage(lab_skills(), budget=12_000, root=ws, emit=drop)
     model = FakeModel([call("read_file", path="src/calc.js"), say("read"), say("ok")])
-    agent = Agent(model=model, tools=ctx, system="s", pre_turn=stage)
+    agent = Agent(engine(model, "s"), env, pre_turn=stage)
     agent.run_turn("show me the code")
     agent.run_turn("what do you think?")
     assert stage.last is not None
@@ -236,19 +222,22 @@ def test_reference_is_contained_and_capped(ws: Path) -> None:
 
 
 # -- skill resources through read_file ---------------------------------------------------------
-def test_skill_resources_are_readable_but_contained(ctx: ToolContext, tmp_path: Path) -> None:
+def test_skill_resources_are_readable_but_contained(env: ToolEnv, tmp_path: Path) -> None:
     skill_dir = tmp_path / "skills" / "guide"
     (skill_dir / "references").mkdir(parents=True)
     (skill_dir / "references" / "a.md").write_text("inside\n")
     (tmp_path / "skills" / "secret.txt").write_text("secret\n")
     (skill_dir / "references" / "escape.md").symlink_to(tmp_path / "skills" / "secret.txt")
-    events: list[tuple[str, dict[str, object]]] = []
-    ctx.emit = lambda k, d: events.append((k, dict(d)))
-    ctx.skill_dirs = {"guide": skill_dir}
-    read = get_tool("read_file").run
-    assert "inside" in read(ctx, {"path": str(skill_dir / "references/a.md")})
-    assert events[-1][0] == "skill.resource.loaded" and events[-1][1]["skill"] == "guide"
-    assert events[-1][1]["bytes"] == 7
+    events: list[Event] = []
+    env = replace(env, emit=events.append, skills=SkillDirs({"guide": skill_dir}))
+
+    def read(args: dict[str, object]) -> str:
+        return get_tool("read_file").run(env, TurnState(1), args)
+
+    assert "inside" in read({"path": str(skill_dir / "references/a.md")})
+    record = events[-1].to_json()
+    assert events[-1].kind == "skill.resource.loaded" and record["skill"] == "guide"
+    assert record["bytes"] == 7
     for bad in (
         str(skill_dir / "../secret.txt"),
         str(skill_dir / "references/escape.md"),
@@ -256,18 +245,16 @@ def test_skill_resources_are_readable_but_contained(ctx: ToolContext, tmp_path: 
         str(skill_dir / "references/../../secret.txt"),
     ):
         with pytest.raises(PathRefused):
-            read(ctx, {"path": bad})
+            read({"path": bad})
     with pytest.raises(ToolError, match="no such file"):
-        read(ctx, {"path": str(skill_dir / "references/missing.md")})
+        read({"path": str(skill_dir / "references/missing.md")})
 
 
-def test_registry_stays_eight_whatever_loads(ctx: ToolContext) -> None:
+def test_registry_stays_eight_whatever_loads(env: ToolEnv) -> None:
     before = TOOL_NAMES
-    stage = SkillStage(
-        lab_skills(), budget=12_000, root=REPO, touched=lambda: [], emit=lambda k, d: None
-    )
+    stage = SkillStage(lab_skills(), budget=12_000, root=REPO, emit=drop)
     model = FakeModel([say("ok")])
-    Agent(model=model, tools=ctx, system="s", pre_turn=stage).run_turn("cut a release and test it")
+    Agent(engine(model, "s"), env, pre_turn=stage).run_turn("cut a release and test it")
     assert before == TOOL_NAMES and len(model.requests[0].tools) == 8
 
 
@@ -416,12 +403,10 @@ def test_index_agrees_with_brute_force(
     assert fast == brute
 
 
-def test_a_convention_in_context_keeps_its_domain_in_later_turns(ctx: ToolContext) -> None:
-    stage = SkillStage(
-        lab_skills(), budget=12_000, root=REPO, touched=lambda: [], emit=lambda k, d: None
-    )
+def test_a_convention_in_context_keeps_its_domain_in_later_turns(env: ToolEnv) -> None:
+    stage = SkillStage(lab_skills(), budget=12_000, root=REPO, emit=drop)
     model = FakeModel([say("one"), say("two")])
-    agent = Agent(model=model, tools=ctx, system="s", pre_turn=stage)
+    agent = Agent(engine(model, "s"), env, pre_turn=stage)
     agent.run_turn("fix the divide-by-zero problem")
     agent.run_turn("how did the v1 calc handle infinity?")  # matches only the archived one
     assert stage.last is not None
@@ -488,7 +473,7 @@ def test_naming_a_rival_replaces_the_held_skill(ws: Path) -> None:
     from mca.types import Message
 
     skills = discover([Root(LAB, "explicit", 400)], Budget(10**6, "chars", "t"), char_fits).skills
-    stage = SkillStage(skills, budget=12_000, root=ws, touched=list, emit=lambda k, d: None)
+    stage = SkillStage(skills, budget=12_000, root=ws, emit=drop)
     history: list[Message] = []
     history += stage("how did v1 calc handle infinity?", history, 1)
     assert [m.skills for m in history] == [("calc-conventions-archived",)]
@@ -509,9 +494,9 @@ def test_the_catalog_follows_skills_changing_on_disk(ws: Path, tmp_path: Path) -
     events: list[str] = []
 
     class UI(HeadlessUI):
-        def event(self, k: str, d: Mapping[str, Any]) -> None:
-            if k == "notice":
-                events.append(d["message"])
+        def event(self, event: Event) -> None:
+            if isinstance(event, Notice):
+                events.append(event.message)
 
     root = tmp_path / "skills"
     (root / "alpha").mkdir(parents=True)

@@ -7,6 +7,7 @@ import json
 import socket
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -17,8 +18,9 @@ from mca.config import load_settings
 from mca.errors import ModelError
 from mca.models.http import RetryPolicy
 from mca.models.openai import OpenAIModel
-from mca.tools.base import ToolContext
+from mca.tools.base import ToolEnv
 from mca.ui.render import progress_line
+from tests.helpers import engine
 from tests.models.wire import Recorder, openai_json, openai_sse, sse
 
 pytestmark = pytest.mark.stress
@@ -79,7 +81,7 @@ FAULTS = {
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))
-def test_api_faults(fault: str, ctx: ToolContext, tmp_path: Path) -> None:
+def test_api_faults(fault: str, env: ToolEnv, tmp_path: Path) -> None:
     replies, expect = FAULTS[fault]
     first = [sse(openai_sse("first answer"))]
     # non-streamed for the empty/not-JSON bodies, streamed otherwise
@@ -89,7 +91,7 @@ def test_api_faults(fault: str, ctx: ToolContext, tmp_path: Path) -> None:
     model.settings = model.settings.with_(stream=stream)
     if not stream:
         rec.responses[0] = httpx.Response(200, json=openai_json("first answer"))
-    agent = Agent(model=model, tools=ctx, system="s")
+    agent = Agent(engine(model, "s"), env)
     agent.run_turn("one")
     before = list(agent.messages)
     if expect == "ok":
@@ -100,15 +102,11 @@ def test_api_faults(fault: str, ctx: ToolContext, tmp_path: Path) -> None:
     assert agent.messages == before
 
 
-def test_unreadable_tool_arguments_go_back_to_the_model(ctx: ToolContext, tmp_path: Path) -> None:
+def test_unreadable_tool_arguments_go_back_to_the_model(env: ToolEnv, tmp_path: Path) -> None:
     rec = Recorder(sse(openai_sse("", CALL, bad_args=True)), sse(openai_sse("sorry")))
     shown: list[str] = []
-    agent = Agent(
-        model=_model(tmp_path, rec),
-        tools=ctx,
-        system="s",
-        emit=lambda kind, data: shown.append(progress_line(kind, data)),
-    )
+    env = replace(env, emit=lambda event: shown.append(progress_line(event)))
+    agent = Agent(engine(_model(tmp_path, rec), "s"), env)
     result = agent.run_turn("go")
     assert "→ read_file(arguments that could not be read)" in shown
     sent = json.loads(rec.requests[1].content)["messages"]
@@ -118,33 +116,31 @@ def test_unreadable_tool_arguments_go_back_to_the_model(ctx: ToolContext, tmp_pa
     assert [t.ok for t in result.tools] == [False]
 
 
-def test_a_call_cut_at_the_output_limit_says_so(ctx: ToolContext, tmp_path: Path) -> None:
+def test_a_call_cut_at_the_output_limit_says_so(env: ToolEnv, tmp_path: Path) -> None:
     """llama-server, SmolLM2, max_tokens 80: the second call's arguments stop half-way."""
     first = openai_sse("", CALL, bad_args=True).replace(b'"tool_calls"}', b'"length"}')
     assert b'"finish_reason": "length"' in first
     rec = Recorder(sse(first), sse(openai_sse("sorry")))
-    agent = Agent(model=_model(tmp_path, rec), tools=ctx, system="s")
+    agent = Agent(engine(_model(tmp_path, rec), "s"), env)
     agent.run_turn("go")
     sent = json.loads(rec.requests[1].content)["messages"][-1]["content"]
     assert "cut at the output limit" in sent and "not valid JSON" in sent
 
 
-def test_unknown_tool_name_goes_back_to_the_model(ctx: ToolContext, tmp_path: Path) -> None:
+def test_unknown_tool_name_goes_back_to_the_model(env: ToolEnv, tmp_path: Path) -> None:
     rec = Recorder(sse(openai_sse("", [("c1", "delete_everything", {})])), sse(openai_sse("sorry")))
-    agent = Agent(model=_model(tmp_path, rec), tools=ctx, system="s")
+    agent = Agent(engine(_model(tmp_path, rec), "s"), env)
     result = agent.run_turn("go")
     sent = json.loads(rec.requests[1].content)["messages"][-1]
     assert sent["role"] == "tool" and "unknown tool 'delete_everything'" in sent["content"]
     assert result.answer.strip() == "sorry"
 
 
-def test_connection_refused(ctx: ToolContext, tmp_path: Path) -> None:
+def test_connection_refused(env: ToolEnv, tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again when the block ends: nothing listens there
-    agent = Agent(
-        model=_model(tmp_path, None, f"http://127.0.0.1:{port}/v1"), tools=ctx, system="s"
-    )
+    agent = Agent(engine(_model(tmp_path, None, f"http://127.0.0.1:{port}/v1"), "s"), env)
     with pytest.raises(ModelError, match="cannot reach"):
         agent.run_turn("hello")
     assert agent.messages == []

@@ -17,12 +17,15 @@ from typing import Any
 import pytest
 
 from mca.errors import ToolError
+from mca.events import drop
+from mca.session import HeadlessUI
 from mca.skills.catalog import Budget
 from mca.skills.discover import char_fits, discover
 from mca.skills.model import Root
 from mca.tools import get_tool
-from mca.tools.base import ToolContext
+from mca.tools.base import Approvals, ToolEnv, TurnState
 from mca.tools.snapshots import SnapshotStore
+from tests.helpers import SkillDirs
 
 pytestmark = pytest.mark.stress
 FULL = os.environ.get("MCA_STRESS") == "1"  # read at import: the autouse fixture clears MCA_*
@@ -30,7 +33,7 @@ SECRET = "TOP-SECRET-OUTSIDE-CONTENT"
 
 
 @pytest.fixture
-def arena(tmp_path: Path) -> Iterator[tuple[ToolContext, Path, Path]]:
+def arena(tmp_path: Path) -> Iterator[tuple[ToolEnv, Path, Path]]:
     """A workspace, a skill outside it, and an 'outside' directory full of secrets."""
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -45,11 +48,9 @@ def arena(tmp_path: Path) -> Iterator[tuple[ToolContext, Path, Path]]:
     (skill / "references").mkdir(parents=True)
     (skill / "references" / "a.md").write_text("ref\n")
     (skill / "references" / "out").symlink_to(outside / "secret.txt")
-    ctx = ToolContext(
-        ws, SnapshotStore(ws, ws.parent / "store", "t", "20260101T000000"), approve=lambda c: True
-    )
-    ctx.skill_dirs = {"guide": skill}
-    yield ctx, outside, skill
+    store = SnapshotStore(ws, ws.parent / "store", "t", "20260101T000000")
+    skills = SkillDirs({"guide": skill})
+    yield ToolEnv(ws, store, Approvals(HeadlessUI()), drop, skills), outside, skill
 
 
 def _paths(outside: Path, skill: Path) -> list[str]:
@@ -82,18 +83,16 @@ def _paths(outside: Path, skill: Path) -> list[str]:
     ]
 
 
-def _attempt(ctx: ToolContext, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+def _attempt(env: ToolEnv, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
     """(refused, message or result)."""
     try:
-        return False, get_tool(tool).run(ctx, args)
+        return False, get_tool(tool).run(env, TurnState(1), args)
     except ToolError as e:
         return True, str(e)
 
 
-def test_attack_set(
-    arena: tuple[ToolContext, Path, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
-    ctx, outside, skill = arena
+def test_attack_set(arena: tuple[ToolEnv, Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    env, outside, skill = arena
     before = {p: p.read_bytes() for p in outside.iterdir()}
     cases: list[tuple[str, dict[str, Any]]] = []
     for path in _paths(outside, skill):
@@ -113,7 +112,7 @@ def test_attack_set(
     ]
     escapes, report = [], []
     for tool, args in cases:
-        refused, text = _attempt(ctx, tool, args)
+        refused, text = _attempt(env, tool, args)
         if SECRET in text:
             escapes.append((tool, args))
         report.append(
@@ -160,11 +159,11 @@ while True:
 """
 
 
-def test_symlink_swapped_between_check_and_use(arena: tuple[ToolContext, Path, Path]) -> None:
+def test_symlink_swapped_between_check_and_use(arena: tuple[ToolEnv, Path, Path]) -> None:
     """Another process keeps swapping a real directory for a symlink pointing out, so some
     reads and writes resolve the path while it is real and open it while it is a link."""
-    ctx, outside, _ = arena
-    ws = ctx.root
+    env, outside, _ = arena
+    ws = env.root
     real = ws / "r"
     real.mkdir()
     (real / "secret.txt").write_text("harmless\n")
@@ -177,9 +176,9 @@ def test_symlink_swapped_between_check_and_use(arena: tuple[ToolContext, Path, P
         # a fixed number of attempts, not a rate: on a loaded machine fewer swaps land between
         # check and use, but whatever lands must never leak
         for _ in range(3000 if FULL else 300):
-            _, text = _attempt(ctx, "read_file", {"path": "r/secret.txt"})
+            _, text = _attempt(env, "read_file", {"path": "r/secret.txt"})
             leaked += SECRET in text
-            _attempt(ctx, "write_file", {"path": "r/new.txt", "content": "x"})
+            _attempt(env, "write_file", {"path": "r/new.txt", "content": "x"})
     finally:
         proc.kill()
         proc.wait()

@@ -1,0 +1,266 @@
+"""What a session reports as it runs: one frozen dataclass per kind of event.
+
+Emitters build these; the renderers `match` on them; the session log writes each as one JSON
+line, {"ts": ..., "event": kind, **to_json()}, the same records as before events were typed,
+so saved logs and the tests that read them do not change. Pure data: imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from mca.ledger import TurnLedger
+
+
+@dataclass(frozen=True)
+class Event:
+    """The base of every event: its `kind` names it in the log."""
+
+    kind: ClassVar[str] = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The record's fields (a trailing _ dropped: `from_` is written "from")."""
+        return {f.name.rstrip("_"): getattr(self, f.name) for f in fields(self)}
+
+
+EventSink = Callable[[Event], None]
+
+
+def drop(event: Event) -> None:
+    """The sink for events nobody shows or records."""
+    return None
+
+
+# -- the loop ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ModelWaiting(Event):
+    kind: ClassVar[str] = "model.waiting"
+    step: int
+
+
+@dataclass(frozen=True)
+class ModelRetry(Event):
+    kind: ClassVar[str] = "model.retry"
+    message: str
+
+
+@dataclass(frozen=True)
+class ModelSwitched(Event):
+    kind: ClassVar[str] = "model.switched"
+    from_: str
+    to: str
+
+
+@dataclass(frozen=True)
+class Notice(Event):
+    """Something a person must hear (a warning, the catalog rebuilt, compacting)."""
+
+    kind: ClassVar[str] = "notice"
+    message: str
+
+
+@dataclass(frozen=True)
+class ToolCalled(Event):
+    kind: ClassVar[str] = "tool.call"
+    name: str
+    arguments: Mapping[str, Any]
+    unreadable: bool = False  # the arguments were not a JSON object: never run
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"name": self.name, "arguments": self.arguments}
+        return out | {"unreadable": True} if self.unreadable else out
+
+
+@dataclass(frozen=True)
+class ToolReturned(Event):
+    kind: ClassVar[str] = "tool.result"
+    name: str
+    ok: bool
+    result: str
+
+
+@dataclass(frozen=True)
+class ContextCompacted(Event):
+    """What one compaction did (also the compactor's report, and the ledger's note of it)."""
+
+    kind: ClassVar[str] = "context.compacted"
+    turn: int
+    before_tokens: int
+    after_tokens: int
+    summarized_messages: int
+    protected_kept: list[str]
+    reason: str
+
+
+# -- the tools ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FileChanged(Event):
+    kind: ClassVar[str] = "file.changed"
+    path: str
+    size: int
+    diff: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "bytes": self.size, "diff": self.diff}
+
+
+@dataclass(frozen=True)
+class PlanUpdated(Event):
+    kind: ClassVar[str] = "plan.updated"
+    plan: list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class CommandStarted(Event):
+    kind: ClassVar[str] = "command.start"
+    command: str
+
+
+@dataclass(frozen=True)
+class CommandInterrupted(Event):
+    kind: ClassVar[str] = "command.interrupted"
+    command: str
+    output: str
+
+
+@dataclass(frozen=True)
+class SkillResourceLoaded(Event):
+    kind: ClassVar[str] = "skill.resource.loaded"
+    skill: str
+    resource: str
+    reason: str
+    size: int
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"skill": self.skill, "resource": self.resource, "reason": self.reason}
+        return out | {"bytes": self.size}
+
+
+# -- skills ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SkillHit(Event):
+    """A skill the stage matched, with the line /why and the progress show."""
+
+    kind: ClassVar[str] = "skill.hit"
+    turn: int
+    name: str
+    score: int
+    reasons: list[str]
+    line: str
+
+
+@dataclass(frozen=True)
+class SkillDecision(Event):
+    kind: ClassVar[str] = "skill.decision"
+    turn: int
+    name: str
+    loaded: bool
+    reason: str
+    chars: int
+
+
+@dataclass(frozen=True)
+class SkillsInjected(Event):
+    kind: ClassVar[str] = "skill.injected"
+    turn: int
+    chars: int
+    skills: list[str]
+
+
+@dataclass(frozen=True)
+class SkillRead(Event):
+    """The model read a skill (read_file skill:NAME or its SKILL.md): loaded or refused."""
+
+    kind: ClassVar[str] = "skill.read"
+    turn: int
+    name: str
+    loaded: bool
+    reason: str
+    line: str
+
+
+@dataclass(frozen=True)
+class SkillReplaced(Event):
+    kind: ClassVar[str] = "skill.replaced"
+    name: str
+
+
+@dataclass(frozen=True)
+class SkillRoot(Event):
+    kind: ClassVar[str] = "skills.root"
+    path: str
+    scope: str
+    rank: int
+    exists: bool
+
+
+@dataclass(frozen=True)
+class SkillCandidates(Event):
+    kind: ClassVar[str] = "skills.candidates"
+    count: int
+    candidates: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class SkillDiagnostic(Event):
+    kind: ClassVar[str] = "skills.diagnostic"
+    path: str
+    level: str
+    code: str
+    line: int | None
+    message: str
+
+
+@dataclass(frozen=True)
+class CatalogCut(Event):
+    """Skills left out of the catalog for its budget, folded into one event."""
+
+    kind: ClassVar[str] = "skills.catalog_cut"
+    count: int
+    first: str
+
+
+# -- the session -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SessionStarted(Event):
+    kind: ClassVar[str] = "session.start"
+    session: str
+    workspace: str
+    provider: str
+    model: str
+
+
+@dataclass(frozen=True)
+class SessionResumed(Event):
+    kind: ClassVar[str] = "session.resumed"
+    from_: str
+    turns: int
+
+
+@dataclass(frozen=True)
+class SessionEnded(Event):
+    kind: ClassVar[str] = "session.end"
+    turns: int
+
+
+@dataclass(frozen=True)
+class LedgerRecorded(Event):
+    """A turn's ledger: the record is the ledger's own JSON."""
+
+    kind: ClassVar[str] = "ledger"
+    entry: TurnLedger
+
+    def to_json(self) -> dict[str, Any]:
+        return self.entry.to_json()
+
+
+@dataclass(frozen=True)
+class Undone(Event):
+    kind: ClassVar[str] = "undo"
+    turn: str
+    restored: Sequence[str]
+    removed: Sequence[str]
+    skipped: Sequence[str]

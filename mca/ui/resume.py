@@ -1,0 +1,59 @@
+"""/resume and --resume in the REPL: pick a saved conversation of this workspace, go on with it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mca.session import Session
+    from mca.sessions import Saved
+    from mca.ui.terminal import ReplUI
+
+MAX_LISTED = 20
+
+
+def _choose(session: Session, ui: ReplUI, ask: Callable[[str], str]) -> Saved | None:
+    """The person picks from the newest saved conversations here (None: nothing picked)."""
+    from mca.sessions import list_saved, listing
+
+    here = session.settings.workspace
+    where = session.settings.home / "sessions"
+    found = [s for s in list_saved(where, here) if s.id != session.id][:MAX_LISTED]
+    if not found:
+        ui.say(f"no saved conversations in {here} yet")
+        return None
+    ui.say("saved conversations, newest first:\n" + "\n".join(listing(found, time.time())))
+    try:
+        answer = ask(f"which one? [1-{len(found)}, Enter: none] ").strip()
+    except KeyboardInterrupt:
+        answer = ""
+    if not answer:
+        ui.say("nothing resumed")
+        return None
+    if not answer.isdigit() or not 1 <= int(answer) <= len(found):
+        ui.say(f"no conversation {answer!r} in the list; nothing resumed")
+        return None
+    return found[int(answer) - 1]
+
+
+def resume(session: Session, ui: ReplUI, ask: Callable[[str], str], wanted: str) -> None:
+    """Go on with a saved conversation: 'last', an id, or '' to pick from a list."""
+    from mca.sessions import pick
+
+    if wanted:
+        saved = pick(session.settings.home / "sessions", session.settings.workspace, wanted)
+    else:
+        chosen = _choose(session, ui, ask)
+        if chosen is None:
+            return
+        saved = chosen
+    if saved.workspace != str(session.settings.workspace):
+        ui.say(f"note: that conversation was in {saved.workspace}; files refer to it")
+    if session.messages and session.store.written:
+        ui.say(f"this conversation stays saved: /resume {session.id} brings it back")
+    session.restore(saved)
+    skills = sorted({n for m in saved.messages for n in m.skills})
+    held = f"; skills in context: {', '.join(skills)}" if skills else ""
+    ui.say(f"resumed {saved.id}: {saved.turns} turns, {len(saved.messages)} messages{held}")

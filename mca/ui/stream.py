@@ -1,0 +1,63 @@
+"""The one writer of an answer as it streams, for the REPL and for -p."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, TextIO
+
+from mca.sanitize import StreamScrubber, visible
+
+if TYPE_CHECKING:  # -p never renders Markdown: it need not import prompt_toolkit
+    from mca.ui.markdown import MarkdownStream
+
+
+class StreamWriter:
+    """One reply's text as it arrives: known secrets never get through (a key split across two
+    pieces is held back until the next shows what it is), control characters are made visible
+    unless `raw` (an answer piped to a program goes as sent), a Markdown renderer may draw it,
+    and `end` leaves the next output at the start of a line."""
+
+    def __init__(
+        self,
+        out: TextIO,
+        secrets: Iterable[str],
+        *,
+        raw: bool = False,
+        markdown: Callable[[], MarkdownStream] | None = None,
+    ) -> None:
+        self.out = out
+        self.secrets = tuple(secrets)
+        self.raw = raw
+        self.new_markdown = markdown  # a renderer per reply (it may read the terminal's width)
+        self.streamed = False  # a reply is on its way and not yet ended
+        self.ends_line = False  # what was written of it ends with a newline
+        self._scrubber = StreamScrubber(self.secrets)
+        self._markdown: MarkdownStream | None = None
+
+    def _safe(self, text: str) -> str:
+        return text if self.raw else visible(text)
+
+    def feed(self, delta: str) -> None:
+        """A piece of the reply: scrubbed, made safe, rendered, written."""
+        if not self.streamed:
+            self.streamed, self.ends_line = True, False
+            self._scrubber = StreamScrubber(self.secrets)
+            self._markdown = self.new_markdown() if self.new_markdown else None
+        safe = self._safe(self._scrubber.feed(delta))
+        self.out.write(self._markdown.feed(safe) if self._markdown else safe)
+        self.out.flush()
+        self.ends_line = safe.endswith("\n") if safe else self.ends_line
+
+    def end(self) -> bool:
+        """After the reply's last piece: what was held back, and a line end. False when no
+        reply was streaming."""
+        if not self.streamed:
+            return False
+        rest = self._safe(self._scrubber.flush())
+        ends_line = rest.endswith("\n") if rest else self.ends_line
+        if self._markdown is not None:
+            rest = self._markdown.feed(rest) + self._markdown.finish()
+        self.out.write(rest if ends_line else rest + "\n")
+        self.out.flush()
+        self.streamed = False
+        return True
