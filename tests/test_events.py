@@ -1,0 +1,55 @@
+"""Typed events: each kind once, and the log records they make are the records of before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mca import events
+from mca.events import (
+    Event,
+    FileChanged,
+    ModelSwitched,
+    SessionResumed,
+    SkillResourceLoaded,
+    ToolCalled,
+)
+from mca.log import SessionLog
+
+
+def _kinds() -> list[str]:
+    found = [c for c in vars(events).values() if isinstance(c, type) and issubclass(c, Event)]
+    return [c.kind for c in found if c is not Event]
+
+
+def test_every_kind_is_named_once() -> None:
+    kinds = _kinds()
+    assert len(kinds) == len(set(kinds)) and all(kinds)
+    assert {"tool.call", "tool.result", "file.changed", "ledger", "undo"} <= set(kinds)
+
+
+def test_records_keep_their_keys() -> None:
+    assert ToolCalled("read_file", {"path": "a"}).to_json() == {
+        "name": "read_file",
+        "arguments": {"path": "a"},
+    }
+    assert ToolCalled("x", {}, unreadable=True).to_json()["unreadable"] is True
+    assert FileChanged("a.txt", 3, "diff").to_json() == {
+        "path": "a.txt",
+        "bytes": 3,
+        "diff": "diff",
+    }
+    assert ModelSwitched("m1 via openai", "m2").to_json() == {"from": "m1 via openai", "to": "m2"}
+    assert SessionResumed("abc", 2).to_json() == {"from": "abc", "turns": 2}
+    assert SkillResourceLoaded("guide", "/r.md", "read_file", 7).to_json()["bytes"] == 7
+
+
+def test_the_log_writes_kind_and_fields(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    log = SessionLog(path, secrets=["sk-secret-value-123"])
+    log.event(FileChanged("a.txt", 3, "+sk-secret-value-123"))
+    log.close()
+    record = json.loads(path.read_text())
+    assert record["event"] == "file.changed" and record["bytes"] == 3
+    assert "sk-secret-value-123" not in path.read_text()
+    assert log.events[0]["path"] == "a.txt"
