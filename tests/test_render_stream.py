@@ -6,6 +6,7 @@ import io
 import re
 import threading
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from prompt_toolkit.utils import get_cwidth
@@ -40,6 +41,20 @@ prose = st.text(alphabet="ab漢 \n*`-#1.", max_size=200)
 @given(pieces, st.lists(st.integers(0, 200), max_size=12), widths)
 def test_pieces_render_exactly_as_the_whole(text: str, cuts: list[int], width: int | None) -> None:
     assert render(split(text, cuts), width) == render([text], width)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["1.  x", "#  Title", "  > quote", "- - -\n", "***\n", "  ```\ncode\n  ```\n", "-***-"],
+)
+def test_a_line_start_renders_the_same_wherever_the_stream_is_cut(text: str) -> None:
+    # a marker's blanks are greedy, and a rule or fence needs its whole line: `1. ` alone must
+    # wait, since `1.  x` is the item `x` (found by the property above, once in ten runs)
+    for width in (None, 20):
+        whole = render([text], width)
+        for cut in range(1, len(text)):
+            assert render([text[:cut], text[cut:]], width) == whole, (cut, width)
+    assert OURS.sub("", render(["1. ", " x"])) == "1. x"
 
 
 @settings(max_examples=300, deadline=None)

@@ -22,7 +22,17 @@ _BULLET = re.compile(r"( *)[-*+][ \t]+")
 _ORDERED = re.compile(r"( *)(\d{1,9}[.)])[ \t]+")
 _QUOTE = re.compile(r" {0,3}>[ \t]?")
 _RULE = re.compile(r" {0,3}([-*_])[ \t]*(\1[ \t]*){2,}$")
-_MARKER_START = set(" #-*+>`~_0123456789")
+# Every start of a line that more text could still turn into a different block: a marker's
+# blank run is greedy (`1.  x` is `1.` then `x`), and a rule or fence needs its whole line.
+_OPEN_START = re.compile(
+    r" *"  # nothing but an indent yet
+    r"| {0,3}(`{1,2}|~{1,2})"  # a fence not yet three long
+    r"| {0,3}#{1,6}[ \t]*"  # a heading's marker
+    r"| *[-*+][ \t]*"  # a bullet
+    r"| *\d{1,9}([.)][ \t]*)?"  # an ordered item's number
+    r"| {0,3}>"  # a quote, whose one optional blank is still to come
+    r"| {0,3}([-*_])[ \t]*(\3[ \t]*)*"  # a rule
+)
 CODE_BAR = f"{DIM}  │{RESET} "  # starts every line of a fenced code block
 
 
@@ -46,7 +56,7 @@ class MarkdownStream:
             if self.at_line_start:
                 if not self._line_start(out, final=False):
                     break
-            elif not self._inline(out, final=False):
+            elif not self._scan(out, final=False):
                 break
         return self.wrap.feed("".join(out)) if self.wrap else "".join(out)
 
@@ -56,7 +66,7 @@ class MarkdownStream:
             if self.at_line_start:
                 self._line_start(out, final=True)
             else:
-                self._inline(out, final=True)
+                self._scan(out, final=True)
         out.append(self._close_line())
         return self.wrap.feed("".join(out)) + self.wrap.finish() if self.wrap else "".join(out)
 
@@ -68,7 +78,7 @@ class MarkdownStream:
         line = text if nl < 0 else text[:nl]
         complete = nl >= 0 or final
         if self.fence:
-            if not complete and (line.lstrip(" ").startswith(self.fence[:1]) or not line):
+            if not complete and _may_close(line, self.fence):
                 return False  # it may be the closing fence
             m = _FENCE.match(line)
             if m and m.group(1).startswith(self.fence) and not m.group(2).strip():
@@ -118,21 +128,14 @@ class MarkdownStream:
         self.at_line_start = True
 
     # -- within a line -----------------------------------------------------------------------
-    def _inline(self, out: list[str], final: bool) -> bool:
-        start = len(out)
-        done = self._scan(out, final)
-        written = "".join(p for p in out[start:] if not p.startswith("\x1b"))
-        if written:
-            self.prev = written[-1]
-        return done
-
     def _scan(self, out: list[str], final: bool) -> bool:
+        """Write the line's text up to its end or to a '*' the next piece decides."""
         text = self.pending
         i = 0
         while i < len(text):
             c = text[i]
             if c == "\n":
-                out.append(text[:i])
+                self._text(out, text[:i])
                 out.append(self._close_line() + "\n")
                 self.prev = " "
                 self.pending = text[i + 1 :]
@@ -142,18 +145,18 @@ class MarkdownStream:
                 i += 1
                 continue
             if c == "`":
-                out.append(text[:i])
+                self._text(out, text[:i])
                 self.code = not self.code
                 out.append(CODE if self.code else RESET + self._styles())
                 text, i = text[i + 1 :], 0
                 continue
             if c == "*" and not self.code:
                 if i + 1 >= len(text) and not final:
-                    out.append(text[:i])
+                    self._text(out, text[:i])
                     self.pending = text[i:]
                     return False  # '*' or '**': the next piece says
                 if text.startswith("**", i):
-                    out.append(text[:i])
+                    self._text(out, text[:i])
                     self.bold = not self.bold
                     out.append(BOLD if self.bold else RESET + self._styles())
                     text, i = text[i + 2 :], 0
@@ -163,15 +166,21 @@ class MarkdownStream:
                 opens = not self.italic and before.isspace() and not after.isspace()
                 closes = self.italic and not before.isspace()
                 if opens or closes:
-                    out.append(text[:i])
+                    self._text(out, text[:i])
                     self.italic = not self.italic
                     out.append(ITALIC if self.italic else RESET + self._styles())
                     text, i = text[i + 1 :], 0
                     continue
             i += 1
-        out.append(text)
+        self._text(out, text)
         self.pending = ""
         return True
+
+    def _text(self, out: list[str], text: str) -> None:
+        # `prev` decides whether a '*' opens emphasis: it must not depend on where pieces end
+        if text:
+            out.append(text)
+            self.prev = text[-1]
 
     def _styles(self) -> str:
         """The escape sequences of the styles still open (after a RESET closed one)."""
@@ -191,10 +200,14 @@ class MarkdownStream:
 
 
 def _undecided(line: str) -> bool:
-    """Whether the start of a line could still turn out to be a block marker."""
-    if not line or len(line) >= 8 or line[0] not in _MARKER_START:
-        return False
-    return not any(c.isspace() for c in line[1:]) or line.strip() in ("", "-", "*")
+    """Whether more text could still change what the start of this line is."""
+    return _OPEN_START.fullmatch(line) is not None
+
+
+def _may_close(line: str, fence: str) -> bool:
+    """Whether this start of a line in a code block could still be its closing fence."""
+    rest = line.lstrip(" ")
+    return rest.startswith(fence[:1]) or (not rest and len(line) <= 3)
 
 
 _SGR = re.compile(r"\x1b\[[0-9;]*m")
