@@ -159,7 +159,7 @@ class StreamAssembler:
                 shape.opt_obj(event.get("usage"), "message_delta.usage").get("output_tokens")
             )
             if self.usage is not None and out is not None:
-                self.usage = Usage(self.usage.prompt_tokens, out)
+                self.usage = replace(self.usage, completion_tokens=out)
         elif kind == "message_stop":
             self.stopped = True
         elif kind == "error":

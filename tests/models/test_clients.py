@@ -139,6 +139,16 @@ def test_anthropic_mapping_merges_user_side_messages() -> None:
     assert resp.message.content == "hi" and resp.message.tool_calls[0].name == "read_file"
 
 
+@pytest.mark.parametrize("stream", [True, False])
+def test_anthropic_reports_the_prompt_it_read_from_cache(stream: bool, tmp_path: Path) -> None:
+    # the prompt is the fresh, the cache-written and the cache-read tokens together
+    usage = {"input_tokens": 10, "cache_creation_input_tokens": 20, "cache_read_input_tokens": 70}
+    reply = anthropic_sse("hi", usage=usage) if stream else anthropic_json("hi", usage=usage)
+    rec = Recorder(sse(reply) if stream else httpx.Response(200, json=reply))
+    resp = client("anthropic", settings_for("anthropic", tmp_path, stream), rec).complete(REQ)
+    assert resp.usage == Usage(100, 7, cached_tokens=70)
+
+
 def test_sse_parser() -> None:
     lines = ["event: a", "data: 1", "", ": comment", "data: x", "data: y", "", "data: tail"]
     assert list(sse_events(iter(lines))) == [("a", "1"), ("", "x\ny"), ("", "tail")]

@@ -65,7 +65,12 @@ def openai_sse(
     return "".join(out).encode()
 
 
-def anthropic_json(text: str = "", calls: list[Call] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+ANTHROPIC_USAGE = {"input_tokens": 100}
+
+
+def anthropic_json(
+    text: str = "", calls: list[Call] = (), usage: dict[str, int] = ANTHROPIC_USAGE
+) -> dict[str, Any]:  # type: ignore[assignment]
     blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     blocks += [{"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in calls]
     return {
@@ -73,17 +78,21 @@ def anthropic_json(text: str = "", calls: list[Call] = ()) -> dict[str, Any]:  #
         "role": "assistant",
         "content": blocks,
         "stop_reason": "tool_use" if calls else "end_turn",
-        "usage": {"input_tokens": 100, "output_tokens": 7},
+        "usage": {**usage, "output_tokens": 7},
     }
 
 
 def anthropic_sse(
-    text: str = "", calls: list[Call] = (), cut: bool = False, bad_args: bool = False
-) -> bytes:  # type: ignore[assignment]
+    text: str = "",
+    calls: list[Call] = (),  # type: ignore[assignment]
+    cut: bool = False,
+    bad_args: bool = False,
+    usage: dict[str, int] = ANTHROPIC_USAGE,
+) -> bytes:
     def ev(kind: str, data: dict[str, Any]) -> str:
         return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n"
 
-    out = [ev("message_start", {"message": {"usage": {"input_tokens": 100, "output_tokens": 1}}})]
+    out = [ev("message_start", {"message": {"usage": {**usage, "output_tokens": 1}}})]
     idx = 0
     if text:
         out.append(
