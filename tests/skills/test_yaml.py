@@ -31,6 +31,11 @@ AGREE_WITH_PYYAML = [
     "flow:\n  [a, b,\n   c]\n",
     "nested:\n  - - a\n    - b\n",
     "version: 1.0\nflag: true\ndate: 2026-01-02\n",
+    "tags:\n  -\n  - x\n",  # an empty item is an empty value, not the next item's parent
+    "tags:\n-\n- x\n",
+    "tags:\n  - a\n  - # nothing here\n  - b\n  -\n",
+    "tags:\n  -\n    - x\n",
+    "tags:\n  -\n    k: v\n  -\n",
 ]
 
 

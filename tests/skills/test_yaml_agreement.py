@@ -80,7 +80,8 @@ def sequence(draw: st.DrawFn) -> list[str]:
     lines = []
     for _ in range(draw(st.integers(1, 4))):
         extra = draw(st.sampled_from([0, 0, 0, 2, 4]))
-        lines.append(" " * (indent + extra) + "- " + draw(PLAIN))
+        item = "-" if draw(st.integers(0, 7)) == 0 else "- " + draw(PLAIN)  # "-": an empty item
+        lines.append(" " * (indent + extra) + item)
         if draw(st.integers(0, 5)) == 0:
             lines.append(" " * draw(st.sampled_from([0, 2, 4, 6])) + draw(COMMENT).strip())
     return lines
@@ -181,6 +182,7 @@ def _strings(value: Any) -> Any:
 @example("triggers:\n- deploy\n    - production\n")
 @example("description: first part\n# a comment\n  second part\n")
 @example("name: a\nname: b\n")
+@example("tags:\n  -\n  - x\n")
 def test_every_document_is_read_as_pyyaml_reads_it_or_refused(text: str) -> None:
     try:
         ours = parse_yaml(text)

@@ -169,7 +169,9 @@ class BlockParser:
             if j < len(self.raw):
                 ind, content = self.line(j)
                 is_item = content == "-" or content.startswith("- ")
-                if ind > indent or (ind == indent and is_item):
+                # a key's items may sit at its own column (`key:\n- a`); after an empty item
+                # (`-`) an item at that column is the next item, not this one's value
+                if ind > indent or (ind == indent and is_item and key != "-"):
                     self.pos = j
                     return self.block(ind)
             self.pos = start + 1
