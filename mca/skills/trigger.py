@@ -7,8 +7,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from mca.globs import glob_match, literal_prefix
 from mca.skills.model import Skill
-from mca.tools.files import glob_match
 
 MENTION_POINTS = 100
 PATH_POINTS = 10
@@ -126,7 +126,7 @@ def _prefix_dir(pattern: str) -> str:
     """The literal directory a glob is anchored in ('' when it can match anywhere)."""
     if "/" not in pattern:
         return ""
-    lit = pattern[: min((i for i, c in enumerate(pattern) if c in "*?["), default=len(pattern))]
+    lit = literal_prefix(pattern)
     return lit[: lit.rfind("/") + 1]
 
 

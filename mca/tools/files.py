@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
-import functools
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -13,6 +11,7 @@ from typing import Any
 from mca.errors import PathRefused, ToolError
 from mca.events import SkillResourceLoaded
 from mca.fsutil import ContainmentError, NotRegularFile, is_dir, open_regular, read_head
+from mca.globs import glob_match
 from mca.tools.base import ToolEnv, TurnState, arg_int, arg_str
 from mca.tools.ignore import Ignore
 from mca.tools.paths import inside, relative_label, resolve_in, resolve_in_skill
@@ -190,47 +189,6 @@ def _files(root: Path, include_ignored: bool = False) -> Iterator[Path]:
             if seen > MAX_WALK_FILES:
                 return
             yield Path(dirpath, name)
-
-
-@functools.lru_cache(maxsize=65536)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """Translate a glob with ** into a regex over /-separated relative paths."""
-    out = ""
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out += "(?:.*/)?"
-            i += 3
-        elif pattern.startswith("**", i):
-            out += ".*"
-            i += 2
-        elif pattern[i] == "*":
-            out += "[^/]*"
-            i += 1
-        elif pattern[i] == "?":
-            out += "[^/]"
-            i += 1
-        else:
-            out += re.escape(pattern[i])
-            i += 1
-    return re.compile(out + r"\Z")
-
-
-@functools.lru_cache(maxsize=65536)
-def _literal_prefix(pattern: str) -> str:
-    """The part of a glob before its first wildcard (a cheap pre-check)."""
-    cut = min((i for i, c in enumerate(pattern) if c in "*?["), default=len(pattern))
-    return pattern[:cut]
-
-
-def glob_match(pattern: str, rel: str) -> bool:
-    """Match a relative path against a glob; a pattern without / also matches the base name."""
-    if "/" not in pattern:
-        if fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], pattern):
-            return True
-    elif not rel.startswith(_literal_prefix(pattern)):
-        return False
-    return _glob_regex(pattern).match(rel) is not None
 
 
 def _include_ignored(args: Mapping[str, Any]) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mca.fsutil import read_regular
+from mca.globs import UnclosedClass, translate
 
 MAX_IGNORE_BYTES = 256 * 1024
 
@@ -31,36 +32,9 @@ class Rule:
 
 @functools.lru_cache(maxsize=4096)
 def _regex(pattern: str, anchored: bool) -> re.Pattern[str]:
-    out, i = "", 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out += "(?:.*/)?"
-            i += 3
-        elif pattern.startswith("**", i):
-            out += ".*"
-            i += 2
-        elif c == "*":
-            out += "[^/]*"
-            i += 1
-        elif c == "?":
-            out += "[^/]"
-            i += 1
-        elif c == "[":
-            j = pattern.find("]", i + 2)
-            if j < 0:  # as in git, a pattern with an unclosed [ matches nothing
-                raise re.error("unclosed [")
-            body = pattern[i + 1 : j].replace("\\", "\\\\")
-            out += "[" + ("^" + body[1:] if body.startswith("!") else body) + "]"
-            i = j + 1
-        elif c == "\\" and i + 1 < len(pattern):
-            out += re.escape(pattern[i + 1])
-            i += 2
-        else:
-            out += re.escape(c)
-            i += 1
+    # strict: as in git, a pattern with an unclosed [ matches nothing (the line is skipped)
     prefix = "" if anchored else "(?:.*/)?"
-    return re.compile(prefix + out + r"(?:/.*)?\Z")
+    return re.compile(prefix + translate(pattern, strict=True) + r"(?:/.*)?\Z")
 
 
 def parse_rules(text: str, base: str) -> list[Rule]:
@@ -81,8 +55,8 @@ def parse_rules(text: str, base: str) -> list[Rule]:
         anchored = "/" in line
         try:
             rules.append(Rule(base, _regex(line.lstrip("/"), anchored), negate, dir_only))
-        except re.error:
-            continue  # an invalid character class: git ignores such a line too
+        except UnclosedClass:
+            continue  # git ignores such a line too
     return rules
 
 
