@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -133,6 +133,11 @@ class StreamAssembler:
     stopped: bool = False
     stop_reason: str = ""
 
+    def feed_data(self, data: str, on_text: TextSink | None) -> bool:
+        """One SSE data field; True after message_stop."""
+        self.feed(shape.loads(data, "a stream event"), on_text)
+        return self.stopped
+
     def feed(self, raw: Any, on_text: TextSink | None) -> None:
         event = shape.obj(raw, "a stream event")
         kind = event.get("type")
@@ -199,23 +204,6 @@ class StreamAssembler:
         return Response(message, self.usage, cut=self.stop_reason == "max_tokens")
 
 
-def assemble(events: Iterator[tuple[str, str]], on_text: TextSink | None) -> Response:
-    """Consume an SSE stream into a Response."""
-    acc = StreamAssembler()
-    seen = False
-    for _, data in events:
-        seen = True
-        acc.feed(shape.loads(data, "a stream event"), on_text)
-        if acc.stopped:
-            break
-    if not seen:
-        raise StreamError(
-            "the server ended the stream without sending anything (some servers cannot stream"
-            " an answer when tools are offered: try --no-stream)"
-        )
-    return acc.response(on_text)
-
-
 # -- the client --------------------------------------------------------------------------------
 class AnthropicModel(HttpModel):
     """POST {base}/v1/messages, streamed by default."""
@@ -232,8 +220,8 @@ class AnthropicModel(HttpModel):
     def body(self, request: Request, stream: bool) -> dict[str, Any]:
         return request_body(self.settings.model, self.settings.max_tokens, request, stream)
 
-    def assemble(self, events: Iterator[tuple[str, str]], on_text: TextSink | None) -> Response:
-        return assemble(events, on_text)
+    def assembler(self) -> StreamAssembler:
+        return StreamAssembler()
 
     def parse(self, body: Any) -> Response:
         return from_wire_response(body)

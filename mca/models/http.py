@@ -14,7 +14,7 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -278,6 +278,35 @@ def iter_sse(
         raise StreamError(f"the response stream was cut off: {e!r}") from None
 
 
+class StreamAssembler(Protocol):
+    """What a wire protocol supplies to read its stream: one SSE data field at a time."""
+
+    def feed_data(self, data: str, on_text: TextSink | None) -> bool:
+        """Take one event's data; True when the stream is over."""
+        ...
+
+    def response(self, on_text: TextSink | None = None) -> Response:
+        """The reply read so far (a StreamError when the stream was cut off)."""
+        ...
+
+
+def read_stream(
+    events: Iterator[tuple[str, str]], acc: StreamAssembler, on_text: TextSink | None
+) -> Response:
+    """Feed SSE events into an assembler until it says the stream is over; its Response."""
+    seen = False
+    for _, data in events:
+        seen = True
+        if acc.feed_data(data, on_text):
+            break
+    if not seen:
+        raise StreamError(
+            "the server ended the stream without sending anything (some servers cannot stream"
+            " an answer when tools are offered: try --no-stream)"
+        )
+    return acc.response(on_text)
+
+
 def _is_event_stream(response: httpx.Response) -> bool:
     kind = response.headers.get("content-type", "").lower()
     return "event-stream" in kind or not kind
@@ -286,8 +315,8 @@ def _is_event_stream(response: httpx.Response) -> bool:
 class HttpModel:
     """What both wire protocols share: one client, retries, stream or not, cleanup.
 
-    A protocol supplies `url`, `headers`, `body`, `assemble` (SSE events -> Response) and
-    `parse` (a JSON body -> Response).
+    A protocol supplies `url`, `headers`, `body`, `assembler` (a StreamAssembler for one
+    streamed reply) and `parse` (a JSON body -> Response).
     """
 
     def __init__(
@@ -313,7 +342,7 @@ class HttpModel:
     def body(self, request: Request, stream: bool) -> dict[str, Any]:
         raise NotImplementedError
 
-    def assemble(self, events: Iterator[tuple[str, str]], on_text: TextSink | None) -> Response:
+    def assembler(self) -> StreamAssembler:
         raise NotImplementedError
 
     def parse(self, body: Any) -> Response:
@@ -337,7 +366,8 @@ class HttpModel:
             if _is_html(response):
                 raise StreamError(_html_message(response))
             if stream and _is_event_stream(response):
-                return self.assemble(iter_sse(response, self.settings, deadline), on_text)
+                events = iter_sse(response, self.settings, deadline)
+                return read_stream(events, self.assembler(), on_text)
             result = self.parse(read_json(response, self.settings))  # asked or not: one body
         finally:
             response.close()

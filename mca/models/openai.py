@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -124,6 +124,14 @@ class StreamAssembler:
     usage: Usage | None = None
     done: bool = False
 
+    def feed_data(self, data: str, on_text: TextSink | None) -> bool:
+        """One SSE data field; True at the `[DONE]` that ends the stream."""
+        if data.strip() == "[DONE]":
+            self.done = True
+            return True
+        self.feed(shape.loads(data, "a stream chunk"), on_text)
+        return False
+
     def feed(self, raw: Any, on_text: TextSink | None) -> None:
         chunk = shape.obj(raw, "a stream chunk")
         if "error" in chunk:
@@ -174,24 +182,6 @@ class StreamAssembler:
         return Response(message, self.usage, cut=self.finish == "length")
 
 
-def assemble(events: Iterator[tuple[str, str]], on_text: TextSink | None) -> Response:
-    """Consume an SSE stream into a Response."""
-    acc = StreamAssembler()
-    seen = False
-    for _, data in events:
-        seen = True
-        if data.strip() == "[DONE]":
-            acc.done = True
-            break
-        acc.feed(shape.loads(data, "a stream chunk"), on_text)
-    if not seen:
-        raise StreamError(
-            "the server ended the stream without sending anything (some servers cannot stream"
-            " an answer when tools are offered: try --no-stream)"
-        )
-    return acc.response(on_text)
-
-
 # -- the client --------------------------------------------------------------------------------
 class OpenAIModel(HttpModel):
     """POST {base}/chat/completions, streamed by default."""
@@ -206,8 +196,8 @@ class OpenAIModel(HttpModel):
     def body(self, request: Request, stream: bool) -> dict[str, Any]:
         return request_body(self.settings.model, request, stream)
 
-    def assemble(self, events: Iterator[tuple[str, str]], on_text: TextSink | None) -> Response:
-        return assemble(events, on_text)
+    def assembler(self) -> StreamAssembler:
+        return StreamAssembler()
 
     def parse(self, body: Any) -> Response:
         return from_wire_response(body)

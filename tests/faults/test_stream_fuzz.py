@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from mca.errors import McaError
 from mca.models import anthropic, openai
+from mca.models.http import read_stream
 from mca.types import Response
 
 EXAMPLES = int(os.environ.get("MCA_STREAM_FUZZ_EXAMPLES", "300"))
@@ -131,7 +132,7 @@ def _assemble(module: Any, items: list[Any], cut: int | None, done: bool) -> Non
     stream = list(_sse(items, cut)) + ([("", "[DONE]")] if done else [])
     shown: list[str] = []
     try:
-        response = module.assemble(iter(stream), shown.append)
+        response = read_stream(iter(stream), module.StreamAssembler(), shown.append)
     except McaError:
         return
     _check(response)
