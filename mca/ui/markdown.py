@@ -15,7 +15,9 @@ import re
 
 from prompt_toolkit.utils import get_cwidth
 
-BOLD, ITALIC, CODE, DIM, RESET = "\x1b[1m", "\x1b[3m", "\x1b[36m", "\x1b[2m", "\x1b[0m"
+from mca.ui.ansi import BOLD, CYAN, DIM, ITALIC, RESET, SGR
+
+CODE = CYAN
 _FENCE = re.compile(r" {0,3}(```+|~~~+)(.*)")
 _HEADING = re.compile(r" {0,3}(#{1,6})[ \t]+")
 _BULLET = re.compile(r"( *)[-*+][ \t]+")
@@ -210,7 +212,6 @@ def _may_close(line: str, fence: str) -> bool:
     return rest.startswith(fence[:1]) or (not rest and len(line) <= 3)
 
 
-_SGR = re.compile(r"\x1b\[[0-9;]*m")
 _SGR_PREFIX = re.compile(r"\x1b(\[[0-9;]*)?$")
 _LIST_MARK = re.compile(r" *(•|\d{1,9}[.)])")
 
@@ -254,7 +255,7 @@ class Wrapper:
             elif self.code:
                 out.append(c)
             elif c == "\x1b":
-                m = _SGR.match(text, i)
+                m = SGR.match(text, i)
                 if m is None and _SGR_PREFIX.match(text, i):
                     self.pending = text[i:]
                     break
@@ -290,7 +291,7 @@ class Wrapper:
         self.spaces = 0
         out.append(word)
         self.col += self.word_cols
-        if self.words_in_line == 0 and _LIST_MARK.fullmatch(_SGR.sub("", word)):
+        if self.words_in_line == 0 and _LIST_MARK.fullmatch(SGR.sub("", word)):
             self.indent = self.col + 1  # a list item: its lines start after the marker
         self.words_in_line += 1
         self.word, self.word_cols = [], 0

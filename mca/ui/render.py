@@ -21,6 +21,8 @@ from mca.events import (
 )
 from mca.plans import render_plan
 from mca.sanitize import command_block, one_line, visible
+from mca.ui.ansi import BOLD, CYAN, DIM, GREEN, RED
+from mca.ui.ansi import RESET as RESET  # re-exported: ui/terminal.py imports it from here
 
 if TYPE_CHECKING:  # this module is on the path to the first prompt: import nothing heavy
     from mca.ledger import TurnLedger
@@ -218,8 +220,8 @@ def ledger_summary(entries: Sequence[TurnLedger]) -> str:
     return "\n".join(lines)
 
 
-ANSI = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[36m", "dim": "\x1b[2m", "bold": "\x1b[1m"}
-RESET = "\x1b[0m"
+# a diff line's style by its first character (and two named styles the terminal uses)
+ANSI = {"+": GREEN, "-": RED, "@": CYAN, "dim": DIM, "bold": BOLD}
 
 
 def colour_diff(diff: str, colour: bool) -> str:

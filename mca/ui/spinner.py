@@ -12,10 +12,11 @@ import threading
 import time
 from typing import TextIO
 
+from mca.ui.ansi import CLEAR_LINE
+
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TICK = 0.1
 DELAY = 0.3  # a reply faster than this never shows a spinner
-CLEAR = "\r\x1b[K"
 _RETRY = re.compile(r"(.*), retrying in ([\d.]+) s \((\d+)/(\d+)\)$")
 
 
@@ -69,7 +70,7 @@ class Spinner:
             with self.lock:
                 if self._stop.is_set():
                     break
-                self.out.write(CLEAR + self.line(time.monotonic(), frame))
+                self.out.write(CLEAR_LINE + self.line(time.monotonic(), frame))
                 self.out.flush()
                 self._drawn = True
             frame += 1
@@ -85,6 +86,6 @@ class Spinner:
         self._thread = None
         with self.lock:
             if self._drawn:
-                self.out.write(CLEAR)
+                self.out.write(CLEAR_LINE)
                 self.out.flush()
                 self._drawn = False

@@ -1,0 +1,17 @@
+"""Every escape sequence mca writes to a terminal, in one table (input is made safe elsewhere:
+`sanitize.visible`)."""
+
+from __future__ import annotations
+
+import re
+
+RESET = "\x1b[0m"
+BOLD = "\x1b[1m"
+DIM = "\x1b[2m"
+ITALIC = "\x1b[3m"
+RED = "\x1b[31m"
+GREEN = "\x1b[32m"
+CYAN = "\x1b[36m"
+CLEAR_LINE = "\r\x1b[K"  # back to the line's start and erase it
+
+SGR = re.compile(r"\x1b\[[0-9;]*m")  # a style sequence, ours or not
