@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from mca.fsutil import open_private, private_dir
-from mca.sanitize import scrub, visible
+from mca.sanitize import excerpt, scrub, visible
 
 
 def home_of(env: Mapping[str, str]) -> Path:
@@ -20,7 +20,7 @@ def home_of(env: Mapping[str, str]) -> Path:
 
 def report_bug(error: BaseException, home: Path, secrets: Iterable[str]) -> str:
     """Write the traceback where it can be found; return the line to show."""
-    what = visible(scrub(f"{type(error).__name__}: {error}", secrets))[:300]
+    what = excerpt(visible(scrub(f"{type(error).__name__}: {error}", secrets)))
     text = scrub("".join(traceback.format_exception(error)), secrets)
     path = home / "logs" / f"crash-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.txt"
     try:

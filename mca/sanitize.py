@@ -45,6 +45,14 @@ def one_line(text: str) -> str:
     return visible(text).replace("\n", "\\n").replace("\t", "\\t")
 
 
+EXCERPT_CHARS = 300  # how much of a server's answer or an error a one-line message quotes
+
+
+def excerpt(value: object) -> str:
+    """The start of `str(value)`, short enough to quote in a one-line message."""
+    return str(value)[:EXCERPT_CHARS]
+
+
 REDACTED = "[REDACTED]"
 
 

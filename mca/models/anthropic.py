@@ -9,6 +9,7 @@ from typing import Any
 from mca.errors import StreamError
 from mca.models import shape
 from mca.models.http import HttpModel
+from mca.sanitize import excerpt
 from mca.types import Message, Request, Response, TextSink, ToolCall, ToolSpec, Usage
 
 API_VERSION = "2023-06-01"
@@ -99,9 +100,9 @@ def _tool_use(block: dict[str, Any], i: int) -> ToolCall:
 def from_wire_response(body: Any) -> Response:
     """A non-streamed Messages body -> Response."""
     if isinstance(body, dict) and body.get("type") == "error":
-        raise StreamError(f"the server reported an error: {str(body.get('error'))[:300]}")
+        raise StreamError(f"the server reported an error: {excerpt(body.get('error'))}")
     if not isinstance(body, dict) or not isinstance(body.get("content"), list):
-        raise StreamError(f"unexpected response shape (no content list): {str(body)[:200]}")
+        raise StreamError(f"unexpected response shape (no content list): {excerpt(body)}")
     text, calls = [], []
     for i, raw in enumerate(body["content"]):
         block = shape.obj(raw, f"content block {i}")
@@ -169,7 +170,7 @@ class StreamAssembler:
             self.stopped = True
         elif kind == "error":
             raise StreamError(
-                f"the server reported an error mid-stream: {str(event.get('error'))[:300]}"
+                f"the server reported an error mid-stream: {excerpt(event.get('error'))}"
             )
 
     def _block(self, event: dict[str, Any], what: str) -> _Block:

@@ -21,7 +21,7 @@ import httpx
 from mca.config import Settings
 from mca.errors import ContextOverflow, ModelError, ModelHTTPError, StreamError
 from mca.models import shape
-from mca.sanitize import scrub
+from mca.sanitize import excerpt, scrub
 from mca.types import Request, Response, TextSink
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -76,13 +76,13 @@ def _error_text(response: httpx.Response) -> str:
     try:
         body = response.json()
     except ValueError:
-        return response.text[:300]
+        return excerpt(response.text)
     if isinstance(body, dict):
         err = body.get("error", body)
         if isinstance(err, dict):
-            return str(err.get("message") or err.get("type") or err)[:300]
-        return str(err)[:300]
-    return str(body)[:300]
+            return excerpt(err.get("message") or err.get("type") or err)
+        return excerpt(err)
+    return excerpt(body)
 
 
 def is_context_error(status: int, detail: str) -> bool:

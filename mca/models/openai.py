@@ -10,6 +10,7 @@ from typing import Any
 from mca.errors import StreamError
 from mca.models import shape
 from mca.models.http import HttpModel
+from mca.sanitize import excerpt
 from mca.types import Message, Request, Response, TextSink, ToolCall, ToolSpec, Usage
 
 
@@ -91,12 +92,12 @@ def _call(raw: Any, i: int) -> ToolCall:
 def from_wire_response(body: Any) -> Response:
     """A non-streamed chat-completions body -> Response."""
     if isinstance(body, dict) and "error" in body:
-        raise StreamError(f"the server reported an error: {str(body['error'])[:300]}")
+        raise StreamError(f"the server reported an error: {excerpt(body['error'])}")
     try:
         message = shape.obj(body["choices"][0]["message"], "choices[0].message")
     except (KeyError, IndexError, TypeError):
         raise StreamError(
-            f"unexpected response shape (no choices[0].message): {str(body)[:200]}"
+            f"unexpected response shape (no choices[0].message): {excerpt(body)}"
         ) from None
     raw_calls = shape.opt_list(message.get("tool_calls"), "message.tool_calls")
     calls = tuple(_call(c, i) for i, c in enumerate(raw_calls))
@@ -135,9 +136,7 @@ class StreamAssembler:
     def feed(self, raw: Any, on_text: TextSink | None) -> None:
         chunk = shape.obj(raw, "a stream chunk")
         if "error" in chunk:
-            raise StreamError(
-                f"the server reported an error mid-stream: {str(chunk['error'])[:300]}"
-            )
+            raise StreamError(f"the server reported an error mid-stream: {excerpt(chunk['error'])}")
         if chunk.get("usage") is not None:
             self.usage = _usage(chunk["usage"]) or self.usage
         for choice in shape.opt_list(chunk.get("choices"), "choices"):

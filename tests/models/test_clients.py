@@ -14,6 +14,7 @@ from mca.errors import ModelError, ModelHTTPError, StreamError
 from mca.models import anthropic as anth
 from mca.models import openai as oai
 from mca.models.http import RetryPolicy, sse_events
+from mca.sanitize import EXCERPT_CHARS
 from mca.tools import tool_specs
 from mca.tools.base import ToolEnv
 from mca.types import Message, Request, ToolCall, Usage
@@ -261,6 +262,19 @@ def test_server_error_that_never_clears(provider: str, tmp_path: Path) -> None:
         client(provider, settings_for(provider, tmp_path), rec, sleeps).complete(REQ)
     assert len(rec.requests) == 5 and len(sleeps) == 4
     assert sleeps == sorted(sleeps)  # exponential
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_long_server_error_is_quoted_short(provider: str, stream: bool, tmp_path: Path) -> None:
+    long = "x" * (EXCERPT_CHARS + 500)
+    bodies: list[httpx.Response] = [httpx.Response(400, json={"error": {"message": long}})]
+    if stream:
+        bodies.append(sse(f'data: {{"type": "error", "error": "{long}"}}\n\n'.encode()))
+    for body in bodies:
+        with pytest.raises(ModelError) as info:
+            client(provider, settings_for(provider, tmp_path, stream), Recorder(body)).complete(REQ)
+        assert "x" * EXCERPT_CHARS in str(info.value) and long not in str(info.value)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
