@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from mca import __version__
-from mca.errors import McaError
+from mca.errors import McaError, error_line
 
 if TYPE_CHECKING:  # kept out of the import path: `mca --version` must start fast
     import argparse
@@ -285,9 +285,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     except McaError as e:
         if env.get("MCA_DEBUG") == "1":
             raise
-        from mca.sanitize import visible
-
-        sys.stderr.write(f"mca: error: {visible(str(e))}\n")
+        sys.stderr.write(error_line(e))
         return e.exit_code
     except Exception as e:  # a bug: one line, the details kept for the report
         if env.get("MCA_DEBUG") == "1":

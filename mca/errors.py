@@ -1,4 +1,5 @@
-"""The McaError tree. Library code raises these; only cli.py turns them into messages.
+"""The McaError tree. Library code raises these; only the command's edge (cli.py, and the
+one-shot run that must tell an error beside its JSON) tells them, with `error_line`.
 
 McaError                      anything mca reports to a person (exit code 1)
 ├── ConfigError               bad settings, unknown model or provider (exit code 2)
@@ -70,3 +71,10 @@ class SkillsRefused(McaError):
 
 class UndoError(McaError):
     """Nothing to undo, or the snapshot store is damaged."""
+
+
+def error_line(error: McaError) -> str:
+    """The line a person sees on stderr for an error (control characters made visible)."""
+    from mca.sanitize import visible  # not on `mca --version`'s path, which imports this module
+
+    return f"mca: error: {visible(str(error))}\n"

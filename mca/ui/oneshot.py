@@ -8,7 +8,7 @@ import threading
 from typing import Any, TextIO
 
 from mca.config import Settings
-from mca.errors import McaError
+from mca.errors import McaError, error_line
 from mca.events import Event, ModelRetry, ModelWaiting
 from mca.sanitize import command_block, for_terminal, one_line, scrub, visible
 from mca.session import Session, open_session
@@ -188,7 +188,7 @@ def run_oneshot(
         obj = turn_json(session, session.last_turn)
         obj["error"] = str(e)
         out.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
-        sys.stderr.write(f"mca: error: {visible(str(e))}\n")
+        sys.stderr.write(error_line(e))
         session.close()
         return e.exit_code
     except BaseException:
