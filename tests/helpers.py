@@ -6,8 +6,10 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from mca.config import Settings, load_settings
 from mca.engine import Engine
 from mca.errors import ModelError
+from mca.models.registry import PROVIDERS
 from mca.prompt import SystemPrompt
 from mca.tools.base import NoSkills
 from mca.types import Message, Model, Request, Response, TextSink, ToolCall, Usage
@@ -64,3 +66,26 @@ class SkillDirs(NoSkills):
 
     def dirs(self) -> Mapping[str, Path]:
         return self._dirs
+
+
+WIRE_KEY = "sk-test-0123456789abcdef"
+WIRE_MODELS = {"openai": "gpt-4o", "anthropic": "claude-sonnet-4-5"}
+
+
+def settings_for(
+    provider: str, tmp_path: Path, stream: bool = True, *, server: str = "", **env: str
+) -> Settings:
+    """Settings for a real wire with a key (WIRE_KEY): at the provider's own URL with its own key
+    variable, or at `server` (a fake on this machine; the OpenAI wire's base adds /v1) with
+    MCA_API_KEY, the only key sent to a custom URL. `env` adds or overrides variables."""
+    values = {
+        "MCA_PROVIDER": provider,
+        "MCA_MODEL": WIRE_MODELS[provider],
+        "MCA_HOME": str(tmp_path / "home"),
+    }
+    if server:
+        values["MCA_BASE_URL"] = f"{server}/v1" if provider == "openai" else server
+        values["MCA_API_KEY"] = WIRE_KEY
+    else:
+        values[PROVIDERS[provider].key_vars[0]] = WIRE_KEY
+    return load_settings({**values, **env}, workspace=tmp_path).with_(stream=stream)

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from mca.agent import Agent
-from mca.config import load_settings
 from mca.errors import McaError
 from mca.models.anthropic import AnthropicModel
 from mca.models.http import HttpModel, RetryPolicy
@@ -17,7 +16,7 @@ from mca.models.openai import OpenAIModel
 from mca.tools.base import ToolEnv
 from tests.fakeserver import Received, Reply, serve
 from tests.faults.cases import CASES, Case
-from tests.helpers import FakeModel, engine, say
+from tests.helpers import FakeModel, engine, say, settings_for
 
 
 def test_the_table_is_big_enough() -> None:
@@ -25,14 +24,9 @@ def test_the_table_is_big_enough() -> None:
 
 
 def _model(case: Case, url: str, home: Path) -> HttpModel:
-    env = {
-        "MCA_HOME": str(home),
-        "MCA_PROVIDER": case.wire,
-        "MCA_MODEL": "m",
-        "MCA_BASE_URL": f"{url}/v1" if case.wire == "openai" else url,
-        "MCA_API_KEY": "sk-faults-0000000000",
-    }
-    settings = load_settings(env, workspace=home).with_(stream=case.stream, **case.settings)
+    settings = settings_for(case.wire, home, case.stream, server=url, MCA_MODEL="m").with_(
+        **case.settings
+    )
     cls = OpenAIModel if case.wire == "openai" else AnthropicModel
     return cls(settings, policy=RetryPolicy(base=0.01, cap=0.05))
 

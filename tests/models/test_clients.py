@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from mca.agent import Agent
-from mca.config import Settings, load_settings
+from mca.config import Settings
 from mca.errors import ModelError, ModelHTTPError, StreamError
 from mca.models import anthropic as anth
 from mca.models import openai as oai
@@ -18,7 +18,7 @@ from mca.sanitize import EXCERPT_CHARS
 from mca.tools import tool_specs
 from mca.tools.base import ToolEnv
 from mca.types import Message, Request, ToolCall, Usage
-from tests.helpers import engine
+from tests.helpers import WIRE_KEY, engine, settings_for
 from tests.models.wire import (
     Recorder,
     anthropic_json,
@@ -28,15 +28,8 @@ from tests.models.wire import (
     sse,
 )
 
-KEY = "sk-test-0123456789abcdef"
+KEY = WIRE_KEY
 PROVIDERS = ["openai", "anthropic"]
-
-
-def settings_for(provider: str, tmp_path: Path, stream: bool = True) -> Settings:
-    var = "OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"
-    env = {var: KEY, "MCA_PROVIDER": provider, "MCA_HOME": str(tmp_path / "home")}
-    env["MCA_MODEL"] = "gpt-4o" if provider == "openai" else "claude-sonnet-4-5"
-    return load_settings(env, workspace=tmp_path).with_(stream=stream)
 
 
 def client(provider: str, settings: Settings, rec: Recorder, sleeps: list[float] | None = None):  # type: ignore[no-untyped-def]

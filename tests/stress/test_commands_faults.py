@@ -14,13 +14,12 @@ import httpx
 import pytest
 
 from mca.agent import Agent
-from mca.config import load_settings
 from mca.errors import ModelError
 from mca.models.http import RetryPolicy
 from mca.models.openai import OpenAIModel
 from mca.tools.base import ToolEnv
 from mca.ui.render import progress_line
-from tests.helpers import engine
+from tests.helpers import engine, settings_for
 from tests.models.wire import Recorder, openai_json, openai_sse, sse
 
 pytestmark = pytest.mark.stress
@@ -47,17 +46,8 @@ def test_fifty_megabytes_of_output_stay_bounded() -> None:
     assert int(peak_mb) < 120, f"peak RSS {peak_mb} MB while reading 50 MB of output"
 
 
-def _model(
-    tmp_path: Path, rec: Recorder | None = None, base: str = "http://fake/v1"
-) -> OpenAIModel:
-    env = {
-        "OPENAI_API_KEY": "sk-fault-test-000000",
-        "MCA_MODEL": "gpt-4o",
-        "MCA_HOME": str(tmp_path),
-        "MCA_BASE_URL": base,
-        "MCA_READ_TIMEOUT": "0.5",
-    }
-    s = load_settings(env, workspace=tmp_path)
+def _model(tmp_path: Path, rec: Recorder | None = None, server: str = "http://fake") -> OpenAIModel:
+    s = settings_for("openai", tmp_path, server=server, MCA_READ_TIMEOUT="0.5")
     transport = httpx.MockTransport(rec) if rec is not None else None
     return OpenAIModel(s, transport=transport, policy=RetryPolicy(base=0.001, sleep=lambda _: None))
 
@@ -140,7 +130,7 @@ def test_connection_refused(env: ToolEnv, tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again when the block ends: nothing listens there
-    agent = Agent(engine(_model(tmp_path, None, f"http://127.0.0.1:{port}/v1"), "s"), env)
+    agent = Agent(engine(_model(tmp_path, None, f"http://127.0.0.1:{port}"), "s"), env)
     with pytest.raises(ModelError, match="cannot reach"):
         agent.run_turn("hello")
     assert agent.messages == []
