@@ -23,7 +23,7 @@ from mca.sanitize import scrub
 from mca.types import Message, ToolCall
 
 MAX_SESSION_BYTES = 64 * 1024 * 1024
-KEEP_SESSIONS = 200
+KEEP_SAVED_CONVERSATIONS = 200  # saved conversations (for /resume) kept under $MCA_HOME/sessions
 _MESSAGE_FIELDS = {f.name for f in fields(Message)}
 ROLES = ("user", "assistant", "tool")
 
@@ -196,7 +196,7 @@ def read_saved(path: Path) -> Saved | None:
 def list_saved(directory: Path, workspace: Path | None = None) -> list[Saved]:
     """Saved sessions, newest first (only this workspace's when given)."""
     with contextlib.suppress(OSError):
-        paths = sorted(directory.glob("*.jsonl"), reverse=True)[:KEEP_SESSIONS]
+        paths = sorted(directory.glob("*.jsonl"), reverse=True)[:KEEP_SAVED_CONVERSATIONS]
         found = [s for p in paths if (s := read_saved(p)) is not None]
         if workspace is not None:
             found = [s for s in found if s.workspace == str(workspace)]

@@ -41,7 +41,7 @@ from mca.fsutil import (
 )
 from mca.tools.paths import resolve_in
 
-KEEP_SESSIONS = 20
+KEEP_SNAPSHOT_SESSIONS = 20  # the newest sessions whose snapshots (for /undo) are kept
 MAX_SNAPSHOT_BYTES = 32 * 1024 * 1024  # a larger file is not overwritten: undo could not restore it
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 LEGACY_DIR = ".mca/snapshots"
@@ -143,7 +143,7 @@ class SnapshotStore:
         self._lock_fd: int | None = None
 
     # -- the session's lifetime ----------------------------------------------------------
-    def start(self, keep_sessions: int = KEEP_SESSIONS) -> list[str]:
+    def start(self, keep_sessions: int = KEEP_SNAPSHOT_SESSIONS) -> list[str]:
         """Take the shared lock for this session; prune when no other session is live.
 
         Returns notices for the person (legacy store ignored, store unusable).
@@ -374,7 +374,7 @@ class SnapshotStore:
                 if m and m["name"] == target.name and not _alive(int(m["pid"])):
                     unlink_contained(Path(e.path), self.real_root)
 
-    def prune(self, keep_sessions: int = KEEP_SESSIONS) -> int:
+    def prune(self, keep_sessions: int = KEEP_SNAPSHOT_SESSIONS) -> int:
         """Drop manifests of all but the newest sessions and unreferenced objects.
 
         Only called under the exclusive lock. Nothing is followed: entries are removed through
