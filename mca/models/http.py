@@ -9,6 +9,7 @@ listening) nor other 4xx answers.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import time
@@ -245,16 +246,23 @@ def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, str]]:
         yield event, "\n".join(data)
 
 
-def read_json(response: httpx.Response, settings: Settings) -> Any:
-    """A whole non-streamed JSON body."""
+@contextlib.contextmanager
+def _reading(settings: Settings, what: str) -> Iterator[None]:
+    """A stalled or dropped body becomes a StreamError saying what was being read."""
     try:
-        response.read()
+        yield
     except httpx.TimeoutException:
         raise StreamError(
             f"the answer stopped: nothing more within {settings.read_timeout:g} s"
         ) from None
     except httpx.HTTPError as e:
-        raise StreamError(f"the response was cut off: {e!r}") from None
+        raise StreamError(f"{what} was cut off: {e!r}") from None
+
+
+def read_json(response: httpx.Response, settings: Settings) -> Any:
+    """A whole non-streamed JSON body."""
+    with _reading(settings, "the response"):
+        response.read()
     return shape.loads(response.text, "the response body")
 
 
@@ -268,14 +276,8 @@ def iter_sse(
             deadline.check(settings)  # keep-alives alone never extend a request forever
             yield line
 
-    try:
+    with _reading(settings, "the response stream"):
         yield from sse_events(lines())
-    except httpx.TimeoutException:
-        raise StreamError(
-            f"the answer stopped: nothing more within {settings.read_timeout:g} s"
-        ) from None
-    except httpx.HTTPError as e:
-        raise StreamError(f"the response stream was cut off: {e!r}") from None
 
 
 class StreamAssembler(Protocol):

@@ -60,6 +60,15 @@ class BlockParser:
             i += 1
         return i
 
+    def next_line(self) -> tuple[int, int, str] | None:
+        """(index, indent, content) of the next line with content from self.pos; None (and
+        self.pos at the end) when there is none."""
+        i = self.next_content(self.pos)
+        if i >= len(self.raw):
+            self.pos = i
+            return None
+        return (i, *self.line(i))
+
     def error(self, construct: str, message: str, i: int | None = None) -> YamlError:
         return YamlError(self.lineno(i), construct, message)
 
@@ -90,7 +99,7 @@ class BlockParser:
     def block(self, indent: int) -> Value:
         """A node whose first line is self.pos, at exactly `indent`."""
         _, content = self.line(self.pos)
-        if content == "-" or content.startswith("- "):
+        if _is_item(content):
             return self.sequence(indent)
         if content.startswith("? "):
             raise self.error("complex-key", "complex mapping keys (?) are not supported")
@@ -126,18 +135,14 @@ class BlockParser:
 
     def mapping(self, indent: int) -> dict[str, Value]:
         out: dict[str, Value] = {}
-        while self.pos < len(self.raw):
-            i = self.next_content(self.pos)
-            if i >= len(self.raw):
-                self.pos = i
-                break
-            ind, content = self.line(i)
+        while (found := self.next_line()) is not None:
+            i, ind, content = found
             if ind < indent:
                 self.pos = i
                 break
             if ind > indent:
                 raise self.error("indentation", "this line is indented more than its mapping", i)
-            if content == "-" or content.startswith("- "):
+            if _is_item(content):
                 if indent == 0 and not out:
                     raise self.error("structure", "a sequence where a key was expected", i)
                 self.pos = i
@@ -168,7 +173,7 @@ class BlockParser:
             j = self.next_content(start + 1)
             if j < len(self.raw):
                 ind, content = self.line(j)
-                is_item = content == "-" or content.startswith("- ")
+                is_item = _is_item(content)
                 # a key's items may sit at its own column (`key:\n- a`); after an empty item
                 # (`-`) an item at that column is the next item, not this one's value
                 if ind > indent or (ind == indent and is_item and key != "-"):
@@ -196,13 +201,9 @@ class BlockParser:
 
     def sequence(self, indent: int) -> list[Value]:
         out: list[Value] = []
-        while self.pos < len(self.raw):
-            i = self.next_content(self.pos)
-            if i >= len(self.raw):
-                self.pos = i
-                break
-            ind, content = self.line(i)
-            if ind != indent or not (content == "-" or content.startswith("- ")):
+        while (found := self.next_line()) is not None:
+            i, ind, content = found
+            if ind != indent or not _is_item(content):
                 if ind > indent:
                     raise self.error("indentation", "unexpected indentation in a sequence", i)
                 self.pos = i
@@ -360,3 +361,8 @@ class BlockParser:
             raise self.error("flow", f"unexpected text after a flow collection: {tail[:30]!r}", j)
         self.pos = j + 1
         return value
+
+
+def _is_item(content: str) -> bool:
+    """Does this line (without its indentation) start a block sequence item?"""
+    return content == "-" or content.startswith("- ")
