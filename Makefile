@@ -6,7 +6,7 @@ RUN_STAMP := $(VENV)/.stamp-run
 DEV_STAMP := $(VENV)/.stamp-dev
 ARGS ?=
 
-.PHONY: run test check bench selftest demo stress fmt golden figures e2e-local clean
+.PHONY: run test test-fast check bench selftest demo stress fmt golden figures e2e-local clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ run: $(RUN_STAMP)
 
 test: $(DEV_STAMP)
 	$(BIN)/python -m pytest $(ARGS)
+
+# The inner loop: everything but the pseudo-terminal, end-to-end and stress tests.
+test-fast: $(DEV_STAMP)
+	$(BIN)/python -m pytest -m "not pty and not e2e and not stress" $(ARGS)
 
 check: $(DEV_STAMP)
 	$(BIN)/ruff format --check mca tests bench

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from mca.events import drop
 from mca.session import HeadlessUI
@@ -16,6 +17,19 @@ from mca.tools.snapshots import SnapshotStore
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "corpus" / "skills"
+
+# In CI every property test runs the same examples on every run (derandomize: chosen from the
+# test itself, no example database carried between runs), with no time limits on 2 shared
+# cores: a change goes red for what it changed, never for a draw. Locally tests explore.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture(autouse=True)
@@ -47,3 +61,17 @@ def env(ws: Path) -> Iterator[ToolEnv]:
 def turn() -> TurnState:
     """Turn 1's state, for tools called directly."""
     return TurnState(1)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under the CI profile, no property test may bring randomness back with its own settings."""
+    if not os.environ.get("CI"):
+        return
+    random = [
+        item.nodeid
+        for item in items
+        if (s := getattr(getattr(item, "obj", None), "_hypothesis_internal_use_settings", None))
+        and (not s.derandomize or s.database is not None or s.deadline is not None)
+    ]
+    if random:
+        raise pytest.UsageError("property tests not deterministic in CI: " + ", ".join(random))

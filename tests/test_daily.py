@@ -139,6 +139,7 @@ def test_resume_lists_and_picks(ws: Path) -> None:
     assert fresh.returncode == 1 and "no saved conversation in" in fresh.stdout
 
 
+@pytest.mark.pty
 def test_resume_after_sigkill_keeps_finished_turns(ws: Path) -> None:
     (ws / "a.txt").write_text("hello world\n")
     env = {**mca_env(ws), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}

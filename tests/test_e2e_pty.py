@@ -2,31 +2,21 @@
 
 from __future__ import annotations
 
-import os
-import sys
-import time
 from pathlib import Path
 
 import pexpect
 import pytest
 
-MCA = Path(sys.executable).parent / "mca"
-pytestmark = pytest.mark.e2e
+from tests.ptyscreen import MCA, child_env, wait_until
+
+pytestmark = [pytest.mark.e2e, pytest.mark.pty]
 
 
 def spawn(ws: Path, *args: str, **env: str) -> pexpect.spawn:
-    child_env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(ws.parent),
-        "MCA_HOME": str(ws.parent / "home"),
-        "PROMPT_TOOLKIT_NO_CPR": "1",
-        "TERM": "xterm",
-        **env,
-    }
     child = pexpect.spawn(
         str(MCA),
         ["-C", str(ws), *args],
-        env=child_env,
+        env=child_env(ws, **env),
         encoding="utf-8",
         timeout=15,
         dimensions=(40, 120),
@@ -59,9 +49,11 @@ def test_type_a_request_see_tools_undo_and_exit(ws: Path) -> None:
 @pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment")
 def test_ctrl_c_during_a_command_cancels_the_turn_and_keeps_the_session(ws: Path) -> None:
     child = spawn(ws, "--yes", MOCK="1")
-    child.sendline("run `echo started-it; sleep 30`")
-    child.expect(r"run_command\(command=echo started-it; sleep 30\)")
-    time.sleep(0.3)
+    child.sendline("run `echo started-it; touch began; sleep 30`")
+    child.expect(r"run_command\(command=echo started-it; touch began; sleep 30\)")
+    # nothing is on the screen while a command runs (its output comes when it ends): the
+    # command's own mark says it has started before Ctrl-C is pressed
+    wait_until((ws / "began").exists, "the command's start")
     child.sendcontrol("c")
     child.expect("command interrupted; its process group was killed. Last output:")
     child.expect("started-it")

@@ -5,23 +5,19 @@ and left plain when piped, the diff before the approval question, -p streaming t
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pexpect
-import pyte
 import pytest
 
 from tests.fakeserver import FakeServer, Received, Reply, serve
+from tests.ptyscreen import MCA, Screen, child_env
 
-MCA = Path(sys.executable).parent / "mca"
 pytestmark = [
     pytest.mark.e2e,
+    pytest.mark.pty,
     pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment"),
 ]
 ANSWER = [
@@ -32,7 +28,6 @@ ANSWER = [
     "em\n",
     " ".join(f"word{i:02}" for i in range(1, 21)) + "\n",  # wider than the screen
 ]
-COLS, ROWS = 100, 40
 
 
 def delta(text: str) -> bytes:
@@ -64,14 +59,7 @@ def slow_server() -> Iterator[FakeServer]:
 
 
 def env_for(ws: Path, server: FakeServer | None = None, **extra: str) -> dict[str, str]:
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(ws.parent),
-        "MCA_HOME": str(ws.parent / "home"),
-        "TERM": "xterm",
-        "PROMPT_TOOLKIT_NO_CPR": "1",
-        **extra,
-    }
+    env = child_env(ws, **extra)
     if server is not None:
         env |= {
             "MCA_PROVIDER": "openai",
@@ -82,60 +70,6 @@ def env_for(ws: Path, server: FakeServer | None = None, **extra: str) -> dict[st
             "MCA_RETRY_BASE": "0.05",
         }
     return env
-
-
-class Screen:
-    """A pexpect child whose output is also fed to a pyte screen."""
-
-    def __init__(self, ws: Path, args: list[str], env: dict[str, str]) -> None:
-        self.screen = pyte.Screen(COLS, ROWS)
-        self.stream = pyte.ByteStream(self.screen)
-        self.raw = b""
-        self.child = pexpect.spawn(
-            str(MCA), args, env=env, cwd=str(ws), timeout=30, dimensions=(ROWS, COLS)
-        )
-
-    def expect(self, pattern: str | bytes) -> bytes:
-        self.child.expect(pattern)
-        got = (self.child.before or b"") + (self.child.after or b"")
-        self._feed(got)
-        return got
-
-    def on_screen(self, text: str, timeout: float = 20) -> None:
-        """Wait until the rendered screen shows `text` (a redraw may send only what changed)."""
-        deadline = time.monotonic() + timeout
-        self._feed(self.child.buffer)  # what the last expect() read past its match
-        self.child.buffer = b""
-        while text not in self.text():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{text!r} never appeared on the screen:\n{self.text()}")
-            try:
-                self._feed(self.child.read_nonblocking(4096, timeout=0.2))
-            except pexpect.TIMEOUT:
-                continue
-
-    def _feed(self, data: bytes) -> None:
-        self.raw += data
-        self.stream.feed(data)
-
-    def text(self) -> str:
-        return "\n".join(line.rstrip() for line in self.screen.display)
-
-    def row(self, needle: str) -> int:
-        return next(i for i, line in enumerate(self.screen.display) if needle in line)
-
-    def style_of(self, needle: str) -> Any:
-        y = self.row(needle)
-        x = self.screen.display[y].index(needle)
-        return self.screen.buffer[y][x]
-
-    def close(self) -> None:
-        self.child.sendcontrol("d")
-        try:
-            self.child.expect(pexpect.EOF)
-            self._feed(self.child.before or b"")
-        finally:
-            self.child.close(force=True)
 
 
 def test_spinner_shows_elapsed_and_retry_then_markdown_replaces_it(
@@ -246,7 +180,7 @@ def test_tab_completes_skill_names_and_slash_skill_runs_it(ws: Path) -> None:
     term.child.send("use $rel\t")
     term.on_screen("mca> use $release-notes")
     term.child.send("\x15")  # Ctrl-U: clear the line
-    time.sleep(0.2)
+    term.wait_for(lambda _: term.line_at_cursor() == "mca>", "the prompt line cleared")
     term.child.send("/rel\t")
     term.on_screen("mca> /release-notes")
     term.child.send(" for 1.2\r")  # /<skill> [text]: a turn that uses the skill

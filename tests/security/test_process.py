@@ -228,6 +228,7 @@ def test_a_fifo_anywhere_is_refused_at_once(env: ToolEnv, ws: Path) -> None:
 
 # -- the terminal ------------------------------------------------------------------------------
 @needs_mca
+@pytest.mark.pty
 def test_p_on_a_terminal_shows_the_exact_command_and_no_escapes(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
