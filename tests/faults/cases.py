@@ -89,6 +89,17 @@ def split_surrogates() -> tuple[bytes, bytes]:
 
 
 OPENAI, ANTH = "openai", "anthropic"
+
+
+def bad_arguments(arguments: str) -> Case:
+    """A streamed read_file call whose arguments are not a JSON object: the model is told so
+    in the call's result, and answers."""
+    call = {"index": 0, "id": "c", "function": {"name": "read_file", "arguments": arguments}}
+    tool_calls = {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    stream = events(delta(tool_calls=[call]), tool_calls, DONE)
+    return Case(OPENAI, [stream, ok_openai()], "ok", answer="fine")
+
+
 HANG = {"read_timeout": 0.5, "request_timeout": 3.0}
 
 CASES: dict[str, Case] = {
@@ -210,48 +221,8 @@ CASES: dict[str, Case] = {
     "invalid JSON chunk": Case(
         OPENAI, [raw(b"data: {not json\n\n")], "invalid JSON in a stream chunk"
     ),
-    "tool arguments not JSON": Case(
-        OPENAI,
-        [
-            events(
-                delta(
-                    tool_calls=[
-                        {
-                            "index": 0,
-                            "id": "c",
-                            "function": {"name": "read_file", "arguments": "{oops"},
-                        }
-                    ]
-                ),
-                {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
-                DONE,
-            ),
-            ok_openai(),  # the model was told its arguments were not JSON, and answered
-        ],
-        "ok",
-        answer="fine",
-    ),
-    "tool arguments a JSON list": Case(
-        OPENAI,
-        [
-            events(
-                delta(
-                    tool_calls=[
-                        {
-                            "index": 0,
-                            "id": "c",
-                            "function": {"name": "read_file", "arguments": "[1]"},
-                        }
-                    ]
-                ),
-                {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
-                DONE,
-            ),
-            ok_openai(),
-        ],
-        "ok",
-        answer="fine",
-    ),
+    "tool arguments not JSON": bad_arguments("{oops"),
+    "tool arguments a JSON list": bad_arguments("[1]"),
     "no finish, no DONE": Case(OPENAI, [events(delta(content="half"))], "cut off"),
     "choices is an object": Case(OPENAI, [events({"choices": {"0": 1}})], "not a JSON array"),
     "delta is a string": Case(
