@@ -223,16 +223,16 @@ class BlockParser:
         return out
 
     # -- scalars ---------------------------------------------------------------------------
+    def lines_below(self, indent: int) -> list[str]:
+        """The lines after self.pos that are blank or indented more than `indent`, as written."""
+        j = self.pos + 1
+        while j < len(self.raw) and (not self.raw[j].strip() or indent_of(self.raw[j]) > indent):
+            j += 1
+        return self.raw[self.pos + 1 : j]
+
     def continuation(self, indent: int) -> list[str]:
         """Following lines that belong to a multi-line scalar (more indented, or blank)."""
-        lines: list[str] = []
-        j = self.pos + 1
-        while j < len(self.raw):
-            text = self.raw[j].rstrip(" \t")
-            if text.strip() and indent_of(text) <= indent:
-                break
-            lines.append(text.strip())
-            j += 1
+        lines = [text.strip() for text in self.lines_below(indent)]
         while lines and not lines[-1]:
             lines.pop()
         self.pos += 1 + len(lines)
@@ -299,15 +299,8 @@ class BlockParser:
                 explicit = int(ch)
             else:
                 raise self.error("block-scalar", f"bad block scalar header {head!r}")
-        raw: list[str] = []
-        j = self.pos + 1
-        while j < len(self.raw):
-            text = self.raw[j].rstrip("\r")
-            if text.strip() and indent_of(text) <= indent:
-                break
-            raw.append(text)
-            j += 1
-        self.pos = j
+        raw = self.lines_below(indent)
+        j = self.pos = self.pos + 1 + len(raw)
         content_indent = indent + explicit if explicit else 0
         if not content_indent:
             first = next((t for t in raw if t.strip()), "")
