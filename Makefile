@@ -37,7 +37,7 @@ test-fast: $(DEV_STAMP)
 check: $(DEV_STAMP)
 	$(BIN)/ruff format --check mca tests bench
 	$(BIN)/ruff check mca tests bench
-	$(BIN)/mypy --strict mca
+	$(BIN)/mypy --strict mca tests bench
 
 fmt: $(DEV_STAMP)
 	$(BIN)/ruff format mca tests bench

@@ -6,6 +6,7 @@ Machines are shared and noisy: commands alternate with their baselines and media
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -178,6 +179,7 @@ def bench_pre_turn(results: list[Result]) -> dict[str, float]:
     from mca.skills.discover import char_fits, discover
     from mca.skills.model import Root
     from mca.skills.stage import evaluate
+    from mca.skills.trigger import SkillSet
 
     scaling: dict[str, float] = {}
     sentence = "fix the error response status code in src/api-errors/handler.py"
@@ -191,16 +193,14 @@ def bench_pre_turn(results: list[Result]) -> dict[str, float]:
             ).skill_set
             evaluate(skills, sentence, budget=12_000, root=Path(tmp))  # warm up
             reps = 30 if n <= 1000 else 7
+
+            def staged(s: SkillSet = skills) -> float:  # this n's skills, bound now
+                return _timed(lambda: _stage(s, sentence, Path(tmp)))
+
             if n == 1000:
-                ms, ref = alternate(
-                    lambda s=skills: _timed(lambda: _stage(s, sentence, Path(tmp))),
-                    reference_ms,
-                    reps,
-                )
+                ms, ref = alternate(staged, reference_ms, reps)
             else:
-                ms = median_of(
-                    lambda s=skills: _timed(lambda: _stage(s, sentence, Path(tmp))), reps
-                )
+                ms = median_of(staged, reps)
             scaling[str(n)] = ms
     target = scaling["1000"]
     ratio = target / ref
@@ -303,7 +303,7 @@ def bench_corpus(results: list[Result]) -> None:
         return _timed(lambda: [load_candidate(f, None) for f in files])
 
     try:
-        from skills_ref.validator import validate as ref_validate  # type: ignore[import-not-found]
+        from skills_ref.validator import validate as ref_validate
     except ImportError:
         results.append(
             Result(
@@ -499,7 +499,7 @@ def bench_ledger(results: list[Result]) -> None:
         costs = []
         for i in range(50):
             result = s.agent.run_turn(f"read src/calc.js ({i})" if i % 2 else f"list the files {i}")
-            costs.append(_timed(lambda result=result: s.record_ledger(result)))
+            costs.append(_timed(functools.partial(s.record_ledger, result)))
     ms = statistics.median(costs)
     ref = median_of(reference_ms, 15)
     ratio = ms / ref

@@ -48,13 +48,14 @@ class Screen:
         self.screen = pyte.Screen(cols, rows)
         self.stream = pyte.ByteStream(self.screen)
         self.raw = b""
-        self.child = pexpect.spawn(
+        self.child: pexpect.spawn[bytes] = pexpect.spawn(
             str(MCA), args, env=env, cwd=str(ws), timeout=30, dimensions=(rows, cols)
         )
 
     def expect(self, pattern: str | bytes) -> bytes:
         self.child.expect(pattern)
-        got = (self.child.before or b"") + (self.child.after or b"")
+        after = self.child.after  # the match (or EOF / TIMEOUT, which expect() raised)
+        got = (self.child.before or b"") + (after if isinstance(after, bytes) else b"")
         self._feed(got)
         return got
 

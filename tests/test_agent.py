@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,12 +13,12 @@ from mca.errors import ModelError
 from mca.tools.base import ToolEnv
 from mca.turn import StopReason
 from mca.types import Message
-from tests.helpers import FakeModel, call, engine, say
+from tests.helpers import FakeModel, Reply, call, engine, say
 
 
-def agent_with(env: ToolEnv, *replies: object, **kw: object) -> tuple[Agent, FakeModel]:
-    model = FakeModel(replies)  # type: ignore[arg-type]
-    return Agent(engine(model), env, **kw), model  # type: ignore[arg-type]
+def agent_with(env: ToolEnv, *replies: Reply, **kw: Any) -> tuple[Agent, FakeModel]:
+    model = FakeModel(replies)
+    return Agent(engine(model), env, **kw), model
 
 
 def test_plain_answer(env: ToolEnv) -> None:
@@ -49,7 +50,7 @@ def test_tool_results_go_back_to_the_model(env: ToolEnv, ws: Path) -> None:
         (call("run_command", command="exit 2"), "exit code 2"),
     ],
 )
-def test_tool_errors_become_results(env: ToolEnv, reply: object, expect: str) -> None:
+def test_tool_errors_become_results(env: ToolEnv, reply: Reply, expect: str) -> None:
     agent, model = agent_with(env, reply, say("ok"))
     result = agent.run_turn("go")
     last = model.requests[1].messages[-1]
@@ -139,13 +140,13 @@ def test_a_context_overflow_compacts_and_retries_once(env: ToolEnv) -> None:
     class Keeper:
         compacted = 0
 
-        def __call__(self, history: list, turn: int) -> list:  # type: ignore[type-arg]
+        def __call__(self, history: list[Message], turn: int) -> list[Message]:
             return history
 
-        def output_budget(self, history: list) -> int:  # type: ignore[type-arg]
+        def output_budget(self, history: list[Message]) -> int:
             return 512
 
-        def overflowed(self, history: list, turn: int) -> list:  # type: ignore[type-arg]
+        def overflowed(self, history: list[Message], turn: int) -> list[Message]:
             self.compacted += 1
             return history[-1:]
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from mca.config import DEFAULT_CONTEXT_WINDOW, load_settings
+from mca.config import DEFAULT_CONTEXT_WINDOW, Settings, load_settings
 from mca.errors import ConfigError
 
 
-def load(tmp_path: Path, **env: str):  # type: ignore[no-untyped-def]
+def load(tmp_path: Path, **env: str) -> Settings:
     return load_settings({"MCA_HOME": str(tmp_path), **env}, workspace=tmp_path)
 
 

@@ -150,6 +150,7 @@ def test_resume_after_sigkill_keeps_finished_turns(ws: Path) -> None:
     child.expect("mca>")
     child.sendline("run `sleep 30`")  # a turn in flight, waiting for approval
     child.expect("run it")
+    assert child.pid is not None
     os.kill(child.pid, signal.SIGKILL)
     child.expect(pexpect.EOF)
     child.close()

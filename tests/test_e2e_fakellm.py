@@ -110,7 +110,8 @@ def fakellm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def stats(url: str) -> dict[str, Any]:
-    return httpx.get(f"{url}/_fakellm/stats", timeout=5).json()  # type: ignore[no-any-return]
+    stats: dict[str, Any] = httpx.get(f"{url}/_fakellm/stats", timeout=5).json()
+    return stats
 
 
 def run_mca(

@@ -39,13 +39,10 @@ from mca.tools.ignore import parse_rules
         ("[&&]x", "&x", True),  # characters that mean something inside a regex class
         ("*.py", "deep/dir/x.py", True),  # no '/': the base name may match
         ("src/**/[ab].py", "src/x/y/b.py", True),
-        ("src/**", "src/a/b.js", True),
-        ("**/calc.js", "calc.js", True),
-        ("src/?.js", "src/a.js", True),
-        ("src/*.js", "src/a/b.js", False),
     ],
 )
 def test_glob_rules(pattern: str, rel: str, hit: bool) -> None:
+    # (*, ? and ** are in tests/test_tools.py::test_glob_match_rules)
     assert glob_match(pattern, rel) is hit
 
 

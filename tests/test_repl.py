@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from mca.config import load_settings
 from mca.ui.repl import Repl
 from mca.ui.terminal import McaCompleter
 
+RunRepl = Callable[..., tuple[str, Repl]]  # keys (and env) -> what it printed, the REPL
 ENTER = "\r"
 CTRL_D = "\x04"
 CTRL_C = "\x03"
@@ -25,7 +26,7 @@ ESC_ENTER = "\x1b\r"
 
 
 @pytest.fixture
-def run_repl(ws: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+def run_repl(ws: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunRepl]:
     def go(keys: str, **env: str) -> tuple[str, Repl]:
         settings = load_settings(
             {"MOCK": "1", **env, "MCA_HOME": str(ws.parent / "home")}, workspace=ws
@@ -42,7 +43,7 @@ def run_repl(ws: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
     yield go
 
 
-def test_a_turn_then_undo_then_ctrl_d(run_repl, ws: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_turn_then_undo_then_ctrl_d(run_repl: RunRepl, ws: Path) -> None:
     (ws / "a.txt").write_text("hello world\n")
     out, _ = run_repl(
         f'replace "world" with "mca" in a.txt{ENTER}/snapshots{ENTER}/undo{ENTER}{CTRL_D}'
@@ -54,25 +55,25 @@ def test_a_turn_then_undo_then_ctrl_d(run_repl, ws: Path) -> None:  # type: igno
     assert (ws / "a.txt").read_text() == "hello world\n"
 
 
-def test_unknown_command_lists_valid_ones(run_repl) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_command_lists_valid_ones(run_repl: RunRepl) -> None:
     out, _ = run_repl(f"/nope{ENTER}/help{ENTER}/tools{ENTER}/model{ENTER}{CTRL_D}")
     assert "unknown command /nope (commands: /clear, /compact, /cost, /diff, /exit, /export" in out
     assert "/undo" in out and "8. update_plan" in out and "provider mock" in out
 
 
-def test_multiline_input_is_one_message(run_repl) -> None:  # type: ignore[no-untyped-def]
+def test_multiline_input_is_one_message(run_repl: RunRepl) -> None:
     _, repl = run_repl(f"first line{ESC_ENTER}second line{ENTER}{CTRL_D}")
     users = [m.content for m in repl.session.agent.messages if m.role == "user"]
     assert users == ["first line\nsecond line"]
 
 
-def test_ctrl_c_clears_then_twice_exits(run_repl) -> None:  # type: ignore[no-untyped-def]
+def test_ctrl_c_clears_then_twice_exits(run_repl: RunRepl) -> None:
     out, repl = run_repl(f"half typed{CTRL_C}{CTRL_C}{CTRL_C}")
     assert "press Ctrl-C again" in out and out.rstrip().endswith("bye")
     assert repl.session.agent.messages == []  # the half-typed line was never sent
 
 
-def test_run_command_asks_first(run_repl, ws: Path) -> None:  # type: ignore[no-untyped-def]
+def test_run_command_asks_first(run_repl: RunRepl, ws: Path) -> None:
     out, _ = run_repl(
         f"run `touch one`{ENTER}n{ENTER}run `touch two`{ENTER}a{ENTER}"
         f"run `touch three`{ENTER}{CTRL_D}"
@@ -81,7 +82,7 @@ def test_run_command_asks_first(run_repl, ws: Path) -> None:  # type: ignore[no-
     assert (ws / "two").exists() and (ws / "three").exists()
 
 
-def test_model_error_keeps_the_conversation(run_repl, ws: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_model_error_keeps_the_conversation(run_repl: RunRepl, ws: Path, tmp_path: Path) -> None:
     script = tmp_path / "s.jsonl"
     script.write_text('{"content": "first answer"}\n')
     out, repl = run_repl(f"one{ENTER}two{ENTER}{CTRL_D}", MCA_MOCK_SCRIPT=str(script))
@@ -104,8 +105,8 @@ def test_completion_of_commands_and_paths(ws: Path) -> None:
 
 
 @pytest.mark.parametrize("key", [CTRL_C, CTRL_D])
-def test_ctrl_c_or_d_at_the_approval_cancels_the_turn(  # type: ignore[no-untyped-def]
-    run_repl, ws: Path, tmp_path: Path, key: str
+def test_ctrl_c_or_d_at_the_approval_cancels_the_turn(
+    run_repl: RunRepl, ws: Path, tmp_path: Path, key: str
 ) -> None:
     script = tmp_path / "s.jsonl"
     call = '{"tool_calls": [{"name": "run_command", "arguments": {"command": "touch X"}}]}\n'
@@ -117,7 +118,7 @@ def test_ctrl_c_or_d_at_the_approval_cancels_the_turn(  # type: ignore[no-untype
     assert out.rstrip().endswith("bye")
 
 
-def test_the_step_limit_is_said_once(run_repl, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_step_limit_is_said_once(run_repl: RunRepl, tmp_path: Path) -> None:
     script = tmp_path / "s.jsonl"
     script.write_text('{"tool_calls": [{"name": "list_dir", "arguments": {}}]}\n' * 5)
     out, _ = run_repl(f"go{ENTER}{CTRL_D}", MCA_MOCK_SCRIPT=str(script), MCA_MAX_STEPS="2")
@@ -163,8 +164,8 @@ RUN = '{"tool_calls": [{"name": "run_command", "arguments": {"command": "%s"}}]}
 DONE = '{"content": "done"}'
 
 
-def test_auto_edit_shows_the_diff_and_ask_asks_first(  # type: ignore[no-untyped-def]
-    run_repl, ws: Path, tmp_path: Path
+def test_auto_edit_shows_the_diff_and_ask_asks_first(
+    run_repl: RunRepl, ws: Path, tmp_path: Path
 ) -> None:
     (ws / "a.txt").write_text("old\n")
     out, _ = run_repl(f"go{ENTER}{CTRL_D}", MCA_MOCK_SCRIPT=_script(tmp_path, WRITE, DONE))
@@ -177,14 +178,14 @@ def test_auto_edit_shows_the_diff_and_ask_asks_first(  # type: ignore[no-untyped
     assert (ws / "a.txt").read_text() == "old\n"
 
 
-def test_read_only_refuses_writes_and_commands(run_repl, ws: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_read_only_refuses_writes_and_commands(run_repl: RunRepl, ws: Path, tmp_path: Path) -> None:
     script = _script(tmp_path, WRITE, RUN % "touch X", DONE)
     out, _ = run_repl(f"go{ENTER}{CTRL_D}", MCA_MOCK_SCRIPT=script, MCA_MODE="read-only")
     assert out.count("read-only mode") == 2 and not (ws / "a.txt").exists()
     assert not (ws / "X").exists()
 
 
-def test_always_is_scoped_to_the_program(run_repl, ws: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_always_is_scoped_to_the_program(run_repl: RunRepl, ws: Path, tmp_path: Path) -> None:
     script = _script(tmp_path, RUN % "touch one", RUN % "touch two", RUN % "ls", DONE)
     out, _ = run_repl(f"go{ENTER}a{ENTER}n{ENTER}{CTRL_D}", MCA_MOCK_SCRIPT=script)
     assert "[a]lways `touch` this session" in out or (ws / "one").exists()

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ TRAP_CHECKS = {  # as the design notes tie them: 1 + 1 + 1 + 2 + 2, so the start
 }
 
 
-def selftest(lab: str = "", *, via_env: bool = False) -> tuple[int, dict[str, object]]:
+def selftest(lab: str = "", *, via_env: bool = False) -> tuple[int, dict[str, Any]]:
     env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp"), "MOCK": "1"}
     if lab:
         env["MCA_LAB"] = lab
@@ -35,8 +36,8 @@ def selftest(lab: str = "", *, via_env: bool = False) -> tuple[int, dict[str, ob
     return proc.returncode, json.loads(proc.stdout)
 
 
-def failed(report: dict[str, object]) -> set[int]:
-    return {c["id"] for c in report["checks"] if not c["passed"]}  # type: ignore[attr-defined, index]
+def failed(report: dict[str, Any]) -> set[int]:
+    return {c["id"] for c in report["checks"] if not c["passed"]}
 
 
 pytestmark = pytest.mark.skipif(not MCA.exists(), reason="mca is not installed")
@@ -55,7 +56,7 @@ def test_starter_fails_exactly_the_trapped_checks() -> None:
     code, report = selftest("starter")
     assert code == 1
     assert failed(report) == set().union(*TRAP_CHECKS.values())
-    exercises = {c["id"]: c["exercise"] for c in report["checks"]}  # type: ignore[attr-defined]
+    exercises = {c["id"]: c["exercise"] for c in report["checks"]}
     assert exercises[1].startswith("1 ") and exercises[10].startswith("5 ")
 
 

@@ -3,6 +3,7 @@ where the value came from, exit status 2 (usage and configuration), and never a 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -25,13 +26,13 @@ BAD_URLS = ["localhost:11434/v1", "ftp://host/v1", "http://[::1", "http://", "ht
 SWITCHES = ["MOCK", "MCA_DEBUG"]
 
 
-def run(tmp_path: Path, argv: list[str], env: dict[str, str]) -> tuple[int, str]:
+def run(tmp_path: Path, argv: list[str], env: Mapping[str, str | None]) -> tuple[int, str]:
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    full = {"HOME": str(tmp_path), "MCA_HOME": str(home), "MOCK": "1", **env}
-    full = {k: v for k, v in full.items() if v is not None}
+    given = {"HOME": str(tmp_path), "MCA_HOME": str(home), "MOCK": "1", **env}
+    full = {k: v for k, v in given.items() if v is not None}  # None: the variable is unset
     code = main(["-C", str(ws), *argv], full)
     return code, ""
 

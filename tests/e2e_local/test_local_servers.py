@@ -43,7 +43,8 @@ def mca(tmp_path: Path, url: str, *args: str, **env: str) -> dict[str, object]:
         [str(MCA), "-C", str(ws), *args, "--json"], env=full, capture_output=True, text=True,
         timeout=600,
     )  # fmt: skip
-    return json.loads(proc.stdout)
+    report: dict[str, object] = json.loads(proc.stdout)
+    return report
 
 
 def test_a_tool_call_is_executed(tmp_path: Path) -> None:

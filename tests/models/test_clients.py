@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +14,14 @@ from mca.config import Settings
 from mca.errors import ModelError, ModelHTTPError, StreamError
 from mca.models import anthropic as anth
 from mca.models import openai as oai
-from mca.models.http import RetryPolicy, sse_events
+from mca.models.http import HttpModel, RetryPolicy, sse_events
 from mca.sanitize import EXCERPT_CHARS
 from mca.tools import tool_specs
 from mca.tools.base import ToolEnv
 from mca.types import Message, Request, ToolCall, Usage
 from tests.helpers import WIRE_KEY, engine, settings_for
 from tests.models.wire import (
+    Call,
     Recorder,
     anthropic_json,
     anthropic_sse,
@@ -32,22 +34,27 @@ KEY = WIRE_KEY
 PROVIDERS = ["openai", "anthropic"]
 
 
-def client(provider: str, settings: Settings, rec: Recorder, sleeps: list[float] | None = None):  # type: ignore[no-untyped-def]
+def client(
+    provider: str,
+    settings: Settings,
+    rec: Recorder,
+    sleeps: list[float] | None = None,
+    notices: list[str] | None = None,
+) -> HttpModel:
+    """The provider's real client on a MockTransport; its waits and notices recorded."""
     cls = oai.OpenAIModel if provider == "openai" else anth.AnthropicModel
     policy = RetryPolicy(
         base=0.01,
         sleep=(sleeps.append if sleeps is not None else lambda s: None),
         jitter=lambda: 1.0,
     )
-    notices: list[str] = []
-    model = cls(settings, transport=httpx.MockTransport(rec), policy=policy, notice=notices.append)
-    model.notices = notices  # type: ignore[attr-defined]
-    return model
+    notice = notices.append if notices is not None else lambda s: None
+    return cls(settings, transport=httpx.MockTransport(rec), policy=policy, notice=notice)
 
 
 def ok(
-    provider: str, stream: bool, text: str = "", calls: list[Any] = (), **kw: Any
-) -> httpx.Response:  # type: ignore[assignment]
+    provider: str, stream: bool, text: str = "", calls: Sequence[Call] = (), **kw: Any
+) -> httpx.Response:
     if stream:
         body = (
             openai_sse(text, calls, **kw)
@@ -137,8 +144,10 @@ def test_anthropic_mapping_merges_user_side_messages() -> None:
 def test_anthropic_reports_the_prompt_it_read_from_cache(stream: bool, tmp_path: Path) -> None:
     # the prompt is the fresh, the cache-written and the cache-read tokens together
     usage = {"input_tokens": 10, "cache_creation_input_tokens": 20, "cache_read_input_tokens": 70}
-    reply = anthropic_sse("hi", usage=usage) if stream else anthropic_json("hi", usage=usage)
-    rec = Recorder(sse(reply) if stream else httpx.Response(200, json=reply))
+    if stream:
+        rec = Recorder(sse(anthropic_sse("hi", usage=usage)))
+    else:
+        rec = Recorder(httpx.Response(200, json=anthropic_json("hi", usage=usage)))
     resp = client("anthropic", settings_for("anthropic", tmp_path, stream), rec).complete(REQ)
     assert resp.usage == Usage(100, 7, cached_tokens=70)
 
@@ -176,7 +185,10 @@ def test_plain_text(provider: str, stream: bool, tmp_path: Path) -> None:
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("stream", [True, False])
 def test_one_and_two_parallel_tool_calls(provider: str, stream: bool, tmp_path: Path) -> None:
-    calls = [("c1", "read_file", {"path": "a.txt"}), ("c2", "list_dir", {"path": ".", "depth": 2})]
+    calls: list[Call] = [
+        ("c1", "read_file", {"path": "a.txt"}),
+        ("c2", "list_dir", {"path": ".", "depth": 2}),
+    ]
     for n in (1, 2):
         rec = Recorder(ok(provider, stream, "", calls[:n]))
         resp = client(provider, settings_for(provider, tmp_path, stream), rec).complete(REQ)
@@ -241,10 +253,11 @@ def test_retry_honours_retry_after(provider: str, tmp_path: Path) -> None:
         httpx.Response(503, json={"error": {"message": "busy"}}),
         ok(provider, True, "finally"),
     )
-    model = client(provider, settings_for(provider, tmp_path), rec, sleeps)
+    notices: list[str] = []
+    model = client(provider, settings_for(provider, tmp_path), rec, sleeps, notices)
     assert model.complete(REQ).message.content.strip() == "finally"
-    assert sleeps[0] == 3.0 and 0 < sleeps[1] <= 0.02 and len(model.notices) == 2
-    assert "HTTP 429" in model.notices[0]
+    assert sleeps[0] == 3.0 and 0 < sleeps[1] <= 0.02 and len(notices) == 2
+    assert "HTTP 429" in notices[0]
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -302,7 +315,7 @@ def test_unreadable_arguments_are_kept_as_a_call_not_run(provider: str, tmp_path
 
 
 class _Dropping(httpx.SyncByteStream):
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[bytes]:
         yield b'data: {"choices": [{"index": 0, "delta": {"content": "par"}}]}\n\n'
         raise httpx.ReadError("connection reset")
 
@@ -366,7 +379,7 @@ def test_empty_assistant_replies_stay_valid_on_the_wire() -> None:
 class _Interrupted(httpx.SyncByteStream):
     closed = False
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[bytes]:
         yield b'data: {"choices": [{"index": 0, "delta": {"content": "partial"}}]}\n\n'
         raise KeyboardInterrupt  # the person pressed Ctrl-C while the model was streaming
 

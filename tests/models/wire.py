@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
@@ -11,7 +11,7 @@ import httpx
 Call = tuple[str, str, dict[str, Any]]  # id, name, arguments
 
 
-def openai_json(text: str = "", calls: list[Call] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+def openai_json(text: str = "", calls: Sequence[Call] = ()) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": text or None}
     if calls:
         message["tool_calls"] = [
@@ -27,8 +27,8 @@ def openai_json(text: str = "", calls: list[Call] = ()) -> dict[str, Any]:  # ty
 
 
 def openai_sse(
-    text: str = "", calls: list[Call] = (), cut: bool = False, bad_args: bool = False
-) -> bytes:  # type: ignore[assignment]
+    text: str = "", calls: Sequence[Call] = (), cut: bool = False, bad_args: bool = False
+) -> bytes:
     def chunk(delta: dict[str, Any], finish: str | None = None, usage: Any = None) -> str:
         obj: dict[str, Any] = {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
         if usage:
@@ -69,8 +69,8 @@ ANTHROPIC_USAGE = {"input_tokens": 100}
 
 
 def anthropic_json(
-    text: str = "", calls: list[Call] = (), usage: dict[str, int] = ANTHROPIC_USAGE
-) -> dict[str, Any]:  # type: ignore[assignment]
+    text: str = "", calls: Sequence[Call] = (), usage: dict[str, int] = ANTHROPIC_USAGE
+) -> dict[str, Any]:
     blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     blocks += [{"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in calls]
     return {
@@ -84,7 +84,7 @@ def anthropic_json(
 
 def anthropic_sse(
     text: str = "",
-    calls: list[Call] = (),  # type: ignore[assignment]
+    calls: Sequence[Call] = (),
     cut: bool = False,
     bad_args: bool = False,
     usage: dict[str, int] = ANTHROPIC_USAGE,

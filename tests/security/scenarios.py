@@ -14,6 +14,7 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 
+from mca.config import Settings
 from mca.fsutil import sha256
 from mca.tools.snapshots import store_dir
 from tests.fakeserver import serve
@@ -271,7 +272,7 @@ def many_sessions_then_undo_walks_back(w: World) -> None:
 
 
 # -- 5. AGENTS.md ------------------------------------------------------------------------------
-def _with_server(w: World, run: Callable[[], None]) -> None:
+def _with_server(w: World, run: Callable[[], object]) -> None:
     with serve(w.handle) as server:
         w.server = server
         run()
@@ -323,7 +324,7 @@ def _git_repo(w: World) -> None:
     (w.ws / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
 
 
-PROTECTED_WRITES = {
+PROTECTED_WRITES: dict[str, tuple[str, dict[str, object]]] = {
     "git_config_fsmonitor": (
         "write_file",
         {"path": ".git/config", "content": "[core]\n\tfsmonitor = touch PWNED\n"},
@@ -618,7 +619,7 @@ def _fifo_tree(w: World) -> None:
     os.mkfifo(w.ws / "src" / "deep.fifo")
 
 
-FIFO_CALLS = {
+FIFO_CALLS: dict[str, dict[str, dict[str, object]]] = {
     "read_file": {"read_file": {"path": "pipe"}},
     "search_text": {"search_text": {"pattern": "hello"}},
     "find_files": {"find_files": {"pattern": "**/*"}},
@@ -707,7 +708,7 @@ def legacy_store_and_live_session_and_escapes(w: World) -> None:
 
 
 # -- helpers -----------------------------------------------------------------------------------
-def load(w: World):  # type: ignore[no-untyped-def]
+def load(w: World) -> Settings:
     from mca.config import load_settings
 
     return load_settings({**w.env(), "MOCK": "1"}, workspace=w.ws)

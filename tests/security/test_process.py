@@ -240,9 +240,11 @@ def test_p_on_a_terminal_shows_the_exact_command_and_no_escapes(tmp_path: Path) 
     )
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "MCA_HOME": str(tmp_path / "h")}
     env.update(MCA_MOCK_SCRIPT=str(script), TERM="xterm")
-    child = pexpect.spawn(str(MCA), ["-C", str(ws), "-p", "go"], env=env, timeout=30)
+    child: pexpect.spawn[bytes] = pexpect.spawn(
+        str(MCA), ["-C", str(ws), "-p", "go"], env=env, timeout=30
+    )
     child.expect(rb"run it\? \[y/N\] ")
-    shown = child.before
+    shown = child.before or b""
     child.sendline("n")
     child.expect(pexpect.EOF)
     everything = shown + (child.before or b"")

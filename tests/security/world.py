@@ -215,7 +215,7 @@ class World:
         for part in ("sentinel", "home", "above"):
             changed = _diff(self.before[part], after[part])
             assert not changed, f"{part}/ changed outside the workspace: {changed}"
-        leaks = [
+        leaks: list[Path | str] = [
             f
             for f in _files(self.root)
             if f != self.mcahome / "config.toml" and _has_key(f.read_bytes())

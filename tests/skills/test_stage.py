@@ -6,6 +6,7 @@ import json
 import shutil
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -35,8 +36,8 @@ def lab_skills() -> dict[str, Skill]:
     return discover([Root(LAB, "explicit", 400)], Budget(10**6, "chars", "t"), char_fits).skills
 
 
-def sk(name: str, **kw: object) -> Skill:
-    return Skill(name, "Use when testing.", Path(f"/nowhere/{name}/SKILL.md"), f"{name} body", **kw)  # type: ignore[arg-type]
+def sk(name: str, **kw: Any) -> Skill:
+    return Skill(name, "Use when testing.", Path(f"/nowhere/{name}/SKILL.md"), f"{name} body", **kw)
 
 
 # -- judgment ---------------------------------------------------------------------------------
@@ -446,7 +447,8 @@ def test_reading_a_skill_is_an_activation(ws: Path) -> None:
     read = [m for m in session.agent.messages if m.kind == "skills"]
     assert len(read) == 1 and read[0].protected and read[0].skills == ("calc-conventions-archived",)
     assert "returns `Infinity`" in read[0].content
-    rows = [r.label for r in session.ledger.last.rows]  # type: ignore[union-attr]
+    assert session.ledger.last is not None
+    rows = [r.label for r in session.ledger.last.rows]
     assert "skill read by the model: calc-conventions-archived" in rows
     session.close()
 
@@ -479,7 +481,8 @@ def test_naming_a_rival_replaces_the_held_skill(ws: Path) -> None:
     assert [m.skills for m in history] == [("calc-conventions-archived",)]
     history.append(Message("user", "how did v1 calc handle infinity?", turn=1))
     new = stage("use $calc-conventions now", history, 2)
-    [decision] = [d for d in stage.last.decisions if d.name == "calc-conventions"]  # type: ignore[union-attr]
+    assert stage.last is not None
+    [decision] = [d for d in stage.last.decisions if d.name == "calc-conventions"]
     assert decision.loaded and decision.replaces == "calc-conventions-archived"
     assert "replaces calc-conventions-archived (in context since turn 1)" in decision.reason
     assert "returns `Infinity`" not in history[0].content and history[0].skills == ()

@@ -53,7 +53,7 @@ def _model(tmp_path: Path, rec: Recorder | None = None, server: str = "http://fa
 
 
 CALL = [("c9", "read_file", {"path": "a.txt"})]
-FAULTS = {
+FAULTS: dict[str, tuple[list[httpx.Response | Exception], str]] = {
     "429 with Retry-After, then ok": (
         [httpx.Response(429, headers={"retry-after": "1"}), sse(openai_sse("fine"))],
         "ok",

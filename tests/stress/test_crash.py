@@ -88,7 +88,7 @@ def _trial(tmp: Path, n: int, rng: random.Random) -> tuple[int, int, bool]:
     if proc.poll() is None:
         proc.send_signal(signal.SIGKILL)
     proc.wait()
-    allowed = {
+    allowed: dict[str, set[str | None]] = {
         "f0.txt": {old["f0.txt"], new0},
         "f1.txt": {old["f1.txt"], old["f1.txt"].replace("MARKER-old1", "MARKER-new1", 1)},
         "f2.txt": {old["f2.txt"]},
