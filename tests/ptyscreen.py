@@ -4,6 +4,7 @@ what a person would see. Tests wait on what is on the screen, never on fixed sle
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -29,6 +30,13 @@ def child_env(ws: Path, **extra: str) -> dict[str, str]:
     }
 
 
+def as_a_terminal() -> None:
+    """In the child, before mca starts: Ctrl-C interrupts, as on a person's terminal. A suite
+    started in the background (`make test &`) runs with SIGINT ignored, the child would inherit
+    that, and Python keeps ignoring a signal that was ignored when it started."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def wait_until(ready: Callable[[], bool], what: str, timeout: float = 20) -> None:
     """Poll until `ready()`; fail naming `what` after `timeout` seconds."""
     deadline = time.monotonic() + timeout
@@ -49,7 +57,13 @@ class Screen:
         self.stream = pyte.ByteStream(self.screen)
         self.raw = b""
         self.child: pexpect.spawn[bytes] = pexpect.spawn(
-            str(MCA), args, env=env, cwd=str(ws), timeout=30, dimensions=(rows, cols)
+            str(MCA),
+            args,
+            env=env,
+            cwd=str(ws),
+            timeout=30,
+            dimensions=(rows, cols),
+            preexec_fn=as_a_terminal,
         )
 
     def expect(self, pattern: str | bytes) -> bytes:

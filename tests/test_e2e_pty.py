@@ -7,7 +7,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.ptyscreen import MCA, child_env, wait_until
+from tests.ptyscreen import MCA, as_a_terminal, child_env, wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.pty]
 
@@ -20,6 +20,7 @@ def spawn(ws: Path, *args: str, **env: str) -> pexpect.spawn[str]:
         encoding="utf-8",
         timeout=15,
         dimensions=(40, 120),
+        preexec_fn=as_a_terminal,
     )
     child.expect("mca>")
     return child
