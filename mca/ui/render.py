@@ -21,8 +21,7 @@ from mca.events import (
 )
 from mca.plans import render_plan
 from mca.sanitize import command_block, one_line, visible
-from mca.ui.ansi import BOLD, CYAN, DIM, GREEN, RED
-from mca.ui.ansi import RESET as RESET  # re-exported: ui/terminal.py imports it from here
+from mca.ui.ansi import CYAN, GREEN, RED, RESET
 
 if TYPE_CHECKING:  # this module is on the path to the first prompt: import nothing heavy
     from mca.ledger import TurnLedger
@@ -220,8 +219,7 @@ def ledger_summary(entries: Sequence[TurnLedger]) -> str:
     return "\n".join(lines)
 
 
-# a diff line's style by its first character (and two named styles the terminal uses)
-ANSI = {"+": GREEN, "-": RED, "@": CYAN, "dim": DIM, "bold": BOLD}
+DIFF_STYLES = {"+": GREEN, "-": RED, "@": CYAN}  # a diff line's style by its first character
 
 
 def colour_diff(diff: str, colour: bool) -> str:
@@ -231,7 +229,7 @@ def colour_diff(diff: str, colour: bool) -> str:
     for line in diff.splitlines():
         safe = visible(line)
         key = "" if line.startswith(("+++", "---")) else line[:1]
-        style = ANSI.get(key, "") if colour else ""
+        style = DIFF_STYLES.get(key, "") if colour else ""
         out.append(f"{style}{safe}{RESET}" if style else safe)
     return "\n".join(out)
 

@@ -18,8 +18,9 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from mca.events import Event, FileChanged, ModelRetry, ModelWaiting
 from mca.fsutil import open_private, private_dir
 from mca.sanitize import command_block, for_terminal, one_line, scrub
+from mca.ui.ansi import DIM, RESET
 from mca.ui.markdown import MarkdownStream
-from mca.ui.render import ANSI, RESET, colour_diff, program_of, progress_line
+from mca.ui.render import colour_diff, program_of, progress_line
 from mca.ui.spinner import Spinner
 from mca.ui.stream import StreamWriter
 
@@ -211,7 +212,7 @@ class ReplUI:
     def dim(self, text: str) -> None:
         """A line of secondary information (dim on a colour terminal)."""
         safe = for_terminal(text, self.secrets)
-        self._write((f"{ANSI['dim']}{safe}{RESET}" if self.colour else safe) + "\n")
+        self._write((f"{DIM}{safe}{RESET}" if self.colour else safe) + "\n")
 
     def show_diff(self, diff: str) -> None:
         self._write(colour_diff(scrub(diff, self.secrets), self.colour) + "\n")
