@@ -118,6 +118,15 @@ def main_parser() -> argparse.ArgumentParser:
         choices=("ask", "auto-edit", "read-only", "yolo"),
         help="what runs without asking (default auto-edit: edits apply, commands ask)",
     )
+    p.add_argument(
+        "--sandbox",
+        choices=("workspace-write", "read-only", "off"),
+        help="what commands run for the model may reach (default workspace-write: the"
+        " workspace and a private /tmp, no secrets, no network; off: your full rights)",
+    )
+    p.add_argument(
+        "--allow-network", action="store_true", help="let sandboxed commands use the network"
+    )
     p.add_argument("--model", help="model name; 'mock' for the offline mock model")
     p.add_argument("--max-steps", type=int, help="model calls per turn (default 30)")
     p.add_argument("--no-stream", action="store_true", help="do not stream responses")
@@ -157,7 +166,17 @@ def _overrides(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         "strict_skills": args.strict_skills,
         "verbose": args.verbose,
     }
-    for key in ("model", "max_steps", "yes", "mode", "record", "no_stream", "ledger"):
+    for key in (
+        "model",
+        "max_steps",
+        "yes",
+        "mode",
+        "record",
+        "no_stream",
+        "ledger",
+        "sandbox",
+        "allow_network",
+    ):
         value = getattr(args, key, None)
         if value is None or value is False:  # not given (0 is a value: it gets checked)
             continue
@@ -167,6 +186,8 @@ def _overrides(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
             overrides["show_ledger"] = True
         elif key == "record":
             overrides["record"] = Path(value)
+        elif key == "allow_network":
+            overrides["network"] = True
         else:
             overrides[key] = value
     workspace = Path(args.workspace or os.getcwd())

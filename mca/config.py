@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mca.config_checks import Raw, choice, integer, number, paths, text, url
+from mca.config_checks import Raw, boolean, choice, integer, number, paths, text, url
 from mca.config_sources import ConfigFile, Sources, Spec, known_secrets, prices_of
 from mca.errors import ConfigError
 from mca.models.registry import MOCK, PROVIDERS, SHARED_KEY_VAR, ProviderSpec, Registry
@@ -27,6 +27,7 @@ MODES = {
     "read-only": "no writes and no commands: the tools refuse, saying why",
     "yolo": "edits and commands run without asking (protected paths still ask)",
 }
+SANDBOX_MODES = ("workspace-write", "read-only", "off")
 DEFAULT_MAX_STEPS = 30
 DEFAULT_SKILL_BUDGET = 12_000
 DEFAULT_CONTEXT_WINDOW = 32_000  # conservative when the model is unknown
@@ -62,6 +63,15 @@ class SPECS:
     # the answer's length limit; 0: a quarter of the window, at most 8,192
     max_tokens = Spec("MCA_MAX_TOKENS", "max_tokens", integer(1, 1_000_000), 0)
     mode = Spec("MCA_MODE", "mode", choice(*MODES), "auto-edit", "--mode")  # see MODES
+    # what commands mca runs for the model may reach (mca.sandbox.policy.Mode)
+    sandbox = Spec(
+        "MCA_SANDBOX", "sandbox", choice(*SANDBOX_MODES), "workspace-write", "--sandbox"
+    )
+    network = Spec("MCA_NETWORK", "network", boolean, False, "--allow-network")
+    # paths commands may not read, beside the built-in list (~/.ssh, ~/.aws, ...)
+    sandbox_deny_read: Spec[tuple[Path, ...]] = Spec(
+        "MCA_SANDBOX_DENY_READ", "sandbox_deny_read", paths, ()
+    )
 
     @classmethod
     def all(cls) -> Iterator[Spec[Any]]:
@@ -87,6 +97,10 @@ class Settings:
     max_steps: int = SPECS.max_steps.default
     stream: bool = True
     mode: str = SPECS.mode.default
+    sandbox: str = SPECS.sandbox.default
+    sandbox_source: str = ""  # where a sandbox other than the default was asked for
+    network: bool = SPECS.network.default
+    sandbox_deny_read: tuple[Path, ...] = SPECS.sandbox_deny_read.default
     mock_script: Path | None = None
     mock_reason: str = ""
     skills_dirs: tuple[Path, ...] = SPECS.skills_dirs.default
@@ -254,6 +268,8 @@ def load_settings(
         "model": o.pop("model", None),
         "max_steps": o.pop("max_steps", None),
         "mode": o.pop("mode", None) or ("yolo" if o.pop("yes", False) else None),
+        "sandbox": o.pop("sandbox", None),
+        "network": o.pop("network", None),
     }
     src = Sources(flags, env, config)
     provider_raw = src.raw(SPECS.provider)
@@ -290,6 +306,12 @@ def load_settings(
         retry_base=src.get(SPECS.retry_base),
         max_tokens=src.get(SPECS.max_tokens),
         mode=src.get(SPECS.mode),
+        sandbox=src.get(SPECS.sandbox),
+        sandbox_source=(src.raw(SPECS.sandbox) or Raw("", "")).source,
+        network=src.get(SPECS.network),
+        sandbox_deny_read=tuple(
+            _expand(Path(d), user_home) for d in src.get(SPECS.sandbox_deny_read)
+        ),
         debug=_switch(env, "MCA_DEBUG"),
         prices=prices_of(config),
         providers=providers,

@@ -72,6 +72,16 @@ def choice(*options: str) -> Callable[[Raw], str]:
     return check
 
 
+def boolean(raw: Raw) -> bool:
+    """true/false in config.toml; 1/0 (or true/false) in a variable; a flag gives True."""
+    v = raw.value
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.strip().lower() in ("1", "true", "0", "false"):
+        return v.strip().lower() in ("1", "true")
+    raise bad(raw, "true or false (1 or 0 in a variable)")
+
+
 def text(raw: Raw) -> str:
     if not isinstance(raw.value, str) or not raw.value.strip() or "\x00" in raw.value:
         raise bad(raw, "a non-empty string")

@@ -19,6 +19,18 @@ _TABLE.update(
     {i: f"\\u{i:04x}" for i in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F)}
 )
 _TABLE.update({i: f"\\u{i:04x}" for i in range(0xD800, 0xE000)})
+# Characters that draw nothing but change what a line says: zero-width space and joiners'
+# invisible cousins, the byte-order mark, the Arabic letter mark, line and paragraph separators
+# (which some terminals break lines at) and the Unicode tag block (invisible ASCII look-alikes).
+_INVISIBLE = (0x200B, *range(0x2060, 0x2065), 0xFEFF, 0x061C, 0x2028, 0x2029, 0x180E)
+_TABLE.update({i: f"\\u{i:04x}" for i in _INVISIBLE})
+_TABLE.update({i: f"\\U{i:08x}" for i in range(0xE0000, 0xE0080)})
+# Shown only where exactness matters more than looks (what a command runs): the joiners and
+# variation selectors emoji use, the soft hyphen, and every space that is not U+0020.
+_EXACT = dict(_TABLE)
+_EXACT.update({i: f"\\u{i:04x}" for i in (0x200C, 0x200D, 0x00AD, *range(0xFE00, 0xFE10))})
+_EXACT.update({i: f"\\u{i:04x}" for i in (0x00A0, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000)})
+_EXACT.update({i: f"\\U{i:08x}" for i in range(0xE0100, 0xE01F0)})
 # undecodable bytes of a file name (surrogateescape) show as the byte they were
 _BYTES = {i: f"\\x{i - 0xDC00:02x}" for i in range(0xDC80, 0xDD00)}
 _TABLE.update(_BYTES)
@@ -69,9 +81,37 @@ def for_terminal(text: str, secrets: Iterable[str] = ()) -> str:
     return visible(scrub(text, secrets))
 
 
+MAX_APPROVAL_LINES = 200  # a longer command is refused: it could not be read before a yes
+
+
+def exact(text: str) -> str:
+    """`visible`, and every invisible or look-alike character as its code (for commands)."""
+    return text.translate(_EXACT)
+
+
 def command_block(command: str, indent: str = "    ") -> str:
-    """A command exactly as it will run, sanitised, one line of it per line."""
-    return "\n".join(indent + visible(line) for line in command.split("\n"))
+    """A command exactly as it will run, one line of it per line, nothing hidden: control and
+    invisible characters as codes, tabs as \\t, a run of three or more spaces and spaces at a
+    line's ends counted, empty lines named. Several lines are numbered."""
+    lines = command.split("\n")
+    out = []
+    for n, line in enumerate(lines, 1):
+        shown = _edges(exact(line).replace("\t", "\\t"))
+        number = f"{n:>3} | " if len(lines) > 1 else ""
+        out.append(indent + number + (shown or "(empty line)"))
+    return "\n".join(out)
+
+
+def _edges(line: str) -> str:
+    """Spaces a reader could miss, counted: runs of 3+, and any at the start or end."""
+    import re
+
+    def count(m: re.Match[str]) -> str:
+        return f"[{len(m.group())} spaces]" if len(m.group()) > 1 else "[space]"
+
+    line = re.sub(r" {3,}", count, line)
+    line = re.sub(r"^ +| +$", count, line)
+    return line
 
 
 class StreamScrubber:
