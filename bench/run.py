@@ -483,6 +483,56 @@ def bench_overhead(results: list[Result]) -> None:
     )
 
 
+def bench_sandbox(results: list[Result]) -> None:
+    """A sandboxed `true` against an unsandboxed one, alternating, through mca's command path
+    (per mechanism this machine has: with user namespaces, and Landlock alone)."""
+    from mca.sandbox.box import Sandbox
+    from mca.sandbox.policy import Mode, build_policy
+    from mca.sandbox.probe import probe
+    from mca.tools.command import execute
+
+    n = 20 if QUICK else 100
+    for label, mech in (("namespaces", probe()), ("Landlock only", probe(namespaces=False))):
+        if not mech.available or (label == "namespaces" and not mech.user_namespaces):
+            continue
+        with tempfile.TemporaryDirectory(dir=REPO) as tmp:
+            ws, home = Path(tmp) / "ws", Path(tmp) / "home"
+            ws.mkdir()
+            (ws / ".git").mkdir()
+            sandbox = Sandbox(build_policy(Mode.WORKSPACE_WRITE, ws, home, home / ".mca"), mech)
+
+            def timed(box: Sandbox | None) -> Callable[[], float]:
+                def run() -> float:
+                    start = time.perf_counter()
+                    execute("true", str(ws), 10, sandbox=box)
+                    return (time.perf_counter() - start) * 1000
+
+                return run
+
+            timed(sandbox)()  # the ruleset is built once per session: not part of a command
+            boxed, plain = alternate(timed(sandbox), timed(None), n)
+            sandbox.close()
+        added = boxed - plain
+        # 5 ms on the quiet 2-core machine, where the reference loop takes about 2 ms: on a
+        # loaded machine both sides slow down alike, so the bound is scaled by the reference
+        ref = median_of(reference_ms, 15)
+        allowed = 5 * ref / 2
+        results.append(
+            Result(
+                f"sandboxed `true` ({label})",
+                boxed,
+                "ms",
+                plain,
+                "the same `true` unsandboxed",
+                boxed / plain,
+                "<= 5 ms added",
+                added <= allowed,
+                f"{added:+.2f} ms per command (allowed {allowed:.1f} ms: 5 ms x reference"
+                f" {ref:.2f} ms / 2 ms); {mech.describe()}",
+            )
+        )
+
+
 def bench_ledger(results: list[Result]) -> None:
     from mca.config import load_settings
     from mca.models.mock import MockModel
@@ -583,6 +633,7 @@ def main() -> int:
         ("corpus_processes", lambda: bench_corpus_processes(results)),
         ("ledger", lambda: bench_ledger(results)),
         ("overhead", lambda: bench_overhead(results)),
+        ("sandbox", lambda: bench_sandbox(results)),
         ("grade", lambda: bench_grade(results)),
         ("savings", lambda: bench_savings(results)),
     ]
