@@ -295,9 +295,10 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         sys.stdout.write(f"mca {__version__}\n")
         return EXIT_OK
     env = dict(os.environ if env is None else env)
-    from mca.process import make_undumpable
+    from mca.process import make_undumpable, scrub_environ_block
 
     make_undumpable()
+    scrub_environ_block(k for k in env if k.endswith("_API_KEY"))
     try:
         return _dispatch(argv, env)
     except KeyboardInterrupt:

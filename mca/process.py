@@ -3,13 +3,16 @@
 `run_command`'s children get no *_API_KEY variables, but on Linux any process of the same user
 could read them from /proc/<mca's pid>/environ or attach a debugger. Marking mca non-dumpable
 (prctl PR_SET_DUMPABLE 0) makes /proc/<pid>/environ, mem and ptrace refuse same-user processes.
-Root (and processes with CAP_SYS_PTRACE) can still read everything; so can anything started
-before mca that already holds the keys (the shell that exported them).
+Root (and processes with CAP_SYS_PTRACE) can still read mca's memory; so can anything started
+before mca that already holds the keys (the shell that exported them). For them, mca also
+overwrites the keys in its own copy of the environment the kernel shows as
+/proc/<pid>/environ (Python keeps its own copy in os.environ, which mca reads).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 
 PR_SET_DUMPABLE = 4
 
@@ -25,3 +28,31 @@ def make_undumpable() -> bool:
         return int(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) == 0
     except (OSError, AttributeError):
         return False
+
+
+def scrub_environ_block(names: Iterable[str]) -> int:
+    """Overwrite the values of these variables in the environment block the kernel shows as
+    /proc/self/environ (Linux; os.environ, Python's copy, keeps them). Returns how many."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[47]), int(fields[48])  # env_start, env_end: stat fields 50, 51
+        with open("/proc/self/environ", "rb") as f:
+            block = f.read()
+    except (OSError, ValueError, IndexError):
+        return 0
+    if not start or len(block) > end - start:
+        return 0
+    import ctypes
+
+    wanted = {n.encode() for n in names}
+    done, offset = 0, 0
+    for entry in block.split(b"\0"):
+        name, eq, value = entry.partition(b"=")
+        if eq and name in wanted and value:
+            ctypes.memset(start + offset + len(name) + 1, ord("x"), len(value))
+            done += 1
+        offset += len(entry) + 1
+    return done
