@@ -20,7 +20,7 @@ def lab_compare() -> str:
     return compare_text(lab_report(REPO))
 
 
-DEMO_INPUT = "fix the divide-by-zero problem in src/calc.js\nn\n/diff\n/undo\n"
+DEMO_INPUT = "fix the divide-by-zero problem in src/calc.js\n/diff\n/undo\n"
 
 
 def demo() -> str:

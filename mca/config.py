@@ -23,7 +23,7 @@ from mca.skills.policy import PRODUCTION, Policy
 # Approval modes: what runs without asking.
 MODES = {
     "ask": "every edit and every command asks first (the diff before the question)",
-    "auto-edit": "edits apply (shown as diffs), commands ask",
+    "auto-edit": "edits apply (shown as diffs), commands ask; in the sandbox they run without asking",
     "read-only": "no writes and no commands: the tools refuse, saying why",
     "yolo": "edits and commands run without asking (protected paths still ask)",
 }
@@ -64,9 +64,7 @@ class SPECS:
     max_tokens = Spec("MCA_MAX_TOKENS", "max_tokens", integer(1, 1_000_000), 0)
     mode = Spec("MCA_MODE", "mode", choice(*MODES), "auto-edit", "--mode")  # see MODES
     # what commands mca runs for the model may reach (mca.sandbox.policy.Mode)
-    sandbox = Spec(
-        "MCA_SANDBOX", "sandbox", choice(*SANDBOX_MODES), "workspace-write", "--sandbox"
-    )
+    sandbox = Spec("MCA_SANDBOX", "sandbox", choice(*SANDBOX_MODES), "workspace-write", "--sandbox")
     network = Spec("MCA_NETWORK", "network", boolean, False, "--allow-network")
     # paths commands may not read, beside the built-in list (~/.ssh, ~/.aws, ...)
     sandbox_deny_read: Spec[tuple[Path, ...]] = Spec(

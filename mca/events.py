@@ -117,6 +117,7 @@ class PlanUpdated(Event):
 class CommandStarted(Event):
     kind: ClassVar[str] = "command.start"
     command: str
+    sandbox: str = ""  # how it is contained ('' unsandboxed)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mca.agent import Agent
 from mca.compact import Compactor
@@ -37,10 +37,14 @@ from mca.skills.runtime import SkillRuntime, log_discovery, refuse_if_strict, ru
 from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
 from mca.tools import tool_specs
+from mca.tools.allow import Answer, CommandQuestion
 from mca.tools.base import Approvals, Asker, ToolEnv
 from mca.tools.snapshots import SnapshotStore, UndoReport
 from mca.turn import TurnResult
 from mca.types import KIND_SHELL, Message, Model
+
+if TYPE_CHECKING:
+    from mca.sandbox.box import Sandbox
 
 
 class UI(Asker, Protocol):
@@ -58,8 +62,9 @@ class HeadlessUI:
 
     commands: bool = True
 
-    def approve(self, command: str) -> bool:
-        return self.commands
+    def approve(self, question: CommandQuestion) -> Answer:
+        """Commands when `commands`; never a run with more rights (nobody to ask)."""
+        return Answer.YES if self.commands and not question.more else Answer.NO
 
     def approve_write(self, path: str, reason: str, diff: str) -> bool:
         return False
@@ -238,8 +243,20 @@ class Session:
         """(path, before this session, now) for each file this session changed."""
         return self.snapshots.session_changes()
 
+    def sandbox_text(self) -> str:
+        """The sandbox in force and its mechanism, for /mode and /status."""
+        box = self.sandbox
+        return box.describe() if box is not None else "none"
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """Where commands run for the model."""
+        return self.agent.env.sandbox
+
     def close(self) -> None:
-        """Release the model client."""
+        """Release the model client and the sandbox's private /tmp."""
+        if self.sandbox is not None:
+            self.sandbox.close()
         self.log.event(SessionEnded(self.turns))
         self.log.close()
         self.snapshots.close()
@@ -283,6 +300,18 @@ def _startup_notices(settings: Settings, discovery: Discovery, agents_problem: s
     return notices
 
 
+def _sandbox_notice(settings: Settings, box: Sandbox | None) -> list[str]:
+    """Said once when commands will run with the user's full rights."""
+    if box is None or box.active:
+        return []
+    if settings.sandbox == "off":
+        return [f"commands run unsandboxed, with your full rights ({settings.sandbox_source} off)"]
+    return [
+        f"warning: commands run unsandboxed: {box.mechanisms.describe()}; in auto-edit mode"
+        " every command asks first"
+    ]
+
+
 def _prompt(settings: Settings, discovery: Discovery) -> tuple[SystemPrompt, str]:
     """The system prompt (AGENTS.md scrubbed of known secrets), and what was wrong reading it."""
     agents, problem = read_agents_md(settings.workspace)
@@ -303,7 +332,30 @@ def _tools(
     )
     approvals = Approvals(ui, settings.mode)
     root, home = settings.workspace, settings.home
-    return stage, ToolEnv(root, snapshots, approvals, emit, stage, home, settings.user_home)
+    box = sandbox_for(settings)
+    return stage, ToolEnv(root, snapshots, approvals, emit, stage, home, settings.user_home, box)
+
+
+def sandbox_for(settings: Settings) -> Sandbox:
+    """The sandbox run_command's commands run in: --sandbox, the network setting, the secret
+    list plus config.toml's, the skills directories inside the workspace kept read-only. The
+    system is probed once here (a fork); an inactive sandbox means commands ask first."""
+    from mca.sandbox.box import Sandbox
+    from mca.sandbox.policy import Mode, build_policy
+    from mca.sandbox.probe import Mechanisms, probe
+
+    mode = Mode(settings.sandbox)
+    mechanisms = probe() if mode is not Mode.OFF else Mechanisms(0, False, None)
+    policy = build_policy(
+        mode,
+        settings.workspace,
+        settings.user_home,
+        settings.home,
+        network=settings.network,
+        deny_read=tuple(str(p) for p in settings.sandbox_deny_read),
+        protected_dirs=settings.skills_dirs,
+    )
+    return Sandbox(policy, mechanisms)
 
 
 def _compactor(
@@ -348,6 +400,7 @@ def open_session(
     stage, env = _tools(settings, discovery, snapshots, ui, emit)
     prompt, agents_problem = _prompt(settings, discovery)
     notices = [*_startup_notices(settings, discovery, agents_problem), *notices]
+    notices += _sandbox_notice(settings, env.sandbox)
     for notice in [*notices, window_note] if window_note else notices:
         emit(Notice(notice))
     engine = Engine(model or build_model(settings, lambda m: emit(ModelRetry(m))), prompt)

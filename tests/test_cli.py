@@ -54,11 +54,18 @@ def test_json_output(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_commands_need_yes_without_a_terminal(
     ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Unsandboxed, a command needs a yes: without a terminal, --yes. In the sandbox, the
+    default mode runs it without one."""
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
-    main(["-C", str(ws), "-p", "run `touch made`"], env(MOCK="1"))
+    main(["-C", str(ws), "-p", "run `touch made`", "--sandbox", "off"], env(MOCK="1"))
     assert not (ws / "made").exists() and "pass --yes" in capsys.readouterr().err
-    main(["-C", str(ws), "-p", "run `touch made`", "--yes"], env(MOCK="1"))
+    main(["-C", str(ws), "-p", "run `touch made`", "--yes", "--sandbox", "off"], env(MOCK="1"))
     assert (ws / "made").exists()
+    from mca.sandbox.probe import probe
+
+    if probe().available:
+        main(["-C", str(ws), "-p", "run `touch boxed`"], env(MOCK="1"))
+        assert (ws / "boxed").exists()
 
 
 def test_model_error_exits_1(ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

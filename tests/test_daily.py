@@ -142,10 +142,12 @@ def test_resume_lists_and_picks(ws: Path) -> None:
 @pytest.mark.pty
 def test_resume_after_sigkill_keeps_finished_turns(ws: Path) -> None:
     (ws / "a.txt").write_text("hello world\n")
-    env = {**mca_env(ws), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    env = {**mca_env(ws), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "MCA_MODE": "ask"}
     child = pexpect.spawn(str(MCA), env=env, cwd=str(ws), encoding="utf-8", timeout=20)
     child.expect("mca>")
     child.sendline('replace "world" with "there" in a.txt')
+    child.expect(r"\[y\]es / \[N\]o")  # --mode ask: the edit asks too
+    child.sendline("y")
     child.expect("session ~")  # the usage line: the turn is finished and saved
     child.expect("mca>")
     child.sendline("run `sleep 30`")  # a turn in flight, waiting for approval

@@ -74,12 +74,26 @@ def test_ctrl_c_clears_then_twice_exits(run_repl: RunRepl) -> None:
 
 
 def test_run_command_asks_first(run_repl: RunRepl, ws: Path) -> None:
+    """Unsandboxed (as without any mechanism), auto-edit asks for every command; "always"
+    covers the same program with the same first arguments, nothing else."""
     out, _ = run_repl(
         f"run `touch one`{ENTER}n{ENTER}run `touch two`{ENTER}a{ENTER}"
-        f"run `touch three`{ENTER}{CTRL_D}"
+        f"run `touch two`{ENTER}run `touch three`{ENTER}n{ENTER}{CTRL_D}",
+        MCA_SANDBOX="off",
     )
     assert not (ws / "one").exists() and "declined" in out
-    assert (ws / "two").exists() and (ws / "three").exists()
+    assert (ws / "two").exists() and not (ws / "three").exists()
+    # asked for one, two and three; the second `touch two` ran on the "always"
+    assert out.count("run_command wants to run exactly this") == 3
+    assert "(unsandboxed: with your full rights)" in out
+
+
+def test_auto_edit_runs_sandboxed_commands_without_asking(run_repl: RunRepl, ws: Path) -> None:
+    out, repl = run_repl(f"run `touch one`{ENTER}{CTRL_D}")
+    if not repl.session.sandbox or not repl.session.sandbox.active:
+        pytest.skip("no sandbox mechanism here")
+    assert (ws / "one").exists() and "run it?" not in out
+    assert "sandboxed: workspace-write, no network" in out
 
 
 def test_model_error_keeps_the_conversation(run_repl: RunRepl, ws: Path, tmp_path: Path) -> None:
@@ -111,7 +125,8 @@ def test_ctrl_c_or_d_at_the_approval_cancels_the_turn(
     script = tmp_path / "s.jsonl"
     call = '{"tool_calls": [{"name": "run_command", "arguments": {"command": "touch X"}}]}\n'
     script.write_text(call * 40 + '{"content": "after"}\n')
-    out, repl = run_repl(f"go{ENTER}{key}/exit{ENTER}", MCA_MOCK_SCRIPT=str(script))
+    # --mode ask: in the sandbox, auto-edit would run it without a question
+    out, repl = run_repl(f"go{ENTER}{key}/exit{ENTER}", MCA_MOCK_SCRIPT=str(script), MCA_MODE="ask")
     assert "turn cancelled; the conversation is as it was" in out
     assert out.count("run_command wants to run") == 1  # asked once, not until the step limit
     assert repl.session.agent.messages == [] and not (ws / "X").exists()
@@ -185,9 +200,23 @@ def test_read_only_refuses_writes_and_commands(run_repl: RunRepl, ws: Path, tmp_
     assert not (ws / "X").exists()
 
 
+<<<<<<< HEAD
 def test_always_is_scoped_to_the_program(run_repl: RunRepl, ws: Path, tmp_path: Path) -> None:
     script = _script(tmp_path, RUN % "touch one", RUN % "touch two", RUN % "ls", DONE)
     out, _ = run_repl(f"go{ENTER}a{ENTER}n{ENTER}{CTRL_D}", MCA_MOCK_SCRIPT=script)
     assert "[a]lways `touch` this session" in out or (ws / "one").exists()
     assert (ws / "one").exists() and (ws / "two").exists()  # touch: always
     assert out.count("run_command wants to run exactly this") == 2  # ls asked again
+=======
+def test_always_is_scoped_to_the_program(run_repl, ws: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """'always' covers the same program with the same first arguments (options may follow),
+    nothing else; it is asked for with --mode ask (or without a sandbox)."""
+    script = _script(
+        tmp_path, RUN % "touch one", RUN % "touch one -c", RUN % "touch two", RUN % "ls", DONE
+    )
+    out, _ = run_repl(
+        f"go{ENTER}a{ENTER}n{ENTER}n{ENTER}{CTRL_D}", MCA_MOCK_SCRIPT=script, MCA_MODE="ask"
+    )
+    assert (ws / "one").exists() and not (ws / "two").exists()  # `touch one`: always
+    assert out.count("run_command wants to run exactly this") == 3  # one, two, ls
+>>>>>>> b46e51b (run_command runs in the sandbox; approvals say where a command runs)

@@ -93,6 +93,14 @@ class Sandbox:
         net = "network allowed" if self.policy.network else "no network"
         return f"{self.policy.mode} ({net}; {self.mechanisms.describe()})"
 
+    def summary(self, grant: Grant | None = None) -> str:
+        """A few words for the tool line: 'sandboxed: workspace-write, no network'."""
+        network = self.policy.network or (grant is not None and grant.network)
+        parts = [str(self.policy.mode), "network" if network else "no network"]
+        if grant is not None and grant.write_protected:
+            parts.append(".git/ writable")
+        return "sandboxed: " + ", ".join(parts)
+
     # -- preparing a command ---------------------------------------------------------------
     def tmp(self) -> Path:
         """The private temporary directory (one per session, removed at close)."""

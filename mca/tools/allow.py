@@ -10,6 +10,7 @@ With the sandbox on, an "always" only ever lets a command run inside it without 
 
 from __future__ import annotations
 
+import enum
 import os
 import shlex
 import shutil
@@ -17,6 +18,28 @@ from dataclasses import dataclass, field
 
 # Anything that makes a shell do more than run one program with literal arguments.
 SHELL_SYNTAX = set(";&|`$<>(){}*?[]~!#\\\n\r") | {"\t"}
+
+
+class Answer(enum.StrEnum):
+    """A person's answer to a command question."""
+
+    YES = "yes"
+    NO = "no"
+    ALWAYS = "always"
+
+
+@dataclass(frozen=True)
+class CommandQuestion:
+    """What a person is asked before a command runs: the command whole, where it runs, and
+    what an "always" would cover ('' when not offered). `more` is set when a command that hit
+    the sandbox's walls asks to run again with one more right ("the network"); "always" is
+    never offered for that."""
+
+    command: str
+    sandbox: str = ""  # '' unsandboxed; else how it is contained ("workspace-write, no network")
+    always: str = ""
+    more: str = ""
+    wall: str = ""  # with `more`: what the sandbox stopped
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mca.errors import ToolError
 from mca.events import EventSink
+from mca.tools.allow import AlwaysRules, Answer, CommandQuestion
 from mca.tools.schema import check_object
 from mca.tools.snapshots import SnapshotStore
 from mca.types import Message
+
+if TYPE_CHECKING:
+    from mca.sandbox.box import Sandbox
 
 
 class SkillAccess(Protocol):
@@ -45,7 +49,7 @@ class NoSkills:
 class Asker(Protocol):
     """Who answers when a tool needs a yes: the UI (each UI keeps these three together)."""
 
-    def approve(self, command: str) -> bool: ...
+    def approve(self, question: CommandQuestion) -> Answer: ...  # a command
 
     def approve_write(self, path: str, reason: str, diff: str) -> bool: ...  # protected paths
 
@@ -59,6 +63,7 @@ class Approvals:
 
     ask: Asker
     mode: str = "auto-edit"  # one of mca.config.MODES
+    always: AlwaysRules = field(default_factory=AlwaysRules)  # the session's "always" answers
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,7 @@ class ToolEnv:
     skills: SkillAccess = field(default_factory=NoSkills)
     home: Path | None = None  # $MCA_HOME: protected wherever it is
     user_home: Path | None = None  # the user's ~, for skill paths the model was given as ~/...
+    sandbox: Sandbox | None = None  # where run_command's commands run (None or inactive: not)
 
 
 @dataclass

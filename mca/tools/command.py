@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from mca import events
 from mca.errors import ToolError
 from mca.sandbox.policy import Grant
+from mca.sanitize import MAX_APPROVAL_LINES
+from mca.tools.allow import Answer, CommandQuestion, key_for
 from mca.tools.base import READ_ONLY, ToolEnv, TurnState, arg_int, arg_str
 
 if TYPE_CHECKING:
@@ -175,29 +177,87 @@ def execute(
 
 
 def run_command(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
-    """Ask, then run a shell command; exit code and (head+tail) output go back to the model."""
+    """Ask when the mode says so, run the command (in the sandbox when there is one), and offer
+    a run with one more right when it hit the sandbox's walls; exit code and (head+tail)
+    output go back to the model."""
     command = arg_str(args, "command").strip()
     timeout = arg_int(args, "timeout", DEFAULT_TIMEOUT, 1, MAX_TIMEOUT)
     if not command:
         raise ToolError("command is empty")
-    mode = env.approvals.mode
-    if mode == "read-only":
+    lines = command.count("\n") + 1
+    if lines > MAX_APPROVAL_LINES:
+        raise ToolError(
+            f"not run: the command is {lines:,} lines long, more than a person can check before"
+            f" saying yes (at most {MAX_APPROVAL_LINES}); write it to a script file and run that"
+        )
+    if env.approvals.mode == "read-only":
         raise ToolError(f"not run: {READ_ONLY}; say what you would run instead")
-    if mode != "yolo" and not env.approvals.ask.approve(command):
+    box = env.sandbox if env.sandbox is not None and env.sandbox.active else None
+    _approve(env, command, box)
+    done = _run(env, command, timeout, box, Grant())
+    if box is not None:
+        done = _maybe_again(env, command, timeout, box, done)
+    return _result(command, timeout, done)
+
+
+def _approve(env: ToolEnv, command: str, box: Sandbox | None) -> None:
+    """The question before a command, when the approval mode asks it. With a sandbox, auto-edit
+    and yolo run it inside without asking; without one, only yolo does."""
+    approvals = env.approvals
+    asks = approvals.mode == "ask" or (approvals.mode == "auto-edit" and box is None)
+    path = child_env(os.environ).get("PATH", os.defpath)
+    if not asks or approvals.always.covers(command, str(env.root), path):
+        return
+    key = key_for(command, str(env.root), path)
+    question = CommandQuestion(command, box.summary() if box else "", key.shown() if key else "")
+    answer = approvals.ask.approve(question)
+    if answer is Answer.ALWAYS and key is not None:
+        approvals.always.add(key)
+    elif answer is not Answer.YES:
         raise ToolError(f"the user declined to run: {command}")
-    env.emit(events.CommandStarted(command))
+
+
+def _run(env: ToolEnv, command: str, timeout: int, box: Sandbox | None, grant: Grant) -> Outcome:
+    env.emit(events.CommandStarted(command, box.summary(grant) if box else ""))
     try:
-        done = execute(command, str(env.root), timeout)
-        code, output, timed_out = done.code, done.output, done.timed_out
+        done = execute(command, str(env.root), timeout, sandbox=box, grant=grant)
     except CommandInterrupted as stop:
         env.emit(events.CommandInterrupted(command, stop.output))
         raise
-    if timed_out:
+    for note in done.notes:
+        env.emit(events.Notice(note))
+    return done
+
+
+def _maybe_again(env: ToolEnv, command: str, timeout: int, box: Sandbox, done: Outcome) -> Outcome:
+    """A command that hit the sandbox's walls: the person may let it run again with exactly
+    the right it lacked, once. Never asked by yolo or "always"; refused without a person."""
+    from mca.sandbox.walls import NETWORK_HINT, needed
+
+    need = needed(done.output, done.notes, network=box.policy.network)
+    if not need or (need.write_protected and not box.policy.writes_workspace):
+        return done
+    walls = ["the network"] * need.network
+    walls += ["writing .git/ (or .mca/, .agents/skills/)"] * need.write_protected
+    wall = " and ".join(walls)
+    question = CommandQuestion(command, box.summary(), "", need.describe(), wall)
+    if env.approvals.ask.approve(question) is not Answer.YES:
+        hint = f" ({NETWORK_HINT})" if need.network else ""
+        done.notes.append(f"the sandbox stopped {wall}; the user did not allow more{hint}")
+        return done
+    again = _run(env, command, timeout, box, need)
+    again.notes[:0] = [f"run again with {need.describe()} (the user allowed it once)"]
+    return again
+
+
+def _result(command: str, timeout: int, done: Outcome) -> str:
+    if done.timed_out:
         status = f"timed out after {timeout}s; the process group was killed"
     else:
-        status = f"exit code {code}"
-    body = output.rstrip("\n") or "(no output)"
-    result = f"$ {command}\n{status}\n{body}"
-    if code not in (0,):
+        status = f"exit code {done.code}"
+    body = done.output.rstrip("\n") or "(no output)"
+    notes = "".join(f"\n[mca: {n}]" for n in done.notes)
+    result = f"$ {command}\n{status}\n{body}{notes}"
+    if done.code != 0:
         raise ToolError(result)
     return result

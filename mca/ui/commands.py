@@ -50,6 +50,7 @@ class SlashCommands:
                 "show or set what runs without asking (ask, auto-edit, ...)", self.mode
             ),
             "/resume": Command("go on with a saved conversation (/resume ID)", self.resume),
+            "/status": Command("model, provider, mode, sandbox, window in one place", self.status),
             "/export": Command("write the conversation as Markdown (/export FILE)", self.export),
         }
 
@@ -59,7 +60,9 @@ class SlashCommands:
 
     def help(self, arg: str) -> None:
         names = {**self.table, "/<skill> [text]": Command("use that skill for a turn", self.help)}
-        names["!command"] = Command("run a shell command yourself (no approval)", self.help)
+        names["!command"] = Command(
+            "run a shell command yourself (no approval, no sandbox: you typed it)", self.help
+        )
         width = max(len(n) for n in names)
         self.say("\n".join(f"{n:<{width}}  {c.help}" for n, c in sorted(names.items())))
 
@@ -161,7 +164,22 @@ class SlashCommands:
             return
         now = session.mode
         lines = [f"{'*' if m == now else ' '} {m:<10} {what}" for m, what in MODES.items()]
-        self.say("\n".join(lines))
+        self.say("\n".join([*lines, f"sandbox: {session.sandbox_text()}"]))
+
+    def status(self, arg: str) -> None:
+        session = self.repl.session
+        s = session.settings
+        skills = session.skills.discovery.skills
+        self.say(
+            "\n".join(
+                [
+                    f"model {s.model} via {s.provider} · base URL {s.base_url or '(none)'}",
+                    f"approval mode {session.mode} · sandbox {session.sandbox_text()}",
+                    f"workspace {s.workspace} · context window {s.context_window:,} tokens",
+                    f"{session.turns} turns · {len(skills)} skills",
+                ]
+            )
+        )
 
     def compact(self, arg: str) -> None:
         self.say(self.repl.session.compact())

@@ -12,6 +12,7 @@ from mca.errors import McaError, error_line
 from mca.events import Event, ModelRetry, ModelWaiting
 from mca.sanitize import command_block, for_terminal, one_line, scrub, visible
 from mca.session import Session, open_session
+from mca.tools.allow import Answer, CommandQuestion
 from mca.turn import TurnResult
 from mca.ui.render import ledger_table, progress_line
 from mca.ui.spinner import Spinner
@@ -59,16 +60,24 @@ class StderrUI:
             raise KeyboardInterrupt
         return line.strip().lower() in ("y", "yes")
 
-    def approve(self, command: str) -> bool:
-        shown = command_block(command)
+    def approve(self, question: CommandQuestion) -> Answer:
+        """The command whole, then y/N on a terminal; without one, refused (--yes runs it)."""
+        shown = command_block(question.command)
+        if question.more:
+            self._say(f"mca: the sandbox stopped this command from {question.wall}:\n{shown}")
+            if not sys.stdin.isatty():
+                return Answer.NO
+            yes = self._ask(f"run it again with {question.more}, this once? [y/N] ")
+            return Answer.YES if yes else Answer.NO
         if not sys.stdin.isatty():
             self._say(
                 "mca: not running this command without approval (pass --yes or --mode yolo):\n"
                 + shown
             )
-            return False
-        self._say(f"run_command wants to run exactly this:\n{shown}")
-        return self._ask("run it? [y/N] ")
+            return Answer.NO
+        where = question.sandbox or "unsandboxed: with your full rights"
+        self._say(f"run_command wants to run exactly this ({where}):\n{shown}")
+        return Answer.YES if self._ask("run it? [y/N] ") else Answer.NO
 
     def approve_write(self, path: str, reason: str, diff: str) -> bool:
         """Protected paths: --yes does not cover them; without a terminal they are refused."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from mca.events import (
     CommandInterrupted,
+    CommandStarted,
     ContextCompacted,
     Event,
     FileChanged,
@@ -51,6 +52,8 @@ def progress_line(event: Event) -> str:
             return tool_result_lines(name, ok, result)
         case PlanUpdated(plan=plan):
             return plan_lines(plan)
+        case CommandStarted(sandbox=sandbox) if sandbox:
+            return f"  ({sandbox})"
         case CommandInterrupted(output=output):
             tail = "\n".join(output.rstrip().splitlines()[-MAX_RESULT_PREVIEW:])
             return "command interrupted; its process group was killed" + (

@@ -40,6 +40,20 @@ def use_colour(out: TextIO) -> bool:
     return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
 
 
+def sandbox_line(s: Settings) -> str:
+    """The banner's word on the sandbox (the kernel's Landlock ABI: one system call; the rest
+    of the mechanism is probed with the session, and /status shows it)."""
+    from mca.sandbox.landlock import abi_version
+
+    if s.sandbox == "off":
+        return f"commands run unsandboxed, with your full rights ({s.sandbox_source} off)"
+    abi = abi_version()
+    if not abi:
+        return "commands run unsandboxed (no Landlock here): every command asks first"
+    net = "network allowed" if s.network else "no network"
+    return f"commands run in the sandbox: {s.sandbox}, {net} (Landlock ABI {abi}; /status)"
+
+
 def _open_session(settings: Settings, ui: ReplUI) -> Session:
     from mca.session import open_session
 
@@ -173,6 +187,7 @@ class Repl:
             )
         else:
             lines.append(f"model {s.model} via {s.provider}")
+        lines.append(sandbox_line(s))
         lines.append("type /help for commands; Esc-Enter for a newline; Ctrl-D to exit")
         return "\n".join(lines)
 

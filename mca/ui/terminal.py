@@ -18,9 +18,10 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from mca.events import Event, FileChanged, ModelRetry, ModelWaiting
 from mca.fsutil import open_private, private_dir
 from mca.sanitize import command_block, for_terminal, one_line, scrub
+from mca.tools.allow import Answer, CommandQuestion
 from mca.ui.ansi import DIM, RESET
 from mca.ui.markdown import MarkdownStream
-from mca.ui.render import colour_diff, program_of, progress_line
+from mca.ui.render import colour_diff, progress_line
 from mca.ui.spinner import Spinner
 from mca.ui.stream import StreamWriter
 
@@ -120,7 +121,6 @@ class ReplUI:
         self.ask = ask
         self.secrets = tuple(secrets)
         self.colour = colour
-        self.allowed: set[str] = set()  # programs the person said "always" to, this session
         self._raw_open = False
         self.lock = threading.RLock()
         self.spinner = Spinner(out, self.lock)
@@ -136,19 +136,22 @@ class ReplUI:
         """An answer is streaming and not yet ended."""
         return self.stream.streamed
 
-    def approve(self, command: str) -> bool:
-        program = program_of(command)
-        if program is not None and program in self.allowed:
-            return True
-        self.say("run_command wants to run exactly this:\n" + command_block(command))
-        always = f" / [a]lways `{one_line(program)}` this session" if program else ""
+    def approve(self, question: CommandQuestion) -> Answer:
+        """The command whole, where it runs, then y / n (/ a: "always" for what it covers)."""
+        block = command_block(question.command)
+        if question.more:
+            self.say(f"the sandbox stopped this command from {question.wall}:\n{block}")
+            answer = self.ask(f"run it again with {question.more}, this once? [y]es / [N]o: ")
+            return Answer.YES if answer.strip().lower() in ("y", "yes") else Answer.NO
+        where = question.sandbox or "unsandboxed: with your full rights"
+        self.say(f"run_command wants to run exactly this ({where}):\n{block}")
+        always = f" / [a]lways `{one_line(question.always)}`" if question.always else ""
         while True:
             answer = self.ask(f"run it? [y]es / [n]o{always}: ").strip().lower()
-            if answer in ("a", "always") and program:
-                self.allowed.add(program)
-                return True
+            if answer in ("a", "always") and question.always:
+                return Answer.ALWAYS
             if answer in ("y", "yes", "n", "no", ""):
-                return answer in ("y", "yes")
+                return Answer.YES if answer in ("y", "yes") else Answer.NO
 
     def approve_edit(self, path: str, diff: str) -> bool:
         """The "ask" mode: the diff, then a yes/no for this edit."""

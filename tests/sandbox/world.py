@@ -36,6 +36,10 @@ def _planted(kind: str) -> str:
     return f"PLANTED-{kind}-{secrets.token_hex(6)}"
 
 
+# What mca itself keeps in $MCA_HOME (the oracle watches everything else there).
+MCA_OWN = {"sandbox", "snapshots", "sessions", "logs", "cache", "history", "calibration"}
+
+
 class Listener:
     """A TCP and a UDP socket on 127.0.0.1; records whatever reaches them."""
 
@@ -145,7 +149,7 @@ class World:
             "mca": {
                 k: v
                 for k, v in tree_digest(self.root / "mcahome").items()
-                if k != "sandbox" and not k.startswith("sandbox/")
+                if k.split("/")[0] not in MCA_OWN
             },
         }
 

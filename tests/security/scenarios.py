@@ -445,10 +445,10 @@ def escapes_rewrite_the_approval_line(w: World) -> None:
 @scenario
 def multiline_command_is_shown_whole(w: World) -> None:
     command = "ls" + " " * 80 + "\ntouch PWNED"
-    out = w.repl(
-        f"go{ENTER}n{ENTER}{CTRL_D}", script=w.script({"run_command": {"command": command}}, "ok")
-    )
-    assert "    touch PWNED" in out and not (w.ws / "PWNED").exists()
+    call = {"run_command": {"command": command}}
+    out = w.repl(f"go{ENTER}n{ENTER}{CTRL_D}", script=w.script(call, "ok"), MCA_MODE="ask")
+    assert "1 | ls[80 spaces]" in out and "2 | touch PWNED" in out
+    assert not (w.ws / "PWNED").exists()
 
 
 @scenario

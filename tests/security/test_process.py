@@ -55,15 +55,17 @@ READ_ENV = [
 
 
 @needs_mca
-def test_children_and_logs_never_show_the_keys(tmp_path: Path) -> None:
-    """As whatever user runs the tests: the command's output is scrubbed before anything sees it."""
+@pytest.mark.parametrize("sandbox", ["off", "workspace-write"])
+def test_children_and_logs_never_show_the_keys(tmp_path: Path, sandbox: str) -> None:
+    """As whatever user runs the tests: the command's output is scrubbed before anything sees
+    it; root, unsandboxed, reads only overwritten values; in the sandbox mca is not there."""
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir()
     script = _script(tmp_path / "s.jsonl", READ_ENV, "done")
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "MCA_HOME": str(home), **KEYS}
     env["MCA_MOCK_SCRIPT"] = str(script)
     proc = subprocess.run(
-        [str(MCA), "-C", str(ws), "-p", "go", "--yes", "--json"],
+        [str(MCA), "-C", str(ws), "-p", "go", "--yes", "--json", "--sandbox", sandbox],
         env=env,
         capture_output=True,
         text=True,
@@ -75,8 +77,13 @@ def test_children_and_logs_never_show_the_keys(tmp_path: Path) -> None:
         assert key not in proc.stdout and key not in proc.stderr
         assert key.encode() not in written
     result = json.loads(proc.stdout)["tool_calls"][0]["result"]
-    # root reads /proc/<mca>/environ anyway and the result is scrubbed; anyone else is refused
-    assert "[REDACTED]" in result or "Permission denied" in result, result
+    # unsandboxed, root reads /proc/<mca>/environ anyway: mca overwrote the values there (and
+    # scrubs the result); anyone else is refused. In the sandbox, mca's process is not visible.
+    if sandbox == "off":
+        refused = "Permission denied" in result
+        assert refused or f"{next(iter(KEYS))}=xxxxxxxx" in result, result
+    else:
+        assert "No such file" in result or "Permission denied" in result, result
 
 
 def _as_nobody() -> list[str] | None:
@@ -240,9 +247,9 @@ def test_p_on_a_terminal_shows_the_exact_command_and_no_escapes(tmp_path: Path) 
     )
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "MCA_HOME": str(tmp_path / "h")}
     env.update(MCA_MOCK_SCRIPT=str(script), TERM="xterm")
-    child: pexpect.spawn[bytes] = pexpect.spawn(
-        str(MCA), ["-C", str(ws), "-p", "go"], env=env, timeout=30
-    )
+    # --mode ask: in the sandbox, the default mode would run it without a question
+    argv = ["-C", str(ws), "-p", "go", "--mode", "ask"]
+    child: pexpect.spawn[bytes] = pexpect.spawn(str(MCA), argv, env=env, timeout=30)
     child.expect(rb"run it\? \[y/N\] ")
     shown = child.before or b""
     child.sendline("n")
