@@ -23,7 +23,7 @@ from mca.skills.policy import PRODUCTION, Policy
 # Approval modes: what runs without asking.
 MODES = {
     "ask": "every edit and every command asks first (the diff before the question)",
-    "auto-edit": "edits apply (shown as diffs), commands ask; in the sandbox they run without asking",
+    "auto-edit": "edits apply (shown as diffs); commands run in the sandbox, or ask without one",
     "read-only": "no writes and no commands: the tools refuse, saying why",
     "yolo": "edits and commands run without asking (protected paths still ask)",
 }
