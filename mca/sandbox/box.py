@@ -115,7 +115,11 @@ class Sandbox:
                 return cached.ruleset
             cached.ruleset.close()
         grants = read_grants(self.policy.deny_read)
-        rs = landlock.create(self.mechanisms.landlock_abi, network=network)
+        # In a network namespace the sandbox has its own loopback (test servers work) and no
+        # way out; Landlock's TCP rules would forbid even that loopback, so only a sandbox
+        # without namespaces has them.
+        tcp_open = network or self.namespaces
+        rs = landlock.create(self.mechanisms.landlock_abi, network=tcp_open)
         for path in grants.list_only:
             _allow(rs, path, landlock.READ_DIR)
         for path in grants.whole:
@@ -191,6 +195,7 @@ class Sandbox:
             namespaces=ns,
             uid=os.getuid(),
             gid=os.getgid(),
+            loopback_up=bool(ns & CLONE_NEWNET),
             binds=tuple(binds),
             writable=tuple(writable),
             read_only=tuple(read_only),

@@ -7,9 +7,12 @@ mca: no imports, no lookups, nothing that could wait on a lock another thread he
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import resource
 import signal
+import socket
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,6 +26,7 @@ MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 # Flags a bind mount in a user namespace must keep when it is made read-only (the kernel locks
 # them): nosuid, nodev, noexec, and the access-time flags (statvfs reports them as these bits).
 ST_LOCKED = {2: MS_NOSUID, 4: MS_NODEV, 8: MS_NOEXEC, 1024: 1024, 2048: 2048, 4096: 1 << 21}
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 SYS_MOUNT_SETATTR = 442  # Linux 5.12
 AT_RECURSIVE = 0x8000
 MOUNT_ATTR_RDONLY = 0x1
@@ -44,6 +48,7 @@ class ChildPlan:
     namespaces: int  # CLONE_* flags to unshare (0: none)
     uid: int
     gid: int
+    loopback_up: bool  # a new network namespace: bring its own `lo` up
     binds: tuple[tuple[bytes, bytes], ...]  # (source, target) bind mounts, read-write
     writable: tuple[bytes, ...]  # mount points left writable when everything else is not
     read_only: tuple[tuple[bytes, int], ...]  # (path, flags to keep) made read-only in place
@@ -125,6 +130,8 @@ class Child:
             self._ok(self.libc.mount(path, path, None, MS_BIND | MS_REC, None), "bind")
             flags = MS_BIND | MS_REMOUNT | MS_RDONLY | keep
             self._ok(self.libc.mount(path, path, None, flags, None), "read-only")
+        if plan.loopback_up:
+            _loopback_up()
         if plan.namespaces & CLONE_NEWPID:
             self._become_init_child()
         if plan.mount_proc:
@@ -168,6 +175,14 @@ class Child:
             signal.signal(died, signal.SIG_DFL)
             os.kill(os.getpid(), died)
         os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
+
+def _loopback_up() -> None:
+    """`ip link set lo up` in the new network namespace (two ioctls on a throwaway socket)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        req = struct.pack("16sh22x", b"lo", 0)
+        flags = struct.unpack("16sh22x", fcntl.ioctl(s.fileno(), SIOCGIFFLAGS, req))[1]
+        fcntl.ioctl(s.fileno(), SIOCSIFFLAGS, struct.pack("16sh22x", b"lo", flags | IFF_UP))
 
 
 def drop_list() -> tuple[int, ...]:

@@ -12,13 +12,16 @@ from collections.abc import Sequence
 
 from mca.sandbox.policy import PROTECTED_NAMES, Grant
 
-# What programs print when there is no network (a new network namespace has no route and no
-# DNS; Landlock refuses TCP with EACCES).
+# What programs print when there is no network: a new network namespace has no route and no
+# DNS, and its loopback is its own (a host service on localhost refuses); Landlock refuses TCP
+# with EACCES.
 NETWORK_SIGNS = re.compile(
     r"Network is unreachable|Could not resolve host|Temporary failure in name resolution"
     r"|Name or service not known|nodename nor servname|getaddrinfo|ENETUNREACH|EAI_AGAIN"
-    r"|Failed to establish a new connection|\[Errno 101\]|connect: Permission denied"
-    r"|Could not connect to|unable to access '(?:https?|git)://",
+    r"|Failed to establish a new connection|\[Errno 101\]|Could not connect to"
+    r"|unable to access '(?:https?|git)://|Connection refused|ECONNREFUSED|\[Errno 111\]"
+    # Landlock's TCP refusal (no namespaces): EACCES from connect
+    r"|connect[^\n]*\n?[^\n]*(?:Permission denied|EACCES|\[Errno 13\])|EACCES[^\n]*connect",
     re.IGNORECASE,
 )
 DENIED = re.compile(r"Read-only file system|Permission denied|Operation not permitted|EROFS")

@@ -231,7 +231,8 @@ def _run(env: ToolEnv, command: str, timeout: int, box: Sandbox | None, grant: G
 
 def _maybe_again(env: ToolEnv, command: str, timeout: int, box: Sandbox, done: Outcome) -> Outcome:
     """A command that hit the sandbox's walls: the person may let it run again with exactly
-    the right it lacked, once. Never asked by yolo or "always"; refused without a person."""
+    the right it lacked, once. Asked in every mode, as protected paths are (neither yolo nor an
+    "always" answers it); refused when there is nobody to ask."""
     from mca.sandbox.walls import NETWORK_HINT, needed
 
     need = needed(done.output, done.notes, network=box.policy.network)
@@ -243,7 +244,9 @@ def _maybe_again(env: ToolEnv, command: str, timeout: int, box: Sandbox, done: O
     question = CommandQuestion(command, box.summary(), "", need.describe(), wall)
     if env.approvals.ask.approve(question) is not Answer.YES:
         hint = f" ({NETWORK_HINT})" if need.network else ""
-        done.notes.append(f"the sandbox stopped {wall}; the user did not allow more{hint}")
+        note = f"the sandbox stopped {wall}; the user did not allow more{hint}"
+        env.emit(events.Notice(note))
+        done.notes.append(note)
         return done
     again = _run(env, command, timeout, box, need)
     again.notes[:0] = [f"run again with {need.describe()} (the user allowed it once)"]
