@@ -86,7 +86,7 @@ ATTEMPTS = (
     # UDP reaches the sandbox's own loopback at most: the listener must hear nothing
     Attempt(
         "udp-python",
-        "python3 -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+        'python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)'
         ".sendto(b'leak', ('127.0.0.1', {udp}))\"",
         needs="namespaces",
     ),

@@ -73,8 +73,8 @@ def test_always_on_git_status_covers_nothing_else(ws: Path, sandbox: str) -> Non
         "./tools/git status",
         f"git -c core.fsmonitor='touch {marker}' status",
         f"git -c alias.x='!touch {marker}' x",
-        f"PATH=./tools:$PATH git status",
-        "git status; touch {marker}".format(marker=marker),
+        "PATH=./tools:$PATH git status",
+        f"git status; touch {marker}",
     ]
     out = repl(
         ws,
@@ -91,7 +91,9 @@ def test_a_padded_command_shows_its_padding(ws: Path) -> None:
     command = "ls" + " " * 500 + "; touch hidden" + "\n" * 3 + "  touch also-hidden  "
     out = repl(ws, [command], "n" + ENTER, MCA_MODE="ask")
     assert "ls[500 spaces]; touch hidden" in out
-    assert "2 | (empty line)" in out and "4 | [2 spaces]touch also-hidden" in out  # its ends: stripped
+    assert (
+        "2 | (empty line)" in out and "4 | [2 spaces]touch also-hidden" in out
+    )  # its ends: stripped
     assert not (ws / "hidden").exists() and not (ws / "also-hidden").exists()
 
 
