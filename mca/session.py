@@ -30,6 +30,7 @@ from mca.ledger import Calibration, LedgerBook, TurnLedger, build_ledger
 from mca.log import SessionLog
 from mca.models import build_model
 from mca.prompt import SystemPrompt, build_system_prompt, read_agents_md
+from mca.sandbox.settings import sandbox_for, unsandboxed_notice
 from mca.sanitize import scrub
 from mca.sessions import Saved, SessionStore
 from mca.skills.discover import Discovery, shadow_warnings
@@ -300,18 +301,6 @@ def _startup_notices(settings: Settings, discovery: Discovery, agents_problem: s
     return notices
 
 
-def _sandbox_notice(settings: Settings, box: Sandbox | None) -> list[str]:
-    """Said once when commands will run with the user's full rights."""
-    if box is None or box.active:
-        return []
-    if settings.sandbox == "off":
-        return [f"commands run unsandboxed, with your full rights ({settings.sandbox_source} off)"]
-    return [
-        f"warning: commands run unsandboxed: {box.mechanisms.describe()}; in auto-edit mode"
-        " every command asks first"
-    ]
-
-
 def _prompt(settings: Settings, discovery: Discovery) -> tuple[SystemPrompt, str]:
     """The system prompt (AGENTS.md scrubbed of known secrets), and what was wrong reading it."""
     agents, problem = read_agents_md(settings.workspace)
@@ -334,28 +323,6 @@ def _tools(
     root, home = settings.workspace, settings.home
     box = sandbox_for(settings)
     return stage, ToolEnv(root, snapshots, approvals, emit, stage, home, settings.user_home, box)
-
-
-def sandbox_for(settings: Settings) -> Sandbox:
-    """The sandbox run_command's commands run in: --sandbox, the network setting, the secret
-    list plus config.toml's, the skills directories inside the workspace kept read-only. The
-    system is probed once here (a fork); an inactive sandbox means commands ask first."""
-    from mca.sandbox.box import Sandbox
-    from mca.sandbox.policy import Mode, build_policy
-    from mca.sandbox.probe import Mechanisms, probe
-
-    mode = Mode(settings.sandbox)
-    mechanisms = probe() if mode is not Mode.OFF else Mechanisms(0, False, None)
-    policy = build_policy(
-        mode,
-        settings.workspace,
-        settings.user_home,
-        settings.home,
-        network=settings.network,
-        deny_read=tuple(str(p) for p in settings.sandbox_deny_read),
-        protected_dirs=settings.skills_dirs,
-    )
-    return Sandbox(policy, mechanisms)
 
 
 def _compactor(
@@ -400,7 +367,7 @@ def open_session(
     stage, env = _tools(settings, discovery, snapshots, ui, emit)
     prompt, agents_problem = _prompt(settings, discovery)
     notices = [*_startup_notices(settings, discovery, agents_problem), *notices]
-    notices += _sandbox_notice(settings, env.sandbox)
+    notices += unsandboxed_notice(settings, env.sandbox)
     for notice in [*notices, window_note] if window_note else notices:
         emit(Notice(notice))
     engine = Engine(model or build_model(settings, lambda m: emit(ModelRetry(m))), prompt)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-import platform
+import sys
 from dataclasses import dataclass
 
 # The syscall numbers are the same on every architecture that has Landlock (asm-generic).
@@ -102,7 +102,7 @@ def _libc() -> ctypes.CDLL:
 
 def abi_version() -> int:
     """The kernel's Landlock ABI (0: none, or not Linux)."""
-    if platform.system() != "Linux":
+    if not sys.platform.startswith("linux"):
         return 0
     try:
         libc = _libc()

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import platform
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,7 +82,7 @@ def _pids_cgroup() -> Path | None:
 
 def probe(*, namespaces: bool = True) -> Mechanisms:
     """Look once (a fork for the namespaces); `namespaces=False` leaves them out."""
-    if platform.system() != "Linux":
+    if not sys.platform.startswith("linux"):
         return Mechanisms(0, False, None)
     abi = landlock.abi_version()
     userns = namespaces and abi >= 1 and _user_namespaces()

@@ -19,6 +19,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from mca import __version__
 from mca.config import Settings
 from mca.errors import McaError
+from mca.sandbox.settings import banner_line
 from mca.ui.commands import Command, SlashCommands
 from mca.ui.render import ledger_table
 from mca.ui.terminal import McaCompleter, ReplUI, key_bindings, load_history
@@ -38,20 +39,6 @@ def use_colour(out: TextIO) -> bool:
 
     isatty = getattr(out, "isatty", None)
     return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
-
-
-def sandbox_line(s: Settings) -> str:
-    """The banner's word on the sandbox (the kernel's Landlock ABI: one system call; the rest
-    of the mechanism is probed with the session, and /status shows it)."""
-    from mca.sandbox.landlock import abi_version
-
-    if s.sandbox == "off":
-        return f"commands run unsandboxed, with your full rights ({s.sandbox_source} off)"
-    abi = abi_version()
-    if not abi:
-        return "commands run unsandboxed (no Landlock here): every command asks first"
-    net = "network allowed" if s.network else "no network"
-    return f"commands run in the sandbox: {s.sandbox}, {net} (Landlock ABI {abi}; /status)"
 
 
 def _open_session(settings: Settings, ui: ReplUI) -> Session:
@@ -187,7 +174,7 @@ class Repl:
             )
         else:
             lines.append(f"model {s.model} via {s.provider}")
-        lines.append(sandbox_line(s))
+        lines.append(banner_line(s))
         lines.append("type /help for commands; Esc-Enter for a newline; Ctrl-D to exit")
         return "\n".join(lines)
 

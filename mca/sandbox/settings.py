@@ -1,0 +1,57 @@
+"""The sandbox a session's settings ask for, and what mca says about it (banner, notice)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mca.sandbox.landlock import abi_version
+from mca.sandbox.policy import Mode, build_policy
+
+if TYPE_CHECKING:  # the banner is on the path to the first prompt: the rest loads with the session
+    from mca.config import Settings
+    from mca.sandbox.box import Sandbox
+
+
+def sandbox_for(settings: Settings) -> Sandbox:
+    """The sandbox run_command's commands run in: --sandbox, the network setting, the secret
+    list plus config.toml's, the skills directories inside the workspace kept read-only. The
+    system is probed once here (a fork); an inactive sandbox means commands ask first."""
+    from mca.sandbox.box import Sandbox
+    from mca.sandbox.probe import Mechanisms, probe
+
+    mode = Mode(settings.sandbox)
+    mechanisms = probe() if mode is not Mode.OFF else Mechanisms(0, False, None)
+    policy = build_policy(
+        mode,
+        settings.workspace,
+        settings.user_home,
+        settings.home,
+        network=settings.network,
+        deny_read=tuple(str(p) for p in settings.sandbox_deny_read),
+        protected_dirs=settings.skills_dirs,
+    )
+    return Sandbox(policy, mechanisms)
+
+
+def unsandboxed_notice(settings: Settings, box: Sandbox | None) -> list[str]:
+    """Said once when commands will run with the user's full rights."""
+    if box is None or box.active:
+        return []
+    if settings.sandbox == "off":
+        return [f"commands run unsandboxed, with your full rights ({settings.sandbox_source} off)"]
+    return [
+        f"warning: commands run unsandboxed: {box.mechanisms.describe()}; in auto-edit mode"
+        " every command asks first"
+    ]
+
+
+def banner_line(s: Settings) -> str:
+    """The banner's word on the sandbox (the kernel's Landlock ABI: one system call; the rest
+    of the mechanism is probed with the session, and /status shows it)."""
+    if s.sandbox == "off":
+        return f"commands run unsandboxed, with your full rights ({s.sandbox_source} off)"
+    abi = abi_version()
+    if not abi:
+        return "commands run unsandboxed (no Landlock here): every command asks first"
+    net = "network allowed" if s.network else "no network"
+    return f"commands run in the sandbox: {s.sandbox}, {net} (Landlock ABI {abi}; /status)"
