@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mca.config import Settings, load_settings
 from mca.engine import Engine
@@ -13,6 +13,10 @@ from mca.models.registry import PROVIDERS
 from mca.prompt import SystemPrompt
 from mca.tools.base import NoSkills
 from mca.types import Message, Model, Request, Response, TextSink, ToolCall, Usage
+from tests.conftest import REPO
+
+if TYPE_CHECKING:
+    from mca.session import Session
 
 Reply = Response | BaseException | Callable[[Request], Response]
 
@@ -89,3 +93,13 @@ def settings_for(
     else:
         values[PROVIDERS[provider].key_vars[0]] = WIRE_KEY
     return load_settings({**values, **env}, workspace=tmp_path).with_(stream=stream)
+
+
+def lab_session(ws: Path, model: Model, **env: str) -> Session:
+    """A headless session on `ws` with the lab's packs as a skills directory."""
+    from mca.session import HeadlessUI, open_session
+
+    settings = load_settings(
+        {"MCA_HOME": str(ws.parent / "home"), "HOME": str(ws.parent), **env}, workspace=ws
+    ).with_(skills_dirs=(REPO / "skills",))
+    return open_session(settings, HeadlessUI(), model=model)

@@ -1,5 +1,4 @@
-"""Estimator golden counts, ledger rows that add up to the request, calibration, compare,
-compaction that keeps protected skill bodies."""
+"""Estimator golden counts, ledger rows that add up to the request, calibration, compare."""
 
 from __future__ import annotations
 
@@ -9,18 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from mca.config import load_settings
 from mca.ledger import Calibration, request_chars
 from mca.ledger_cli import compare
-from mca.models.mock import MockModel
-from mca.session import HeadlessUI, Session, open_session
 from mca.skills.catalog import Budget
 from mca.skills.discover import char_fits, discover
 from mca.skills.model import Root
 from mca.tokens import Estimator, load_encoding
-from mca.types import KIND_SKILLS, KIND_SUMMARY, Model, Usage
+from mca.types import Usage
 from tests.conftest import REPO
-from tests.helpers import FakeModel, call, say
+from tests.helpers import FakeModel, call, lab_session, say
 
 GOLDEN = REPO / "fixtures" / "tokens" / "sample.txt"
 # Regenerate with: make golden (prints the counts for fixtures/tokens/sample.txt)
@@ -45,17 +41,10 @@ def test_estimator_caches_and_labels() -> None:
     assert est.fits("abc", 3) and not est.fits("hello world " * 50, 10)
 
 
-def session(ws: Path, model: Model, **env: str) -> Session:
-    settings = load_settings(
-        {"MCA_HOME": str(ws.parent / "home"), "HOME": str(ws.parent), **env}, workspace=ws
-    ).with_(skills_dirs=(REPO / "skills",))
-    return open_session(settings, HeadlessUI(), model=model)
-
-
 def test_rows_add_up_to_the_request_sent(ws: Path) -> None:
     shutil.copytree(REPO / "fixtures/workspace", ws, dirs_exist_ok=True)
     model = FakeModel([say("first"), call("read_file", path="src/calc.js"), say("done")])
-    s = session(ws, model)
+    s = lab_session(ws, model)
     s.run_turn("hello")
     s.run_turn("fix the divide-by-zero problem, see @README.md")
     entry = s.ledger.last
@@ -82,7 +71,7 @@ def test_rows_add_up_to_the_request_sent(ws: Path) -> None:
 
 def test_attachment_rows_for_scripts(ws: Path) -> None:
     model = FakeModel([say("ok")])
-    s = session(ws, model)
+    s = lab_session(ws, model)
     s.run_turn("cut a release")
     entry = s.ledger.last
     assert entry is not None and entry.chars == request_chars(model.requests[-1])
@@ -92,7 +81,7 @@ def test_attachment_rows_for_scripts(ws: Path) -> None:
 
 def test_calibration_from_provider_usage(ws: Path) -> None:
     model = FakeModel([say("a", Usage(1500, 3)), say("b", Usage(1560, 3))])
-    s = session(ws, model)
+    s = lab_session(ws, model)
     s.run_turn("hello")
     first = s.ledger.last
     assert first is not None and first.provider_prompt_tokens == 1500
@@ -108,7 +97,7 @@ def test_calibration_from_provider_usage(ws: Path) -> None:
 
 
 def test_ledger_in_json_and_log(ws: Path) -> None:
-    s = session(ws, FakeModel([say("ok")]))
+    s = lab_session(ws, FakeModel([say("ok")]))
     s.run_turn("hello")
     events = [e for e in s.log.events if e["event"] == "ledger"]
     assert len(events) == 1 and events[0]["total_tokens"] > 0
@@ -137,36 +126,10 @@ def test_compare_on_the_lab_packs() -> None:
     assert report["total"]["gated"]["saving_pct"] > report["total"]["matched"]["saving_pct"] > 0
 
 
-def test_compaction_keeps_the_protected_skill_and_the_conversation_works(ws: Path) -> None:
-    shutil.copytree(REPO / "fixtures/workspace", ws, dirs_exist_ok=True)
-    s = session(ws, MockModel(), MCA_CONTEXT_WINDOW="4000", MOCK="1")
-    s.run_turn("fix the divide-by-zero problem in src/calc.js")
-    for i in range(8):
-        s.run_turn(f"read src/calc.js please ({i})")
-    kinds = [m.kind for m in s.agent.messages]
-    assert KIND_SUMMARY in kinds
-    skills = [m for m in s.agent.messages if m.kind == KIND_SKILLS]
-    assert skills and "must throw" in skills[0].content and skills[0].protected
-    compacted = [t for t in s.ledger.turns if t.compaction]
-    compaction = compacted[0].compaction if compacted else None
-    assert compaction and compaction["protected_kept"] == ["calc-conventions"]
-    assert compaction["after_tokens"] < compaction["before_tokens"]
-    result = s.run_turn("read README.md")
-    assert "calc sample" in result.answer
-
-
-def test_compact_command(ws: Path) -> None:
-    s = session(ws, MockModel(), MOCK="1")
-    assert "nothing to compact" in s.compact()
-    for i in range(4):
-        s.run_turn(f"list the files {i}")
-    assert s.compact().startswith("compacted:")
-
-
 def test_table_shows_a_calibrated_column_once_calibrated(ws: Path) -> None:
     from mca.ui.render import ledger_summary, ledger_table
 
-    s = session(ws, FakeModel([say("a", Usage(3000, 3))]))
+    s = lab_session(ws, FakeModel([say("a", Usage(3000, 3))]))
     s.run_turn("hello")
     assert s.ledger.last is not None
     table = ledger_table(s.ledger.last)

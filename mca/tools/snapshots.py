@@ -12,10 +12,9 @@ Order of a write: old bytes stored and synced -> manifest (with the new bytes' h
 target written atomically. A crash at any point leaves the target old or new, and the manifest
 already knows both states, so undo works in a later session.
 
-Manifests and objects are still treated as untrusted data: paths must be relative and stay in
-the workspace, objects must hash to their names, and undo restores and removes files through the
-same contained, no-follow path as the tools. A `.mca/snapshots` inside a workspace (earlier mca
-versions kept it there) is never read.
+Manifests and objects are untrusted data all the same: paths must be relative and inside the
+workspace, objects must hash to their names, and undo goes through the tools' contained,
+no-follow path. A `.mca/snapshots` inside a workspace (older mca kept it there) is never read.
 """
 
 from __future__ import annotations
