@@ -9,7 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mca.sandbox import landlock
-from mca.sandbox.linux import CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER, Child
+from mca.sandbox.linux import (
+    CLONE_NEWNET,
+    CLONE_NEWNS,
+    CLONE_NEWPID,
+    CLONE_NEWUSER,
+    MS_PRIVATE,
+    MS_REC,
+    Child,
+)
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,9 @@ def _user_namespaces() -> bool:
             child._write("/proc/self/gid_map", b"%d %d 1" % (gid, gid))
         except OSError:
             os._exit(4)
+        # inside another Landlock sandbox (mca run by mca) mounting is refused: no namespaces
+        if child.libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+            os._exit(5)
 
     try:
         return subprocess.run(["/bin/true"], preexec_fn=try_it, check=False).returncode == 0
