@@ -1,7 +1,8 @@
 """`MOCK=1 SELFTEST=1 mca` / `mca selftest`: the lab's 14 checks, offline, deterministic.
 
 Production and the starter run here; a student's exercises.py (`--lab FILE`, or MCA_LAB=FILE)
-runs in a child process (mca/lab/runner.py) with a time limit per check and for the whole run.
+is answered by a child process (mca/lab/handin.py): the checks and verdicts stay here, with a
+time limit per check and for the whole run.
 Output is identical on every machine: no temp paths, no timings. Exit 0 only when all pass.
 """
 
@@ -42,24 +43,20 @@ def run_lab(
     checks: Sequence[Check] | None = None,
 ) -> tuple[list[dict[str, object]], str]:
     """(per-check results over the seeds, runtime name) for a lab spec. `checks` replaces the
-    lab's table for a run in this process (a student's file runs the table in a child)."""
+    lab's table. A student's file is answered by a child process; mca's own policies run here."""
     from mca.lab.report import combine
     from mca.lab.suite import CHECKS
 
     table = CHECKS if checks is None else checks
     if lab.endswith(".py"):
-        from mca.lab.child import run_child
+        from mca.errors import McaError
+        from mca.lab.handin import run_file
 
-        timeout = check_seconds * 15 * len(seeds) + 30
-        child = run_child(
-            repo, str(Path(lab).resolve()), seeds, timeout=timeout, check_seconds=check_seconds
-        )
-        if child.status == "refused":
-            from mca.errors import McaError
-
-            raise McaError(child.message)
-        note = f"not run: {child.message}" if child.status != "ok" else ""
-        return combine(child.checks, seeds, note, table), child.runtime or lab
+        run = run_file(repo, Path(lab), seeds, check_seconds, table)
+        if run.status == "refused":
+            raise McaError(f"{lab}: {run.message}")
+        note = f"not run: {run.status}: {run.message}" if run.status != "ok" else ""
+        return combine(run.checks, seeds, note, table), run.runtime or lab
     from mca.lab.policies import select_policy
     from mca.lab.suite import run_suite
 

@@ -15,6 +15,7 @@ import pytest
 from mca.lab.exercises import TRAPS
 from mca.lab.suite import trapped
 from tests.conftest import REPO
+from tests.lab.answers import honest
 
 MCA = Path(sys.executable).parent / "mca"
 pytestmark = [
@@ -23,14 +24,9 @@ pytestmark = [
 ]
 TRAPPED = trapped()
 STARTER_FAILS = {n for checks in TRAPPED.values() for n in checks}
-# The production answers, pasted in as a student would: one line per function.
-PRODUCTION = {
-    "split": "from mca.skills.parse import split_frontmatter",
-    "validate": "from mca.skills.validate import validate as validate_metadata",
-    "script": "from mca.skills.inject import render_skill",
-    "judge": "from mca.skills.trigger import judge as judge_triggers",
-    "gates": "from mca.skills.gates import apply_gates",
-}
+# The production answers, written into the file as a student who solved them would (a
+# re-export of mca's own function is 'not your code': tests/lab/test_protocol.py).
+PRODUCTION = {trap: honest(trap) for trap in TRAPS}
 
 
 def run(*args: str, cwd: Path = REPO, **env: str) -> subprocess.CompletedProcess[str]:

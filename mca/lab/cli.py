@@ -36,7 +36,8 @@ def run_lab_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
             sys.stdout.write(f"wrote {path}\n")
         sys.stdout.write(f"next: cd {args.dir} && mca selftest --lab exercises.py\n")
         return 0
-    from mca.lab.grade import Limits, grade, to_csv
+    from mca.lab.grade import grade, to_csv
+    from mca.lab.launch import Limits
 
     folder = Path(args.submissions)
     if not folder.is_dir():
@@ -45,7 +46,7 @@ def run_lab_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
         raise ConfigError(
             "mca lab grade: --jobs >= 1, --seeds >= 0, --timeout > 0, --memory-mb >= 256"
         )
-    limits = Limits(seconds=args.timeout, memory_mb=args.memory_mb)
+    limits = Limits(seconds=args.timeout, check_seconds=10.0, memory_mb=args.memory_mb)
     rows = grade(find_repo(Path.cwd()), folder, jobs=args.jobs, seeds=args.seeds, limits=limits)
     text = to_csv(rows)
     if args.out:

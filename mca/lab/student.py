@@ -1,9 +1,9 @@
 """A student's exercises.py as a Policy: each function it defines replaces the starter's in its
 slot, checked for what it returns, so a wrong type is a clear failure of that check.
 
-This module loads and calls student code; the self-test and the grader only do that in a child
-process (mca/lab/runner.py), where a crash or a hang costs that child alone. That is isolation
-against accidents, not a security sandbox: the code runs with the user's rights.
+This module loads and calls student code in the calling process: the REPL and `mca skills` with
+MCA_LAB=exercises.py use it on the student's own machine. The self-test and the grader never do:
+their student code runs in a child (mca/lab/serve.py) that only answers calls.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ class StudentError(McaError):
     """The exercises file cannot be used as it is (it does not load, or imports too much)."""
 
 
-def forbidden_imports(source: str) -> list[str]:
-    """'subprocess (line 3)' for every forbidden import in the source."""
+def forbidden_imports(source: str, tree: ast.Module | None = None) -> list[str]:
+    """'subprocess (line 3)' for every forbidden import in the source (or its parsed tree)."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree or ast.parse(source)):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import random
 import re
 import shutil
+import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,3 +129,36 @@ def materialize(repo: Path, names: Names, dest: Path) -> Path:
             path.rename(path.with_name(renamed))
     (dest / "fixtures" / "workspace").symlink_to(repo / "fixtures" / "workspace")
     return dest
+
+
+class Variants:
+    """The variants one run needs, each written once (in a private temporary directory) and
+    shared by every check and every hand-in of the run; removed at close."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self._tmp: Path | None = None
+        self._made: dict[int, Path] = {}
+        self._lock = threading.Lock()
+
+    def path(self, seed: int) -> Path:
+        """Where seed N's variant of the lab is (seed 0: the lab itself)."""
+        with self._lock:
+            if seed not in self._made:
+                if self._tmp is None:
+                    self._tmp = Path(tempfile.mkdtemp(prefix="mca-lab-variants-"))
+                dest = self._tmp / f"seed-{seed}"
+                self._made[seed] = materialize(self.repo, names_for(seed), dest)
+            return self._made[seed]
+
+    def close(self) -> None:
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+        self._made.clear()
+
+    def __enter__(self) -> Variants:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -11,13 +11,13 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from mca.lab import runner
 from mca.lab.checks import CheckFailed, Lab
 from mca.lab.exercises import BY_TRAP, EXERCISES
 from mca.lab.grade import COLUMNS, row_of
 from mca.lab.report import combine, to_junit, to_text
-from mca.lab.suite import CHECKS, Check, trapped
+from mca.lab.suite import CHECKS, Check, run_suite, trapped
 from mca.selftest import run_selftest_command
+from mca.skills.policy import PRODUCTION
 from tests.conftest import REPO
 
 SAW = "the fifteenth check saw this"
@@ -73,11 +73,8 @@ def test_the_self_test_runs_and_reports_a_fifteenth_check(
     assert text.endswith("14/15 passed") and len(CHECKS) == 14
 
 
-def test_the_runner_runs_a_fifteenth_check_on_every_seed() -> None:
-    events: list[dict[str, Any]] = []
-    assert runner.run(REPO, "", [0, 2], 30.0, events.append, checks=TABLE) == 0
-    assert events[0] == {"event": "runtime", "name": "production"} and events[-1]["event"] == "done"
-    results = [e for e in events if e["event"] == "check"]
+def test_the_suite_runs_a_fifteenth_check_on_every_seed() -> None:
+    results: list[dict[str, Any]] = list(run_suite(REPO, PRODUCTION, [0, 2], TABLE))
     by_seed = {s: [r["id"] for r in results if r["seed"] == s] for s in (0, 2)}
     shipped = [c.id for c in TABLE if c.shipped_only]
     assert by_seed[0] == [c.id for c in TABLE]

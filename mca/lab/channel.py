@@ -1,0 +1,111 @@
+"""The grader's end of the pipe to one student child: JSON lines out, JSON lines back, every
+read and write bounded by a deadline, every answer bounded in size. Nothing the child sends is
+executed or unpickled; a line that is not the awaited answer is dropped."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import subprocess
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+MAX_ANSWER = 64 * 1024 * 1024
+CHUNK = 1 << 16
+
+
+class Gone(Exception):
+    """The child closed its end: it exited, crashed or was killed."""
+
+
+class Slow(Exception):
+    """The deadline passed before the child answered."""
+
+
+class TooBig(Exception):
+    """The child sent more than MAX_ANSWER bytes without finishing an answer."""
+
+
+class Channel:
+    """One running child: its process, the pipe we write to, the pipe we read from."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], send_fd: int, read_fd: int, err: IO[bytes]):
+        self.proc = proc
+        self.send_fd = send_fd
+        self.read_fd = read_fd
+        self.err = err
+        self.buffer = b""
+        os.set_blocking(send_fd, False)
+        os.set_blocking(read_fd, False)
+
+    def send(self, obj: Any, deadline: float) -> None:
+        data = json.dumps(obj).encode("utf-8") + b"\n"
+        view = memoryview(data)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Slow
+            _, ready, _ = select.select([], [self.send_fd], [], left)
+            if not ready:
+                continue
+            try:
+                view = view[os.write(self.send_fd, view) :]
+            except BlockingIOError:
+                continue
+            except (BrokenPipeError, ConnectionResetError):
+                raise Gone from None
+
+    def receive(self, wanted: Callable[[dict[str, Any]], bool], deadline: float) -> dict[str, Any]:
+        """The first line that is a JSON object `wanted` accepts; others are dropped."""
+        while True:
+            while b"\n" in self.buffer:
+                line, self.buffer = self.buffer.split(b"\n", 1)
+                obj = _parse(line)
+                if obj is not None and wanted(obj):
+                    return obj
+            if len(self.buffer) > MAX_ANSWER:
+                raise TooBig
+            self._fill(deadline)
+
+    def _fill(self, deadline: float) -> None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise Slow
+        ready, _, _ = select.select([self.read_fd], [], [], left)
+        if not ready:
+            raise Slow
+        try:
+            chunk = os.read(self.read_fd, CHUNK)
+        except BlockingIOError:
+            return
+        if not chunk:
+            raise Gone
+        self.buffer += chunk
+
+    def stderr_tail(self) -> str:
+        """The last line the child wrote to stderr (why Python itself gave up, say)."""
+        with contextlib.suppress(OSError):
+            self.err.seek(0, os.SEEK_END)
+            size = self.err.tell()
+            self.err.seek(max(0, size - 2048))
+            lines = self.err.read().decode("utf-8", "replace").strip().splitlines()
+            return lines[-1][:200] if lines else ""
+        return ""
+
+    def close(self) -> None:
+        for fd in (self.send_fd, self.read_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        with contextlib.suppress(OSError):
+            self.err.close()
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        obj = json.loads(line.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) else None

@@ -1,0 +1,118 @@
+"""Starting and stopping a student's child process: the limits, and who enforces them.
+
+A Launcher starts `python -m mca.lab.serve` for one hand-in and, when asked, leaves nothing of
+it running. Without a sandbox (`--unsandboxed`, or a student's own self-test on a machine with
+none) the child only gets resource limits and a session of its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Protocol
+
+import mca
+
+MCA_PARENT = str(Path(mca.__file__).resolve().parent.parent)  # what the child imports mca from
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per hand-in: wall time for all of it and per check; memory, CPU, file size, processes."""
+
+    seconds: float = 180.0
+    check_seconds: float = 30.0
+    memory_mb: int = 2048
+    file_bytes: int = 1024 * 1024
+    processes: int = 4  # tasks of the child, threads included (the sandbox's own two among them)
+
+    @property
+    def cpu_seconds(self) -> int:
+        return int(self.seconds) + 1
+
+
+class Launcher(Protocol):
+    """Starts one hand-in's child and stops all of it."""
+
+    sandboxed: bool
+
+    def start(self, fds: tuple[int, int], stderr: IO[bytes]) -> subprocess.Popen[bytes]: ...
+
+    def stop(self, proc: subprocess.Popen[bytes]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def child_argv(fds: tuple[int, int]) -> list[str]:
+    """The child's command line: mca's own module, no user site, no current directory."""
+    return [sys.executable, "-P", "-s", "-m", "mca.lab.serve", str(fds[0]), str(fds[1])]
+
+
+def child_env(home: str) -> dict[str, str]:
+    """Nothing of the grader's environment (no keys, no tokens): only what Python needs."""
+    return {
+        "PYTHONPATH": MCA_PARENT,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONHASHSEED": "0",
+        "LC_ALL": "C.UTF-8",
+        "PATH": "/usr/bin:/bin",
+        "HOME": home,
+        "TMPDIR": home,
+    }
+
+
+def rlimits(limits: Limits) -> list[tuple[int, int]]:
+    """What the unsandboxed child gets (the sandbox sets its own from its policy)."""
+    return [
+        (resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024),
+        (resource.RLIMIT_CPU, limits.cpu_seconds),
+        (resource.RLIMIT_FSIZE, limits.file_bytes),
+        (resource.RLIMIT_CORE, 0),
+    ]
+
+
+class Unsandboxed:
+    """Limits and a session of its own; the process group is killed at the end. A process that
+    leaves the group can outlive the hand-in: this is for code you would run yourself."""
+
+    sandboxed = False
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.home = tempfile.mkdtemp(prefix="mca-lab-")
+
+    def start(self, fds: tuple[int, int], stderr: IO[bytes]) -> subprocess.Popen[bytes]:
+        limits = rlimits(self.limits)
+
+        def preexec() -> None:
+            for kind, value in limits:
+                resource.setrlimit(kind, (value, value))
+
+        return subprocess.Popen(
+            child_argv(fds),
+            env=child_env(self.home),
+            cwd=self.home,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            pass_fds=fds,
+            preexec_fn=preexec,
+            start_new_session=True,
+        )
+
+    def stop(self, proc: subprocess.Popen[bytes]) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+    def close(self) -> None:
+        shutil.rmtree(self.home, ignore_errors=True)

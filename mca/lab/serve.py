@@ -1,0 +1,231 @@
+"""`python -m mca.lab.serve`: the child that holds one student's exercises.py and nothing else.
+
+It reads the file's source from the grader (never from disk), runs it as a module, says which
+of the five functions the file defines itself, then answers calls to them, one JSON line per
+call (mca/lab/calls.py). It runs no check and decides no verdict: whatever the student's code
+does here (patch mca, print, write to the pipe, crash) can change only its own answers, which
+the grader validates. mca's own five functions are switched to tripwires first, so a student
+function that re-exports or wraps its own exercise's answer is caught calling it.
+
+A second line behind the operating system's sandbox: once mca is loaded, an audit hook refuses
+processes, signals, sockets and ctypes, and the imports that lead to them, from any thread.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from mca.lab.calls import CODECS, CONTRACT_ERRORS
+from mca.lab.exercises import EXERCISES
+from mca.lab.wire import WireError
+
+# Audit events a student's code may never cause (prefixes), and modules it may never import.
+BLOCKED_EVENTS = (
+    "subprocess.Popen",
+    "os.system",
+    "os.exec",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.fork",
+    "os.forkpty",
+    "os.kill",
+    "os.killpg",
+    "os.startfile",
+    "pty.",
+    "socket.",
+    "ctypes.",
+)
+BLOCKED_MODULES = frozenset(
+    {
+        "socket", "_socket", "ssl", "_ssl", "subprocess", "_posixsubprocess", "multiprocessing",
+        "_multiprocessing", "ctypes", "_ctypes", "pty", "urllib", "http", "httpx", "requests",
+        "ftplib", "smtplib", "telnetlib", "asyncio", "_asyncio", "concurrent", "mmap",
+    }
+)  # fmt: skip
+MCA_DIR = str(Path(__file__).resolve().parent.parent)
+STARTER = str(Path(__file__).resolve().parent / "naive.py")
+MAX_MESSAGE = 300
+
+
+class NotYourCode(BaseException):
+    """A student function called mca's own answer to its exercise (a BaseException: a
+    student's `except Exception` cannot keep it)."""
+
+
+@dataclass
+class State:
+    """Which exercise's function is running, and mca's own functions behind the tripwires."""
+
+    current: str = ""
+    tripped: str = ""
+    real: dict[str, Callable[..., Any]] = field(default_factory=dict)
+
+
+STATE = State()
+
+
+def _trip(which: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """What mca's own function `which` does now: refuse inside its own exercise's call."""
+    if STATE.current == which:
+        name = next(e.function for e in EXERCISES if e.field == which)
+        STATE.tripped = f"{name} calls mca's own {STATE.real[which].__name__}"
+        raise NotYourCode(STATE.tripped)
+    return STATE.real[which](*args, **kwargs)
+
+
+def set_tripwires() -> None:
+    """Every reference to mca's five functions (imports, the production policy, defaults)
+    reaches _trip from now on; STATE.real keeps copies that still do the work."""
+    from mca.skills.policy import PRODUCTION
+
+    for e in EXERCISES:
+        fn = getattr(PRODUCTION, e.field)
+        copy = types.FunctionType(
+            fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__
+        )
+        copy.__kwdefaults__ = fn.__kwdefaults__
+        STATE.real[e.field] = copy
+        fn.__globals__["_mca_lab_trip"] = _trip
+        call = f"_mca_lab_trip({e.field!r}, args, kwargs)"
+        source = f"def {fn.__name__}(*args, **kwargs):\n    return {call}\n"
+        module = compile(source, fn.__code__.co_filename, "exec")
+        fn.__code__ = next(c for c in module.co_consts if isinstance(c, types.CodeType))
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    if event.startswith(BLOCKED_EVENTS):
+        raise PermissionError(f"exercises.py may not start processes or use the network ({event})")
+    if event == "import" and str(args[0]).split(".")[0] in BLOCKED_MODULES:
+        raise ImportError(f"exercises.py may not import {args[0]}")
+
+
+def lock_down() -> None:
+    """Forget the blocked modules mca itself imported (so importing one again is an import
+    the hook sees), then refuse the events from any thread, student code or not."""
+    for name in list(sys.modules):
+        if name.split(".")[0] in BLOCKED_MODULES:
+            del sys.modules[name]
+    sys.addaudithook(_hook)
+
+
+def _code_file(fn: Any) -> str:
+    """The file a callable's code comes from ('' when it has no Python code)."""
+    code = getattr(fn, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        wrapped = getattr(fn, "__wrapped__", None) or getattr(fn, "func", None)
+        code = getattr(wrapped, "__code__", None)
+    return code.co_filename if isinstance(code, types.CodeType) else ""
+
+
+def whose(fn: Any, filename: str) -> str:
+    """'own', 'starter' (not defined: the kit's version), or where its code comes from."""
+    if fn is None or not callable(fn):
+        return "starter"
+    where = _code_file(fn)
+    if where == filename:
+        return "own"
+    if where.startswith(MCA_DIR + os.sep):
+        return "mca:" + os.path.relpath(where, os.path.dirname(MCA_DIR))
+    return "other:" + (where or type(fn).__name__)
+
+
+def load(source: str, filename: str) -> tuple[dict[str, Callable[..., Any]], dict[str, str]]:
+    """The five functions to call (the starter's where the file has none), and whose each is."""
+    from mca.lab import naive
+
+    module = types.ModuleType("exercises")
+    module.__file__ = filename
+    exec(compile(source, filename, "exec"), module.__dict__)
+    functions: dict[str, Callable[..., Any]] = {}
+    owners: dict[str, str] = {}
+    for e in EXERCISES:
+        fn: Any = module.__dict__.get(e.function)
+        owners[e.field] = whose(fn, filename)
+        functions[e.field] = getattr(naive, e.function) if owners[e.field] == "starter" else fn
+    return functions, owners
+
+
+def crash(e: BaseException, filename: str) -> dict[str, Any]:
+    """What a crash was, and the student's line it came from (the innermost one)."""
+    line = None
+    tb = e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    try:
+        text = str(e)
+    except Exception:  # a student's exception whose __str__ fails: its type says enough
+        text = ""
+    return {"type": type(e).__name__, "message": text[:MAX_MESSAGE], "line": line}
+
+
+def answer(request: Any, functions: dict[str, Callable[..., Any]], filename: str) -> Any:
+    """One call: the student's function on the rebuilt arguments, its answer as data."""
+    rid, which = request.get("id"), request.get("call")
+    codec = CODECS[which]
+    args = codec.args_in(request.get("args"), STATE.real["render"])
+    STATE.current, STATE.tripped = which, ""
+    try:
+        value = functions[which](*args)
+    except NotYourCode as e:
+        return {"id": rid, "not_yours": str(e)}
+    except BaseException as e:  # the student's exception, whatever it is, is its answer
+        if STATE.tripped:
+            return {"id": rid, "not_yours": STATE.tripped}
+        contract = CONTRACT_ERRORS.get(which)
+        if contract is not None and isinstance(e, contract):
+            return {"id": rid, "raised": vars(e) | {"message": str(e)}}
+        return {"id": rid, "crash": crash(e, filename)}
+    finally:
+        STATE.current = ""
+    if STATE.tripped:  # caught by the student's own code: still not theirs
+        return {"id": rid, "not_yours": STATE.tripped}
+    try:
+        return {"id": rid, "ok": codec.result_out(value, args)}
+    except WireError as e:
+        return {"id": rid, "wrong": str(e)[:MAX_MESSAGE]}
+
+
+def _say(out: BinaryIO, obj: Any) -> None:
+    try:
+        line = json.dumps(obj, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        line = json.dumps({"id": obj.get("id"), "wrong": "an answer that is not plain data"})
+    out.write(line.encode("utf-8", "surrogatepass") + b"\n")
+    out.flush()
+
+
+def serve(inp: BinaryIO, out: BinaryIO) -> int:
+    """Load the file the first line carries, then answer every later line."""
+    hello = json.loads(inp.readline())
+    source, filename = str(hello["source"]), str(hello["filename"])
+    set_tripwires()
+    lock_down()
+    try:
+        functions, owners = load(source, filename)
+    except BaseException as e:  # the student's module failed at import: that is the answer
+        _say(out, {"refused": crash(e, filename)})
+        return 3
+    _say(out, {"ready": owners})
+    for line in inp:
+        _say(out, answer(json.loads(line), functions, filename))
+    return 0
+
+
+def main() -> int:
+    requests, replies = (int(x) for x in sys.argv[1:3])
+    sys.stdout = sys.stderr  # a print is never mistaken for an answer (the grader reads fd 4)
+    with os.fdopen(requests, "rb") as inp, os.fdopen(replies, "wb") as out:
+        return serve(inp, out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""Honest answers to the five exercises, as a student who solved them would write them.
+
+Each is mca's own function's source, written into the student's file under the exercise's
+name (so its code is the file's, not mca's), with the module's helpers in scope. Re-exporting
+mca's function instead (`from mca.skills.parse import split_frontmatter`) is 'not your code'.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import textwrap
+
+from mca.lab.exercises import BY_TRAP, EXERCISES
+
+# trap -> (module, mca's function)
+PRODUCTION_OF = {
+    "split": ("mca.skills.parse", "split_frontmatter"),
+    "validate": ("mca.skills.validate", "validate"),
+    "script": ("mca.skills.inject", "render_skill"),
+    "judge": ("mca.skills.trigger", "judge"),
+    "gates": ("mca.skills.gates", "apply_gates"),
+}
+NAMES = tuple(e.function for e in EXERCISES)
+
+
+def honest(trap: str) -> str:
+    """The source of one solved exercise, to append to a starter file."""
+    module, prod = PRODUCTION_OF[trap]
+    fn = getattr(importlib.import_module(module), prod)
+    name = BY_TRAP[trap].function
+    source = textwrap.dedent(inspect.getsource(fn)).replace(f"def {prod}(", f"def {name}(", 1)
+    alias = f"_helpers_{trap}"
+    skip = {*NAMES, prod}
+    return (
+        f"\nimport {module} as {alias}\n"
+        f"globals().update({{k: v for k, v in vars({alias}).items()"
+        f" if not k.startswith('__') and k not in {sorted(skip)!r}}})\n\n"
+        f"{source}\n"
+    )
+
+
+def reexport(trap: str) -> str:
+    """The forgery: mca's own function under the exercise's name."""
+    module, prod = PRODUCTION_OF[trap]
+    return f"\nfrom {module} import {prod} as {BY_TRAP[trap].function}\n"
+
+
+ALL_HONEST = "".join(honest(t) for t in PRODUCTION_OF)
