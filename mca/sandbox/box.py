@@ -200,10 +200,16 @@ class Sandbox:
             writable=tuple(writable),
             read_only=tuple(read_only),
             mount_proc=bool(ns),
-            rlimits=tuple(rlimits(self.policy.max_processes, self.policy.max_file_bytes, bool(ns))),
+            rlimits=tuple(self._rlimits(bool(ns))),
             cgroup_procs=bytes(self._cgroup / "cgroup.procs") if self._cgroup else b"",
             drop_caps=drop_list(),
             ruleset_fd=ruleset_fd,
+        )
+
+    def _rlimits(self, in_user_ns: bool) -> list[tuple[int, int]]:
+        p = self.policy
+        return rlimits(
+            p.max_processes, p.max_file_bytes, in_user_ns, p.max_memory_bytes, p.max_cpu_seconds
         )
 
     def _binds(self) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:

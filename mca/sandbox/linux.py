@@ -192,20 +192,32 @@ def drop_list() -> tuple[int, ...]:
     return tuple(c for c in range(last_cap() + 1) if c not in KEEP_CAPS)
 
 
-def rlimits(max_processes: int, max_file_bytes: int, in_user_ns: bool) -> list[tuple[int, int]]:
+def rlimits(
+    max_processes: int,
+    max_file_bytes: int,
+    in_user_ns: bool,
+    memory_bytes: int = 0,
+    cpu_seconds: int = 0,
+) -> list[tuple[int, int]]:
     """Limits for the command. RLIMIT_NPROC counts a user's processes: inside a new user
     namespace that is the sandbox's own; without one, this user's, so the room is added on top
-    of what the user already runs. Root is exempt from it (a pids cgroup stands in)."""
+    of what the user already runs. Root is exempt from it (a pids cgroup stands in). Memory
+    (address space) and CPU time are per process, when asked for (0: none)."""
     out = [(resource.RLIMIT_FSIZE, max_file_bytes), (resource.RLIMIT_CORE, 0)]
+    out += [(resource.RLIMIT_AS, memory_bytes)] if memory_bytes > 0 else []
+    out += [(resource.RLIMIT_CPU, cpu_seconds)] if cpu_seconds > 0 else []
     if os.geteuid() != 0:
         room = max_processes if in_user_ns else _user_processes() + max_processes
         _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
         cap = hard if hard != resource.RLIM_INFINITY else room
         out.append((resource.RLIMIT_NPROC, min(room, cap)))
-    hard_fsize = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
-    if hard_fsize != resource.RLIM_INFINITY:
-        out[0] = (resource.RLIMIT_FSIZE, min(max_file_bytes, hard_fsize))
-    return out
+    return [(kind, _under_hard(kind, value)) for kind, value in out]
+
+
+def _under_hard(kind: int, value: int) -> int:
+    """A process may lower its hard limit, never raise it: ask no more than it has."""
+    hard = resource.getrlimit(kind)[1]
+    return value if hard == resource.RLIM_INFINITY else min(value, hard)
 
 
 def _user_processes() -> int:

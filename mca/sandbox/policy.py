@@ -79,6 +79,8 @@ class Policy:
     network: bool = False
     max_processes: int = MAX_PROCESSES
     max_file_bytes: int = MAX_FILE_BYTES
+    max_memory_bytes: int = 0  # address space of each process (0: no limit)
+    max_cpu_seconds: int = 0  # CPU time of each process (0: no limit)
     extra: tuple[str, ...] = field(default=(), repr=False)  # config.toml additions, as given
 
     @property

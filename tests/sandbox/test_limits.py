@@ -1,0 +1,44 @@
+"""Memory and CPU limits of a sandboxed command (the lab sets them for student code)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mca.sandbox.box import Sandbox
+from mca.sandbox.policy import Grant, Mode, build_policy
+from mca.sandbox.probe import probe
+
+MECH = probe()
+pytestmark = pytest.mark.skipif(not MECH.available, reason="no Landlock on this kernel")
+
+
+def run(tmp_path: Path, code: str, **limits: int) -> subprocess.CompletedProcess[bytes]:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    policy = build_policy(Mode.READ_ONLY, ws, tmp_path / "home", tmp_path / "mcahome")
+    sb = Sandbox(dataclasses.replace(policy, **limits), MECH)
+    try:
+        launch = sb.prepare(Grant(), dict(os.environ))
+        proc = sb.popen([sys.executable, "-c", code], launch, stdout=subprocess.PIPE)
+        out, _ = proc.communicate(timeout=60)
+        sb.finish(launch, proc.pid)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out)
+    finally:
+        sb.close()
+
+
+def test_memory_is_limited_per_process(tmp_path: Path) -> None:
+    code = "try:\n    b = bytearray(1 << 30)\n    print('got')\nexcept MemoryError:\n    print(0)"
+    assert run(tmp_path, code, max_memory_bytes=256 << 20).stdout.strip() == b"0"
+    assert run(tmp_path, code).stdout.strip() == b"got"  # no limit unless asked for
+
+
+def test_cpu_time_is_limited_per_process(tmp_path: Path) -> None:
+    done = run(tmp_path, "while True:\n    pass", max_cpu_seconds=1)
+    assert done.returncode != 0  # SIGXCPU, or SIGKILL at the hard limit
