@@ -41,6 +41,7 @@ def run_lab(
     seeds: Sequence[int],
     check_seconds: float = 30.0,
     checks: Sequence[Check] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[list[dict[str, object]], str]:
     """(per-check results over the seeds, runtime name) for a lab spec. `checks` replaces the
     lab's table. A student's file is answered by a child process; mca's own policies run here."""
@@ -52,7 +53,7 @@ def run_lab(
         from mca.errors import McaError
         from mca.lab.handin import run_file
 
-        run = run_file(repo, Path(lab), seeds, check_seconds, table)
+        run = run_file(repo, Path(lab), seeds, check_seconds, table, env or {})
         if run.status == "refused":
             raise McaError(f"{lab}: {run.message}")
         note = f"not run: {run.status}: {run.message}" if run.status != "ok" else ""
@@ -83,7 +84,7 @@ def run_selftest_command(
         from mca.errors import ConfigError
 
         raise ConfigError("--check-seconds: must be a number of seconds from 0 to 3600")
-    results, runtime = run_lab(repo, lab, seeds, args.check_seconds, checks)
+    results, runtime = run_lab(repo, lab, seeds, args.check_seconds, checks, env)
     report = lab_report(repo)
     if args.junit:
         Path(args.junit).write_text(to_junit(results, runtime), encoding="utf-8")

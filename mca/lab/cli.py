@@ -6,6 +6,10 @@ import argparse
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mca.sandbox.probe import Mechanisms
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -20,11 +24,38 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--seeds", type=int, default=1, help="seeded variants besides the default")
     grade.add_argument("--timeout", type=float, default=180.0, help="seconds per submission")
     grade.add_argument("--memory-mb", type=int, default=2048, help="memory per submission")
+    grade.add_argument(
+        "--unsandboxed",
+        action="store_true",
+        help="grade without mca's sandbox (only inside a throwaway container or VM)",
+    )
     return p
 
 
-def run_lab_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
-    """Entry for `mca lab ...`; returns the exit code."""
+def sandbox_or_refuse(mechanisms: Mechanisms | None, unsandboxed: bool) -> Mechanisms | None:
+    """The sandbox to grade in. --unsandboxed: None (student code runs with the grader's
+    rights, limits only); without it, a machine with no sandbox refuses to grade."""
+    from mca.errors import McaError
+    from mca.sandbox.probe import probe
+
+    if unsandboxed:
+        sys.stderr.write("mca lab grade: --unsandboxed: student code runs with your rights\n")
+        return None
+    mech = probe() if mechanisms is None else mechanisms
+    if mech.available:
+        return mech
+    raise McaError(
+        f"mca lab grade: {mech.describe()}, so student code would run with your rights and"
+        " could read and change your files, its classmates' and the grades. Grade inside a"
+        " throwaway container or VM and add --unsandboxed there."
+    )
+
+
+def run_lab_command(
+    argv: Sequence[str], env: Mapping[str, str], mechanisms: Mechanisms | None = None
+) -> int:
+    """Entry for `mca lab ...`; returns the exit code. `mechanisms`: what the sandbox can use
+    (probed when not given)."""
     from mca.content import find_repo
     from mca.errors import ConfigError
 
@@ -47,7 +78,18 @@ def run_lab_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
             "mca lab grade: --jobs >= 1, --seeds >= 0, --timeout > 0, --memory-mb >= 256"
         )
     limits = Limits(seconds=args.timeout, check_seconds=10.0, memory_mb=args.memory_mb)
-    rows = grade(find_repo(Path.cwd()), folder, jobs=args.jobs, seeds=args.seeds, limits=limits)
+    mech = sandbox_or_refuse(mechanisms, args.unsandboxed)
+    outs = [Path(args.out)] if args.out else []
+    rows = grade(
+        find_repo(Path.cwd()),
+        folder,
+        jobs=args.jobs,
+        seeds=args.seeds,
+        limits=limits,
+        mechanisms=mech,
+        deny=outs,
+        env=env,
+    )
     text = to_csv(rows)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")

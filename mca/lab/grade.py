@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from mca.crash import home_of
 from mca.lab.exercises import EXERCISES
 from mca.lab.handin import run_handin
-from mca.lab.launch import Limits, Unsandboxed
+from mca.lab.launch import Isolation, Limits
 from mca.lab.report import combine
 from mca.lab.suite import CHECKS, Check
 from mca.lab.variant import Variants
+from mca.sandbox.probe import Mechanisms
 
 GRADING = Limits(check_seconds=10.0)
 COLUMNS = (
@@ -36,7 +39,7 @@ COLUMNS = (
 
 
 def grade_one(
-    variants: Variants, path: Path, seeds: Sequence[int], limits: Limits
+    variants: Variants, path: Path, seeds: Sequence[int], limits: Limits, isolation: Isolation
 ) -> dict[str, Any]:
     """The CSV row of one submission."""
     name = path.parent.name
@@ -45,7 +48,7 @@ def grade_one(
     except (OSError, UnicodeDecodeError) as e:
         return row_of(name, f"refused: cannot load it ({type(e).__name__}: {e})", [], 0.0)
     filename = f"{name}/{path.name}"
-    run = run_handin(variants, source, filename, seeds, Unsandboxed(limits), limits)
+    run = run_handin(variants, source, filename, seeds, isolation, limits)
     status = "ok" if run.status == "ok" else f"{run.status}: {run.message}"
     note = f"not run ({run.status})" if run.status != "ok" else ""
     checks = combine(run.checks, seeds, note) if run.status != "refused" else []
@@ -78,12 +81,21 @@ def grade(
     jobs: int = 2,
     seeds: int = 1,
     limits: Limits = GRADING,
+    mechanisms: Mechanisms | None = None,
+    deny: Sequence[Path] = (),
+    env: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Rows for every SUBMISSIONS/*/exercises.py, sorted by submission name."""
+    """Rows for every SUBMISSIONS/*/exercises.py, sorted by submission name. Each hand-in's
+    child runs in mca's sandbox with these mechanisms (None: limits only), never reading the
+    class, `deny` (the grader's outputs) or mca's state."""
     paths = sorted(submissions.glob("*/exercises.py"))
     seed_list = [0, *range(1, seeds + 1)]
+    env = os.environ if env is None else env
     with Variants(repo) as variants, ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
-        return list(pool.map(lambda p: grade_one(variants, p, seed_list, limits), paths))
+        home = Path(env.get("HOME") or Path.home())
+        hidden = (submissions.resolve(), *(p.resolve() for p in deny))
+        isolation = Isolation(mechanisms, variants.root, home_of(env), home, hidden)
+        return list(pool.map(lambda p: grade_one(variants, p, seed_list, limits, isolation), paths))
 
 
 def to_csv(rows: Sequence[dict[str, Any]]) -> str:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import ast
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mca.lab.launch import Launcher, Limits, Unsandboxed
+from mca.lab.launch import Isolation, Limits
 from mca.lab.ownership import bindings
 from mca.lab.remote import Refused, Student
 from mca.lab.student import forbidden_imports
@@ -53,7 +53,7 @@ def run_handin(
     source: str,
     filename: str,
     seeds: Sequence[int],
-    launcher: Launcher,
+    isolation: Isolation,
     limits: Limits,
     checks: Sequence[Check] = CHECKS,
 ) -> HandinRun:
@@ -62,9 +62,9 @@ def run_handin(
     run = HandinRun()
     why = refusal(source)
     if why:
-        launcher.close()
         run.status, run.message = "refused", why
         return run
+    launcher = isolation.launcher(limits)
     student = Student(source, filename, launcher, limits, bindings(ast.parse(source)))
     try:
         student.start()
@@ -96,7 +96,12 @@ def _checks(
 
 
 def run_file(
-    repo: Path, path: Path, seeds: Sequence[int], check_seconds: float, checks: Sequence[Check]
+    repo: Path,
+    path: Path,
+    seeds: Sequence[int],
+    check_seconds: float,
+    checks: Sequence[Check],
+    env: Mapping[str, str],
 ) -> HandinRun:
     """`mca selftest --lab FILE`: the student's own file, on the student's machine."""
     from mca.errors import McaError
@@ -107,4 +112,16 @@ def run_file(
         raise McaError(f"{path}: cannot read it ({e})") from None
     limits = Limits(seconds=check_seconds * 15 * len(seeds) + 30, check_seconds=check_seconds)
     with Variants(repo) as variants:
-        return run_handin(variants, source, str(path), seeds, Unsandboxed(limits), limits, checks)
+        isolation = own_machine(variants.root, env)
+        return run_handin(variants, source, str(path), seeds, isolation, limits, checks)
+
+
+def own_machine(workspace: Path, env: Mapping[str, str]) -> Isolation:
+    """A student's own self-test: the sandbox where this machine has one, limits otherwise
+    (it is the student's own code, on the student's own machine)."""
+    from mca.crash import home_of
+    from mca.sandbox.probe import probe
+
+    mech = probe()
+    home = Path(env.get("HOME") or Path.home())
+    return Isolation(mech if mech.available else None, workspace, home_of(env), home)

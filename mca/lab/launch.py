@@ -15,11 +15,15 @@ import signal
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Protocol
 
 import mca
+from mca.sandbox.box import Launch, Sandbox
+from mca.sandbox.policy import Grant, Mode, build_policy
+from mca.sandbox.probe import Mechanisms
 
 MCA_PARENT = str(Path(mca.__file__).resolve().parent.parent)  # what the child imports mca from
 
@@ -32,7 +36,7 @@ class Limits:
     check_seconds: float = 30.0
     memory_mb: int = 2048
     file_bytes: int = 1024 * 1024
-    processes: int = 4  # tasks of the child, threads included (the sandbox's own two among them)
+    processes: int = 3  # tasks of the child, threads included (the sandbox's own two among them)
 
     @property
     def cpu_seconds(self) -> int:
@@ -116,3 +120,99 @@ class Unsandboxed:
 
     def close(self) -> None:
         shutil.rmtree(self.home, ignore_errors=True)
+
+
+class Sandboxed:
+    """mca's sandbox (mca/sandbox), read-only: the child writes nothing but its private /tmp,
+    reads nothing of `deny` (the class, the grader's outputs, mca's state, the user's secrets),
+    has no network, no room for more processes than `limits.processes`, and leaves nothing
+    running (it is the first process of its own PID namespace, or its cgroup is emptied).
+    Each start gets a Sandbox of its own, closed at stop: a restarted child never shares a
+    process count or a /tmp with the one before."""
+
+    sandboxed = True
+
+    def __init__(
+        self,
+        limits: Limits,
+        mechanisms: Mechanisms,
+        workspace: Path,
+        deny: Sequence[Path],
+        mca_home: Path,
+        user_home: Path,
+    ) -> None:
+        policy = build_policy(
+            Mode.READ_ONLY,
+            workspace=workspace,
+            user_home=user_home,
+            mca_home=mca_home,
+            deny_read=tuple(str(p) for p in deny),
+        )
+        policy = replace(
+            policy,
+            max_processes=limits.processes,
+            max_file_bytes=limits.file_bytes,
+            max_memory_bytes=limits.memory_mb * 1024 * 1024,
+            max_cpu_seconds=limits.cpu_seconds,
+        )
+        self.policy, self.mechanisms = policy, mechanisms
+        self.running: dict[int, tuple[Sandbox, Launch]] = {}
+
+    def start(self, fds: tuple[int, int], stderr: IO[bytes]) -> subprocess.Popen[bytes]:
+        box = Sandbox(self.policy, self.mechanisms)
+        try:
+            launch = box.prepare(Grant(), {})
+            proc = box.popen(
+                child_argv(fds),
+                replace(launch, env=child_env(launch.env["TMPDIR"])),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                pass_fds=fds,
+                cwd=str(self.policy.workspace),
+            )
+        except BaseException:
+            box.close()
+            raise
+        self.running[proc.pid] = (box, launch)
+        return proc
+
+    def stop(self, proc: subprocess.Popen[bytes]) -> None:
+        """Kill the child's group, then what the sandbox knows of (its cgroup, its orphans);
+        remove its private /tmp. Nothing of it runs when this returns."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        box, launch = self.running.pop(proc.pid)
+        box.finish(launch, proc.pid)
+        box.close()
+
+    def close(self) -> None:
+        for pid in list(self.running):
+            box, _ = self.running.pop(pid)
+            box.close()
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How a run starts each hand-in's child: in mca's sandbox (`mechanisms`), or with
+    limits only (None: --unsandboxed, or a student's own machine without a sandbox)."""
+
+    mechanisms: Mechanisms | None
+    workspace: Path  # the run's private copy of the lab (the child reads it, writes nothing)
+    mca_home: Path
+    user_home: Path
+    deny: tuple[Path, ...] = ()  # the class, the grader's outputs
+
+    def launcher(self, limits: Limits) -> Launcher:
+        """A fresh launcher for one hand-in (its own private /tmp, its own cgroup)."""
+        if self.mechanisms is None:
+            return Unsandboxed(limits)
+        return Sandboxed(
+            limits, self.mechanisms, self.workspace, self.deny, self.mca_home, self.user_home
+        )
+
+    def describe(self) -> str:
+        if self.mechanisms is None:
+            return "no sandbox: student code runs with your rights (limits only)"
+        return f"sandboxed, read-only, no network ({self.mechanisms.describe()})"

@@ -11,8 +11,10 @@ restarted for the next check), a wrong type, or 'not your code'.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import subprocess
 import tempfile
 import time
 from collections.abc import Mapping
@@ -96,7 +98,7 @@ class Student:
             self.channel.send({"source": self.source, "filename": self.filename}, self.deadline)
             reply = self.channel.receive(lambda o: "ready" in o or "refused" in o, self.deadline)
         except (Gone, Slow, TooBig) as e:
-            how = self.stop()
+            how = self.stop(isinstance(e, Gone))
             if isinstance(e, Slow):
                 why = f"importing it took over {self.limits.check_seconds:g} s"
                 raise Refused(why, "timed out") from None
@@ -119,12 +121,15 @@ class Student:
             return f"the process ended ({why})" + (f": {tail}" if tail else "")
         return f"the process ended with exit code {code}" + (f": {tail}" if tail else "")
 
-    def stop(self) -> str:
+    def stop(self, ended: bool = False) -> str:
         """Stop the child and everything it started (the next call starts a fresh one); how
-        it ended."""
+        it ended. `ended`: it closed its pipe, so let it finish exiting (its own status)."""
         channel, self.channel = self.channel, None
         if channel is None:
             return ""
+        if ended:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                channel.proc.wait(timeout=2.0)
         self.launcher.stop(channel.proc)
         how = self._ended(channel)
         channel.close()
@@ -171,7 +176,7 @@ class Student:
     def _lost(self, e: Exception, exercise: Exercise) -> str:
         self.hard[self.check] = type(e).__name__
         left = self.deadline - time.monotonic()
-        how = self.stop()
+        how = self.stop(isinstance(e, Gone))
         if isinstance(e, Slow):
             if self.deadline >= self.ends and left <= 0:
                 return f"timed out: the hand-in's {self.limits.seconds:g} s are up"

@@ -141,13 +141,20 @@ class Variants:
         self._made: dict[int, Path] = {}
         self._lock = threading.Lock()
 
+    @property
+    def root(self) -> Path:
+        """The run's private directory, where the variants are written."""
+        with self._lock:
+            if self._tmp is None:
+                self._tmp = Path(tempfile.mkdtemp(prefix="mca-lab-"))
+            return self._tmp
+
     def path(self, seed: int) -> Path:
         """Where seed N's variant of the lab is (seed 0: the lab itself)."""
+        root = self.root
         with self._lock:
             if seed not in self._made:
-                if self._tmp is None:
-                    self._tmp = Path(tempfile.mkdtemp(prefix="mca-lab-variants-"))
-                dest = self._tmp / f"seed-{seed}"
+                dest = root / f"seed-{seed}"
                 self._made[seed] = materialize(self.repo, names_for(seed), dest)
             return self._made[seed]
 

@@ -15,7 +15,7 @@ import pytest
 from mca.lab.calls import CODECS
 from mca.lab.checks import Lab
 from mca.lab.handin import run_handin
-from mca.lab.launch import Limits, Unsandboxed
+from mca.lab.launch import Isolation, Limits
 from mca.lab.report import combine
 from mca.lab.suite import CHECKS
 from mca.lab.variant import Variants
@@ -39,9 +39,8 @@ def grade(
     variants: Variants, source: str, seeds: tuple[int, ...] = (0,), check_seconds: float = 10.0
 ) -> tuple[dict[int, dict[str, Any]], Any]:
     limits = Limits(seconds=120, check_seconds=check_seconds, memory_mb=1024)
-    run = run_handin(
-        variants, source, "hand-in/exercises.py", seeds, Unsandboxed(limits), limits, CHECKS
-    )
+    isolation = Isolation(None, variants.root, variants.root / "mca", variants.root / "home")
+    run = run_handin(variants, source, "hand-in/exercises.py", seeds, isolation, limits, CHECKS)
     checks = combine(run.checks, seeds, f"not run: {run.status}")
     return {c["id"]: c for c in checks}, run
 

@@ -1,0 +1,170 @@
+"""Student code in mca's sandbox: a hand-in cannot touch a classmate, the grader's output or the
+network, and nothing it starts outlives it. Judged on disk, on the wire and in /proc, with an
+oracle the hand-ins cannot reach; the audit hook (the second line) is bypassed on purpose by
+the hand-ins that need a process, through a reference mca's own modules keep."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from mca.errors import McaError
+from mca.lab.cli import run_lab_command
+from mca.lab.grade import grade
+from mca.lab.launch import Limits
+from mca.sandbox.probe import Mechanisms, probe
+from tests.conftest import REPO
+from tests.lab.answers import ALL_HONEST
+
+STARTER = (REPO / "mca" / "lab" / "naive.py").read_text(encoding="utf-8")
+MECH = probe()
+needs_sandbox = pytest.mark.skipif(not MECH.available, reason="no Landlock on this kernel")
+LIMITS = Limits(seconds=60, check_seconds=10, memory_mb=1024)
+# A process started past the audit hook: subprocess's own fork_exec, kept by a module of mca's.
+SPAWN = """
+import os, sys
+def _spawn(*argv):
+    import mca.tools.command as _c
+    r, w = os.pipe()
+    args = [a.encode() for a in argv]
+    return _c.subprocess._fork_exec(
+        args, [args[0]], True, (), None, None, -1, -1, -1, -1, -1, -1, r, w,
+        True, True, -1, None, None, None, -1, None, False)
+"""
+
+
+def _serve(listener: socket.socket, got: list[bytes]) -> None:
+    listener.settimeout(0.2)
+    while not got or got[-1] != b"stop":
+        try:
+            conn, _ = listener.accept()
+            got.append(conn.recv(100) or b"connected")
+            conn.close()
+        except OSError:
+            continue
+
+
+def survivors(token: str) -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if token.encode() in cmd and state != b"Z":
+            found.append(pid)
+    return found
+
+
+def digest(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@needs_sandbox
+def test_hand_ins_cannot_reach_each_other_the_grader_or_the_network(tmp_path: Path) -> None:
+    token = secrets.token_hex(6)
+    subs, out = tmp_path / "class", tmp_path / "grades.csv"
+    out.write_text("the grader's file\n")
+    listener = socket.create_server(("127.0.0.1", 0))
+    port, got = listener.getsockname()[1], []
+    serving = threading.Thread(target=_serve, args=(listener, got), daemon=True)
+    serving.start()
+    honest = STARTER + ALL_HONEST + f"\n# secret answer {token}\n"
+    attack = f"""
+import os, glob
+SEEN = []
+for _p in glob.glob({str(subs)!r} + "/*/exercises.py") + [{str(out)!r}]:
+    try:
+        SEEN.append(open(_p).read()[-60:])
+    except OSError as e:
+        SEEN.append(type(e).__name__)
+    try:
+        open(_p, "w").write("sabotaged")
+    except OSError:
+        pass
+_spawn(sys.executable, "-c", "import time\\n"
+       "time.sleep(3)\\n"
+       "open({str(out)!r}, 'w').write('forged,ok,14/14')  # {token}")
+try:
+    _s = _spawn(sys.executable, "-c", "import socket\\n"
+                "socket.create_connection(('127.0.0.1', {port})).send(b'leak')")
+except OSError:
+    pass
+def judge_triggers(skills, sentence, paths):
+    raise RuntimeError(repr(SEEN))
+"""
+    for name, text in {"alice": honest, "mallory": STARTER + SPAWN + attack}.items():
+        (subs / name).mkdir(parents=True)
+        (subs / name / "exercises.py").write_text(text)
+    before = digest(subs)
+    rows = {
+        r["submission"]: r
+        for r in grade(REPO, subs, jobs=2, limits=LIMITS, mechanisms=MECH, deny=[out])
+    }
+    assert digest(subs) == before
+    assert rows["alice"]["total"] == "14/14" and rows["alice"]["status"] == "ok"
+    assert rows["mallory"]["status"] == "ok"
+    assert "crashed: RuntimeError" in rows["mallory"]["failures"]
+    assert (
+        token not in rows["mallory"]["failures"]
+        and "PermissionError" in rows["mallory"]["failures"]
+    )
+    deadline = time.monotonic() + 5
+    while survivors(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert survivors(token) == []
+    assert out.read_text() == "the grader's file\n"
+    got.append(b"stop")
+    serving.join(timeout=5)
+    listener.close()
+    assert got == [b"stop"]
+
+
+def test_grading_without_a_sandbox_is_refused_unless_asked_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "class" / "bob").mkdir(parents=True)
+    (tmp_path / "class" / "bob" / "exercises.py").write_text(STARTER)
+    none = Mechanisms(0, False, None)
+    argv = ["grade", str(tmp_path / "class")]
+    with pytest.raises(McaError, match="--unsandboxed"):
+        run_lab_command(argv, {"HOME": str(tmp_path)}, mechanisms=none)
+    assert run_lab_command([*argv, "--unsandboxed"], {"HOME": str(tmp_path)}, none) == 0
+    assert "bob,ok," in capsys.readouterr().out
+
+
+@needs_sandbox
+def test_a_looping_or_dying_hand_in_gets_a_fresh_sandbox_for_its_next_check(
+    tmp_path: Path,
+) -> None:
+    subs = tmp_path / "class"
+    loops = (
+        "\ndef apply_gates(hits, budget, render, in_context, held=None):\n"
+        "    while True:\n        pass\n"
+    )
+    dies = "\nimport os\ndef split_frontmatter(text):\n    os._exit(7)\n"
+    for name, text in {"loops": loops, "dies": dies}.items():
+        (subs / name).mkdir(parents=True)
+        (subs / name / "exercises.py").write_text(STARTER + ALL_HONEST + text)
+    limits = Limits(seconds=60, check_seconds=1, memory_mb=1024)
+    rows = {r["submission"]: r for r in grade(REPO, subs, seeds=1, limits=limits, mechanisms=MECH)}
+    assert (rows["loops"]["ex5"], rows["loops"]["total"]) == ("0/2", "12/14")
+    assert "timed out after 1 s in apply_gates" in rows["loops"]["failures"]
+    assert (rows["dies"]["ex1"], rows["dies"]["total"]) == ("0/2", "12/14")
+    assert (
+        "the process ended with exit code 7 while split_frontmatter ran" in rows["dies"]["failures"]
+    )
