@@ -13,7 +13,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from mca.lab.exercises import TRAPS
-from mca.lab.suite import trapped
+from mca.lab.suite import CHECKS, trapped
 from tests.conftest import REPO
 from tests.lab.answers import honest
 
@@ -24,6 +24,7 @@ pytestmark = [
 ]
 TRAPPED = trapped()
 STARTER_FAILS = {n for checks in TRAPPED.values() for n in checks}
+STARTER_POINTS = "2"
 # The production answers, written into the file as a student who solved them would (a
 # re-export of mca's own function is 'not your code': tests/lab/test_protocol.py).
 PRODUCTION = {trap: honest(trap) for trap in TRAPS}
@@ -189,18 +190,21 @@ def test_lab_grade_twenty_submissions_two_jobs(tmp_path: Path, starter: str) -> 
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     with out.open() as f:
-        rows = {r["submission"]: r for r in csv.DictReader(f)}
+        rows = {r["student"]: r for r in csv.DictReader(f)}
     assert len(rows) == 20
-    assert rows["a-starter"]["total"] == "7/14" and rows["a-starter"]["status"] == "ok"
-    assert rows["b-complete"]["total"] == "14/14" and rows["b-complete"]["failures"] == ""
+    # points: the starter's two (checks 2 and 4; check 5 carries none), all ten when solved
+    assert rows["a-starter"]["total"] == STARTER_POINTS and rows["a-starter"]["status"] == "ok"
+    assert rows["b-complete"]["total"] == "10" and rows["b-complete"]["failures"] == ""
+    assert {r["max_points"] for r in rows.values()} == {"10"}
     assert rows["c-crash-on-import"]["status"].startswith("refused: ")
     assert rows["d-loop-at-import"]["status"].startswith(("refused: importing", "timed out"))
     assert rows["e-forbidden"]["status"] == "refused: imports subprocess (line 1)"
-    assert rows["f-hard-coded"]["ex4"] == "0/2"  # the seeded run catches it
+    assert rows["f-hard-coded"]["ex4"] == "0"  # the seeded run catches it
     assert rows["g-syntax-error"]["status"].startswith("refused: ")
     assert rows["h-exits-hard"]["status"].startswith("crashed")
-    assert rows["i-prints-a-forged-pass"]["total"] == "7/14"
+    assert rows["i-prints-a-forged-pass"]["total"] == STARTER_POINTS
     assert rows["j-memory-hog"]["status"].startswith("refused: ")
     for trap, checks in TRAPPED.items():
         row = rows[f"k-only-{trap}"]
-        assert row["total"] == f"{7 + len(checks)}/14", (trap, row)
+        won = sum(c.points for c in CHECKS if c.id in checks)
+        assert row["total"] == str(int(STARTER_POINTS) + won), (trap, row)

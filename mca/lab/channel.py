@@ -9,12 +9,14 @@ import json
 import os
 import select
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from typing import IO, Any
 
 MAX_ANSWER = 64 * 1024 * 1024
 CHUNK = 1 << 16
+POLL = 0.25  # how often a wait looks at the run's cancel flag
 
 
 class Gone(Exception):
@@ -25,6 +27,10 @@ class Slow(Exception):
     """The deadline passed before the child answered."""
 
 
+class Cancelled(Exception):
+    """The run was interrupted (Ctrl-C) while waiting on the child."""
+
+
 class TooBig(Exception):
     """The child sent more than MAX_ANSWER bytes without finishing an answer."""
 
@@ -32,8 +38,16 @@ class TooBig(Exception):
 class Channel:
     """One running child: its process, the pipe we write to, the pipe we read from."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], send_fd: int, read_fd: int, err: IO[bytes]):
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        send_fd: int,
+        read_fd: int,
+        err: IO[bytes],
+        cancel: threading.Event | None = None,
+    ):
         self.proc = proc
+        self.cancel = cancel
         self.send_fd = send_fd
         self.read_fd = read_fd
         self.err = err
@@ -74,9 +88,11 @@ class Channel:
         left = deadline - time.monotonic()
         if left <= 0:
             raise Slow
-        ready, _, _ = select.select([self.read_fd], [], [], left)
+        if self.cancel is not None and self.cancel.is_set():
+            raise Cancelled
+        ready, _, _ = select.select([self.read_fd], [], [], min(left, POLL))
         if not ready:
-            raise Slow
+            return
         try:
             chunk = os.read(self.read_fd, CHUNK)
         except BlockingIOError:

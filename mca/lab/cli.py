@@ -1,4 +1,5 @@
-"""`mca lab init DIR` and `mca lab grade SUBMISSIONS_DIR [--out F] [--jobs N] [--seeds K]`."""
+"""`mca lab init DIR` and `mca lab grade CLASS_DIR [--out PATH] [--format csv|gradescope]
+[--junit FILE] [--jobs N] [--seeds K] [--unsandboxed]`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from mca.lab.outputs import Writer
     from mca.sandbox.probe import Mechanisms
+
+EXIT_INTERRUPTED = 130
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -17,13 +21,23 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="action", required=True)
     init = sub.add_parser("init", help="write a student workspace (exercises.py, README.md)")
     init.add_argument("dir")
-    grade = sub.add_parser("grade", help="grade every */exercises.py under a directory")
-    grade.add_argument("submissions")
-    grade.add_argument("--out", metavar="FILE", help="write the CSV here (default: stdout)")
-    grade.add_argument("--jobs", type=int, default=2, help="submissions graded at once")
+    grade = sub.add_parser("grade", help="grade every hand-in folder (*/exercises.py) of a class")
+    grade.add_argument("submissions", metavar="CLASS_DIR")
+    grade.add_argument(
+        "--out", metavar="PATH", help="the CSV (default: stdout); a directory for gradescope"
+    )
+    grade.add_argument(
+        "--format",
+        choices=("csv", "gradescope"),
+        default="csv",
+        help="gradescope: OUT/STUDENT/results/results.json per hand-in",
+    )
+    grade.add_argument("--junit", metavar="FILE", help="also one JUnit XML report for the class")
+    grade.add_argument("--jobs", type=int, default=2, help="hand-ins graded at once")
     grade.add_argument("--seeds", type=int, default=1, help="seeded variants besides the default")
-    grade.add_argument("--timeout", type=float, default=180.0, help="seconds per submission")
-    grade.add_argument("--memory-mb", type=int, default=2048, help="memory per submission")
+    grade.add_argument("--timeout", type=float, default=180.0, help="seconds per hand-in")
+    grade.add_argument("--check-seconds", type=float, default=10.0, help="seconds per check")
+    grade.add_argument("--memory-mb", type=int, default=2048, help="memory per hand-in")
     grade.add_argument(
         "--unsandboxed",
         action="store_true",
@@ -56,9 +70,6 @@ def run_lab_command(
 ) -> int:
     """Entry for `mca lab ...`; returns the exit code. `mechanisms`: what the sandbox can use
     (probed when not given)."""
-    from mca.content import find_repo
-    from mca.errors import ConfigError
-
     args = _parser().parse_args(argv)
     if args.action == "init":
         from mca.lab.kit import init_lab
@@ -67,8 +78,35 @@ def run_lab_command(
             sys.stdout.write(f"wrote {path}\n")
         sys.stdout.write(f"next: cd {args.dir} && mca selftest --lab exercises.py\n")
         return 0
-    from mca.lab.grade import grade, to_csv
+    return _grade(args, env, mechanisms)
+
+
+def _writer(args: argparse.Namespace) -> Writer:
+    """The outputs, written empty now: a path that cannot be written fails before grading."""
+    from mca.errors import ConfigError
+    from mca.lab.outputs import Writer
+
+    out = Path(args.out) if args.out else None
+    if args.format == "gradescope" and out is None:
+        raise ConfigError("mca lab grade: --format gradescope needs --out DIR")
+    gradescope = args.format == "gradescope"
+    junit = Path(args.junit) if args.junit else None
+    writer = Writer(None if gradescope else out, out if gradescope else None, junit)
+    try:
+        writer.check()
+    except OSError as e:
+        where = e.filename or out or junit
+        raise ConfigError(f"mca lab grade: cannot write {where}: {e.strerror or e}") from None
+    return writer
+
+
+def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | None) -> int:
+    from mca.content import find_repo
+    from mca.errors import ConfigError
+    from mca.lab.grade import Interrupted, Plan, grade, hand_ins, summary
     from mca.lab.launch import Limits
+    from mca.lab.outputs import csv_text
+    from mca.lab.progress import Progress
 
     folder = Path(args.submissions)
     if not folder.is_dir():
@@ -77,23 +115,32 @@ def run_lab_command(
         raise ConfigError(
             "mca lab grade: --jobs >= 1, --seeds >= 0, --timeout > 0, --memory-mb >= 256"
         )
-    limits = Limits(seconds=args.timeout, check_seconds=10.0, memory_mb=args.memory_mb)
-    mech = sandbox_or_refuse(mechanisms, args.unsandboxed)
-    outs = [Path(args.out)] if args.out else []
-    rows = grade(
+    if not 0 < args.check_seconds <= args.timeout:
+        raise ConfigError("mca lab grade: --check-seconds must be > 0 and <= --timeout")
+    writer = _writer(args)
+    limits = Limits(args.timeout, args.check_seconds, args.memory_mb)
+    plan = Plan(
         find_repo(Path.cwd()),
         folder,
-        jobs=args.jobs,
-        seeds=args.seeds,
-        limits=limits,
-        mechanisms=mech,
-        deny=outs,
-        env=env,
+        args.jobs,
+        args.seeds,
+        limits,
+        sandbox_or_refuse(mech, args.unsandboxed),
+        tuple(writer.paths),
+        env,
     )
-    text = to_csv(rows)
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-        sys.stdout.write(f"graded {len(rows)} submission(s): {args.out}\n")
+    total = len(hand_ins(folder))
+    progress = Progress(total, sys.stderr) if sys.stderr.isatty() else None
+    try:
+        graded = grade(plan, writer.add, progress)
+    except Interrupted as e:
+        if not writer.paths:
+            sys.stdout.write(csv_text(e.graded))
+        kept = ", ".join(map(str, writer.paths)) or "stdout"
+        sys.stderr.write(f"mca lab grade: interrupted; {summary(e.graded, total)} ({kept})\n")
+        return EXIT_INTERRUPTED
+    if args.format == "csv" and not args.out:
+        sys.stdout.write(csv_text(graded))
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(f"{summary(graded, total)}: {', '.join(map(str, writer.paths))}\n")
     return 0

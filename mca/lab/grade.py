@@ -1,106 +1,189 @@
-"""`mca lab grade SUBMISSIONS_DIR`: every */exercises.py graded in its own process, in parallel.
+"""`mca lab grade CLASS_DIR`: every hand-in folder graded, each in a sandboxed child of its own.
 
-One CSV row per submission: checks passed per exercise, the total, the first line of each
-failure, the status (ok, refused, crashed, timed out) and the runtime. A check counts as passed
-only when it passes on the default fixtures and on every seeded variant. A submission that
-crashes, hangs, eats memory or imports what it should not gets a row saying so; the others are
-unaffected. Student code never runs in the grader's process; the isolation is against accidents,
-not a security sandbox.
+Every folder gets a row: graded (`ok`, whatever it scored), or why not (`missing
+exercises.py`, `unreadable: ...`, `not UTF-8 ...`, `refused: ...`, `crashed: ...`, `timed out:
+...`). A check counts only when it passes on the default fixtures and on every seeded variant.
+Rows reach the outputs as they finish (mca/lab/outputs.py); Ctrl-C stops the run and keeps
+the rows graded so far. A hand-in that crashes, loops, eats memory or attacks its classmates
+gets its own row and changes no other.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import os
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from mca.crash import home_of
-from mca.lab.exercises import EXERCISES
+from mca.fsutil import FileTooLarge, NotRegularFile, read_regular
 from mca.lab.handin import run_handin
 from mca.lab.launch import Isolation, Limits
+from mca.lab.outputs import Graded
+from mca.lab.progress import Progress
 from mca.lab.report import combine
-from mca.lab.suite import CHECKS, Check
+from mca.lab.suite import GRADED
 from mca.lab.variant import Variants
 from mca.sandbox.probe import Mechanisms
 
 GRADING = Limits(check_seconds=10.0)
-COLUMNS = (
-    "submission",
-    "status",
-    *(f"ex{e.number}" for e in EXERCISES),
-    "total",
-    "failures",
-    "seconds",
-)
+FILE = "exercises.py"
+MAX_SOURCE = 1024 * 1024
 
 
-def grade_one(
-    variants: Variants, path: Path, seeds: Sequence[int], limits: Limits, isolation: Isolation
-) -> dict[str, Any]:
-    """The CSV row of one submission."""
-    name = path.parent.name
+class Interrupted(Exception):
+    """Ctrl-C: the run stopped; `graded` holds what was finished (and written)."""
+
+    def __init__(self, graded: list[Graded]) -> None:
+        super().__init__("interrupted")
+        self.graded = graded
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One grading run: the class, how many at once, the variants, limits and isolation."""
+
+    repo: Path  # the lab's content
+    submissions: Path
+    jobs: int = 2
+    seeds: int = 1  # seeded variants besides the default
+    limits: Limits = GRADING
+    mechanisms: Mechanisms | None = None  # None: --unsandboxed (limits only)
+    deny: tuple[Path, ...] = ()  # the grader's outputs
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def seed_list(self) -> list[int]:
+        return [0, *range(1, self.seeds + 1)]
+
+    def isolation(self, workspace: Path) -> Isolation:
+        from mca.crash import home_of
+
+        home = Path(self.env.get("HOME") or Path.home())
+        hidden = (self.submissions.resolve(), *(p.resolve() for p in self.deny))
+        return Isolation(self.mechanisms, workspace, home_of(self.env), home, hidden)
+
+
+def hand_ins(submissions: Path) -> list[Path]:
+    """Every folder of the class (hidden ones aside), sorted by name."""
+    return sorted(p for p in submissions.iterdir() if not p.name.startswith(".") and p.is_dir())
+
+
+def read_hand_in(folder: Path) -> tuple[str | None, str]:
+    """(the source of folder/exercises.py, '') or (None, why it cannot be graded). Never
+    follows a symlink: a link to a classmate's file is not a hand-in."""
+    if folder.is_symlink():
+        return None, "unreadable: the folder is a symbolic link"
     try:
-        source = path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        return row_of(name, f"refused: cannot load it ({type(e).__name__}: {e})", [], 0.0)
-    filename = f"{name}/{path.name}"
-    run = run_handin(variants, source, filename, seeds, isolation, limits)
-    status = "ok" if run.status == "ok" else f"{run.status}: {run.message}"
-    note = f"not run ({run.status})" if run.status != "ok" else ""
-    checks = combine(run.checks, seeds, note) if run.status != "refused" else []
-    return row_of(name, status, checks, run.seconds)
+        data = read_regular(folder / FILE, cap=MAX_SOURCE)
+    except FileNotFoundError:
+        return None, _missing(folder)
+    except NotRegularFile:
+        return None, f"unreadable: {FILE} is a symbolic link or not a regular file"
+    except FileTooLarge:
+        return None, f"unreadable: {FILE} is over {MAX_SOURCE // 1024} KiB"
+    except OSError as e:
+        return None, f"unreadable: {e.strerror or type(e).__name__}"
+    try:
+        return data.decode("utf-8"), ""
+    except UnicodeDecodeError as e:
+        return None, f"not UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start})"
 
 
-def row_of(
-    name: str,
-    status: str,
-    checks: list[dict[str, Any]],
-    seconds: float,
-    table: Sequence[Check] = CHECKS,
-) -> dict[str, Any]:
-    """The CSV row of one submission from its combined results (checks of `table`)."""
-    row: dict[str, Any] = {"submission": name, "status": status, "seconds": f"{seconds:.1f}"}
-    for ex in EXERCISES:
-        ids = [t.id for t in table if t.exercise is ex]
-        ok = sum(1 for c in checks if c["id"] in ids and c["passed"])
-        row[f"ex{ex.number}"] = f"{ok}/{len(ids)}"
-    row["total"] = f"{sum(c['passed'] for c in checks)}/{len(table)}"
-    failed = [c for c in checks if not c["passed"]]
-    row["failures"] = "; ".join(f"{c['id']}: {str(c['saw']).splitlines()[0][:120]}" for c in failed)
-    return row
+def _missing(folder: Path) -> str:
+    """'missing exercises.py', naming the Python files the folder has instead."""
+    try:
+        names = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in (".py", ".txt"))
+    except OSError:
+        names = []
+    return f"missing {FILE}" + (f" (found {', '.join(names[:3])})" if names else "")
+
+
+def grade_folder(
+    plan: Plan,
+    variants: Variants,
+    isolation: Isolation,
+    folder: Path,
+    cancel: threading.Event,
+) -> Graded:
+    """One student's result; a bug of mca's in one hand-in is that hand-in's row, not the end
+    of the run."""
+    name = folder.name
+    try:
+        source, why = read_hand_in(folder)
+        if source is None:
+            return Graded(name, why)
+        filename = f"{name}/{FILE}"
+        seeds = plan.seed_list
+        run = run_handin(variants, source, filename, seeds, isolation, plan.limits, GRADED, cancel)
+        if run.status != "ok":
+            return Graded(name, f"{run.status}: {run.message}", [], run.seconds, run.runtime)
+        checks = combine(run.checks, seeds, "not run", GRADED)
+        return Graded(name, "ok", checks, run.seconds, run.runtime)
+    except Exception as e:  # mca's own bug: reported in this row, the others go on
+        return Graded(name, f"error: mca could not grade it ({type(e).__name__}: {e})")
 
 
 def grade(
-    repo: Path,
-    submissions: Path,
-    *,
-    jobs: int = 2,
-    seeds: int = 1,
-    limits: Limits = GRADING,
-    mechanisms: Mechanisms | None = None,
-    deny: Sequence[Path] = (),
-    env: Mapping[str, str] | None = None,
-) -> list[dict[str, Any]]:
-    """Rows for every SUBMISSIONS/*/exercises.py, sorted by submission name. Each hand-in's
-    child runs in mca's sandbox with these mechanisms (None: limits only), never reading the
-    class, `deny` (the grader's outputs) or mca's state."""
-    paths = sorted(submissions.glob("*/exercises.py"))
-    seed_list = [0, *range(1, seeds + 1)]
-    env = os.environ if env is None else env
-    with Variants(repo) as variants, ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
-        home = Path(env.get("HOME") or Path.home())
-        hidden = (submissions.resolve(), *(p.resolve() for p in deny))
-        isolation = Isolation(mechanisms, variants.root, home_of(env), home, hidden)
-        return list(pool.map(lambda p: grade_one(variants, p, seed_list, limits, isolation), paths))
+    plan: Plan,
+    on_graded: Callable[[Graded], None] = lambda g: None,
+    progress: Progress | None = None,
+) -> list[Graded]:
+    """Every hand-in of the class, `plan.jobs` at a time; `on_graded` sees each as it
+    finishes. Interrupted (with what was finished) on Ctrl-C."""
+    folders = hand_ins(plan.submissions)
+    cancel = threading.Event()
+    graded: list[Graded] = []
+    with Variants(plan.repo) as variants, ThreadPoolExecutor(max(plan.jobs, 1)) as pool:
+        isolation = plan.isolation(variants.root)
+
+        def one(folder: Path) -> Graded:
+            if progress is not None:
+                progress.start(folder.name)
+            try:
+                return grade_folder(plan, variants, isolation, folder, cancel)
+            finally:
+                if progress is not None:
+                    progress.finish(folder.name)
+
+        pending: set[Future[Graded]] = {pool.submit(one, f) for f in folders}
+        try:
+            _collect(pending, graded, on_graded, progress)
+        except KeyboardInterrupt:
+            cancel.set()
+            for f in pending:
+                f.cancel()
+            raise Interrupted(graded) from None
+        finally:
+            if progress is not None:
+                progress.clear()
+    return graded
 
 
-def to_csv(rows: Sequence[dict[str, Any]]) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return buf.getvalue()
+def _collect(
+    pending: set[Future[Graded]],
+    graded: list[Graded],
+    on_graded: Callable[[Graded], None],
+    progress: Progress | None,
+) -> None:
+    while pending:
+        done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+        pending.difference_update(done)
+        for future in done:
+            g = future.result()
+            graded.append(g)
+            on_graded(g)
+        if progress is not None:
+            progress.draw()
+
+
+def summary(graded: Sequence[Graded], total: int) -> str:
+    """'graded 33 of 34 hand-ins (1 missing exercises.py)'."""
+    ran = sum(g.status == "ok" for g in graded)
+    kinds: dict[str, int] = {}
+    for g in graded:
+        if g.status != "ok":
+            kind = g.status.split(":")[0].split(" (")[0]
+            kinds[kind] = kinds.get(kind, 0) + 1
+    extra = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+    return f"graded {ran} of {total} hand-ins" + (f" ({extra})" if extra else "")

@@ -10,6 +10,7 @@ failed already, and a loop costs its time once.
 from __future__ import annotations
 
 import ast
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -56,8 +57,10 @@ def run_handin(
     isolation: Isolation,
     limits: Limits,
     checks: Sequence[Check] = CHECKS,
+    cancel: threading.Event | None = None,
 ) -> HandinRun:
-    """Every check of `checks` on every seed, the student's functions answered by a child."""
+    """Every check of `checks` on every seed, the student's functions answered by a child
+    (`cancel` set: the run was interrupted, the rest is not run)."""
     start = time.monotonic()
     run = HandinRun()
     why = refusal(source)
@@ -65,7 +68,8 @@ def run_handin(
         run.status, run.message = "refused", why
         return run
     launcher = isolation.launcher(limits)
-    student = Student(source, filename, launcher, limits, bindings(ast.parse(source)))
+    static = bindings(ast.parse(source))
+    student = Student(source, filename, launcher, limits, static, cancel)
     try:
         student.start()
         run.runtime = student.runtime

@@ -16,13 +16,14 @@ import os
 import secrets
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from mca.lab.calls import CODECS
-from mca.lab.channel import Channel, Gone, Slow, TooBig
+from mca.lab.channel import Cancelled, Channel, Gone, Slow, TooBig
 from mca.lab.checks import Unanswered
 from mca.lab.exercises import EXERCISES, Exercise
 from mca.lab.launch import Launcher, Limits
@@ -55,6 +56,7 @@ class Student:
         launcher: Launcher,
         limits: Limits,
         static: Mapping[str, str],
+        cancel: threading.Event | None = None,
     ) -> None:
         self.source, self.filename = source, filename
         self.launcher, self.limits, self.static = launcher, limits, static
@@ -69,6 +71,7 @@ class Student:
         self.ends = time.monotonic() + limits.seconds
         self.token = secrets.token_hex(8)  # answers carry it: a line written ahead is dropped
         self.calls = 0
+        self.cancel = cancel
 
     # -- the process ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -93,10 +96,13 @@ class Student:
         finally:
             os.close(send_r)
             os.close(read_w)
-        self.channel = Channel(proc, send_w, read_r, err)
+        self.channel = Channel(proc, send_w, read_r, err, self.cancel)
         try:
             self.channel.send({"source": self.source, "filename": self.filename}, self.deadline)
             reply = self.channel.receive(lambda o: "ready" in o or "refused" in o, self.deadline)
+        except Cancelled:
+            self.stop()
+            raise Refused("not graded: interrupted", "interrupted") from None
         except (Gone, Slow, TooBig) as e:
             how = self.stop(isinstance(e, Gone))
             if isinstance(e, Slow):
@@ -162,6 +168,9 @@ class Student:
         try:
             self.channel.send({"id": rid, "call": field, "args": payload}, self.deadline)
             reply = self.channel.receive(lambda o: o.get("id") == rid, self.deadline)
+        except Cancelled:
+            self.stop()
+            raise Unanswered("not run: interrupted") from None
         except (Gone, Slow, TooBig) as e:
             raise Unanswered(self._lost(e, exercise)) from None
         return self._answer(reply, exercise, args)

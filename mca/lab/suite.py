@@ -35,6 +35,10 @@ class Check:
     trapped: bool = False
     # It does not depend on the variant's names: run once, on the first seed.
     shipped_only: bool = False
+    # What passing it is worth in a grade. Each exercise is worth 2; a runtime check (no
+    # exercise) runs mca's own code alone and is worth nothing, and neither is a check whose
+    # outcome depends on the grader's machine (Node.js), so no grade does.
+    points: int = 1
 
     @property
     def catches(self) -> str:
@@ -80,6 +84,7 @@ CHECKS = (
         c.check_command_line,
         "offer each script as one command line the model can run from the workspace",
         BY_TRAP["script"],
+        points=0,
     ),
     Check(
         6,
@@ -88,6 +93,7 @@ CHECKS = (
         "never read a script into the context: its command line is all the model needs",
         BY_TRAP["script"],
         trapped=True,
+        points=2,
     ),
     Check(
         7,
@@ -126,18 +132,21 @@ CHECKS = (
         "a sentence matching nothing injects 0 characters at stage two",
         c.check_zero_injection,
         "a sentence that matches nothing must inject nothing at stage two",
+        points=0,
     ),
     Check(
         12,
         "the catalog holds one entry per loaded skill and no body text",
         c.check_catalog,
         "the catalog lists every loaded skill by name and carries no body text",
+        points=0,
     ),
     Check(
         13,
         "the tool registry holds exactly eight tools before and after skills load",
         c.check_registry,
         "skills never add or remove tools: the request carries the same eight",
+        points=0,
     ),
     Check(
         14,
@@ -145,8 +154,12 @@ CHECKS = (
         c.check_end_to_end,
         "the mock model follows whichever calc convention reached its context",
         shipped_only=True,
+        points=0,
     ),
 )
+
+
+GRADED = tuple(check for check in CHECKS if check.exercise is not None)  # what a grade runs
 
 
 def trapped(checks: Sequence[Check] = CHECKS) -> dict[str, tuple[int, ...]]:

@@ -13,7 +13,7 @@ import pytest
 
 from mca.lab.checks import CheckFailed, Lab
 from mca.lab.exercises import BY_TRAP, EXERCISES
-from mca.lab.grade import COLUMNS, row_of
+from mca.lab.outputs import COLUMNS, Graded, row
 from mca.lab.report import combine, to_junit, to_text
 from mca.lab.suite import CHECKS, Check, run_suite, trapped
 from mca.selftest import run_selftest_command
@@ -49,7 +49,7 @@ def test_the_table_is_numbered_in_order_and_names_each_check_once() -> None:
     assert len({c.name for c in CHECKS}) == len(CHECKS)
     assert {c.exercise for c in CHECKS if c.exercise} == set(EXERCISES)
     assert set(trapped()) == {e.trap for e in EXERCISES}
-    assert COLUMNS[2:-3] == tuple(f"ex{e.number}" for e in EXERCISES)
+    assert COLUMNS[2:-4] == tuple(f"ex{e.number}" for e in EXERCISES)
 
 
 def test_the_self_test_runs_and_reports_a_fifteenth_check(
@@ -84,6 +84,6 @@ def test_the_suite_runs_a_fifteenth_check_on_every_seed() -> None:
     assert [c["passed"] for c in combined] == [True] * 14 + [False]
     assert combined[-1]["saw"] == f"seed 0: {SAW}" and combined[-1]["seeds"] == [0, 2]
     assert to_junit(combined, "production").count("<testcase ") == 15
-    row = row_of("someone", "ok", combined, 1.0, TABLE)
-    assert (row["ex5"], row["ex1"], row["total"]) == ("2/3", "2/2", "14/15")
-    assert row["failures"] == f"15: seed 0: {SAW}"
+    line = row(Graded("someone", "ok", combined, 1.0), TABLE)
+    assert (line["ex5"], line["ex1"], line["total"], line["max_points"]) == (2, 2, 10, 11)
+    assert line["failures"] == f"15: seed 0: {SAW}"

@@ -1,0 +1,207 @@
+"""What `mca lab grade` writes for graders to upload: a CSV (one row per student, numeric
+points), Gradescope's results.json (one per submission, in its autograder layout) and one JUnit
+report for the class. Every file is rewritten atomically as each hand-in finishes, so an
+interrupted or failed run keeps the rows graded so far; `check()` writes them empty before any
+grading starts, so a bad path fails at once.
+
+Text from student code (what a check saw) is made printable and valid UTF-8 first.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from mca.fsutil import atomic_write, private_dir
+from mca.lab.exercises import EXERCISES
+from mca.lab.suite import GRADED, Check
+from mca.sanitize import one_line, valid_text
+
+COLUMNS = (
+    "student",
+    "status",
+    *(f"ex{e.number}" for e in EXERCISES),
+    "total",
+    "max_points",
+    "failures",
+    "seconds",
+)
+MAX_POINTS = sum(c.points for c in GRADED)
+
+
+@dataclass
+class Graded:
+    """One student's result: `status` is 'ok' when the hand-in ran (whatever it scored),
+    else why not; `checks` holds one combined result per graded check (empty if not run)."""
+
+    student: str
+    status: str
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+    runtime: str = ""
+
+
+def clean(text: Any, limit: int = 2000) -> str:
+    """Untrusted text as one printable, valid UTF-8 line."""
+    return one_line(valid_text(str(text)))[:limit]
+
+
+def _points(g: Graded, table: Sequence[Check]) -> dict[int, int]:
+    """Points per exercise number (0 for each when the hand-in did not run)."""
+    passed = {c["id"] for c in g.checks if c.get("passed")}
+    return {
+        e.number: sum(t.points for t in table if t.exercise is e and t.id in passed)
+        for e in EXERCISES
+    }
+
+
+def row(g: Graded, table: Sequence[Check] = GRADED) -> dict[str, Any]:
+    """The CSV row: numbers are numbers; failures are the first line of each failed check."""
+    per = _points(g, table)
+    failed = [c for c in g.checks if not c.get("passed")]
+    return {
+        "student": g.student,
+        "status": clean(g.status, 300),
+        **{f"ex{n}": p for n, p in per.items()},
+        "total": sum(per.values()),
+        "max_points": sum(t.points for t in table),
+        "failures": "; ".join(f"{c['id']}: {clean(c['saw'], 120)}" for c in failed),
+        "seconds": round(g.seconds, 1),
+    }
+
+
+def csv_text(graded: Sequence[Graded]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(row(g) for g in sorted(graded, key=lambda g: g.student))
+    return buf.getvalue()
+
+
+def _explain(c: dict[str, Any]) -> str:
+    if c.get("passed"):
+        return ""
+    return f"expected: {c['name']}\nsaw: {clean(c['saw'])}\nhint: {c['hint']}"
+
+
+def gradescope(g: Graded, table: Sequence[Check] = GRADED) -> dict[str, Any]:
+    """Gradescope's results.json: a test per check (name, score, max_score, status, output,
+    visibility), the overall score, and the hand-in's status as the output."""
+    by_id = {c["id"]: c for c in g.checks}
+    tests: list[dict[str, Any]] = []
+    score = 0
+    for check in table:
+        c = by_id.get(check.id)
+        passed = bool(c and c.get("passed"))
+        score += check.points if passed else 0
+        tests.append(
+            {
+                "name": f"{check.id} {check.name}",
+                "number": str(check.id),
+                "score": float(check.points if passed else 0),
+                "max_score": float(check.points),
+                "status": "passed" if passed else "failed",
+                "output": _explain(c) if c else clean(g.status),
+                "visibility": "visible",
+                "tags": [f"exercise {check.exercise.number}"] if check.exercise else [],
+            }
+        )
+    status = "graded" if g.status == "ok" else clean(g.status)
+    return {
+        "score": float(score),
+        "execution_time": round(g.seconds, 1),
+        "output": f"{status} · {g.runtime}" if g.runtime else status,
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
+
+
+def junit(graded: Sequence[Graded], table: Sequence[Check] = GRADED) -> str:
+    """One JUnit report for the class: a testsuite per student, a testcase per check (a
+    hand-in that did not run is one errored testcase saying why)."""
+    root = ET.Element("testsuites", name="mca lab grade")
+    totals = {"tests": 0, "failures": 0, "errors": 0}
+    for g in sorted(graded, key=lambda g: g.student):
+        suite = _suite(g, table)
+        root.append(suite)
+        for key in totals:
+            totals[key] += int(suite.get(key, "0"))
+    for key, value in totals.items():
+        root.set(key, str(value))
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _suite(g: Graded, table: Sequence[Check]) -> ET.Element:
+    r = row(g, table)
+    suite = ET.Element("testsuite", name=g.student, time=f"{g.seconds:.1f}")
+    props = ET.SubElement(suite, "properties")
+    for key in ("status", "total", "max_points"):
+        ET.SubElement(props, "property", name=key, value=str(r[key]))
+    if g.status != "ok":
+        case = ET.SubElement(suite, "testcase", classname=f"{g.student}", name="hand-in")
+        ET.SubElement(case, "error", message=clean(g.status, 500), type="not graded")
+        suite.set("tests", "1")
+        suite.set("errors", "1")
+        suite.set("failures", "0")
+        return suite
+    by_id = {c["id"]: c for c in g.checks}
+    failures = 0
+    for check in table:
+        number = check.exercise.number if check.exercise else 0
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=f"{g.student}.exercise{number}",
+            name=f"{check.id:02d} {check.name}",
+        )
+        c = by_id.get(check.id)
+        if c is None or not c.get("passed"):
+            failures += 1
+            saw = clean(c["saw"], 500) if c else "not run"
+            failure = ET.SubElement(case, "failure", message=saw, type="CheckFailed")
+            failure.text = _explain(c) if c else saw
+    suite.set("tests", str(len(table)))
+    suite.set("failures", str(failures))
+    suite.set("errors", "0")
+    return suite
+
+
+class Writer:
+    """The run's output files, rewritten whole and atomically after every hand-in."""
+
+    def __init__(
+        self, csv_path: Path | None, gradescope_dir: Path | None, junit_path: Path | None
+    ) -> None:
+        self.csv_path, self.gradescope_dir, self.junit_path = csv_path, gradescope_dir, junit_path
+        self.graded: list[Graded] = []
+
+    @property
+    def paths(self) -> list[Path]:
+        """Where it writes (the sandbox keeps every child away from them)."""
+        return [p for p in (self.csv_path, self.gradescope_dir, self.junit_path) if p]
+
+    def check(self) -> None:
+        """Write every output empty, now: a path that cannot be written fails before grading."""
+        if self.gradescope_dir is not None:
+            private_dir(self.gradescope_dir)
+        self._write()
+
+    def add(self, g: Graded) -> None:
+        self.graded.append(g)
+        if self.gradescope_dir is not None:
+            folder = private_dir(self.gradescope_dir / g.student / "results")
+            data = json.dumps(gradescope(g), indent=2, ensure_ascii=False) + "\n"
+            atomic_write(folder / "results.json", data.encode("utf-8"))
+        self._write()
+
+    def _write(self) -> None:
+        if self.csv_path is not None:
+            atomic_write(self.csv_path, csv_text(self.graded).encode("utf-8"))
+        if self.junit_path is not None:
+            atomic_write(self.junit_path, junit(self.graded).encode("utf-8"))
