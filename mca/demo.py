@@ -18,7 +18,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from mca.config import load_settings
-from mca.content import find_repo
+from mca.content import lab_content
 from mca.ui.repl import Repl
 
 SCRIPT = (
@@ -46,8 +46,7 @@ class _Out:
 
 def main() -> int:
     """Run the demo; exit 0 when every step ran."""
-    repo = find_repo(Path.cwd())
-    with tempfile.TemporaryDirectory() as tmp:
+    with lab_content() as repo, tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "calc-sample"
         shutil.copytree(repo / "fixtures" / "workspace", ws)
         env = {"MOCK": "1", "MCA_HOME": str(Path(tmp) / "home"), "HOME": tmp}

@@ -154,9 +154,10 @@ def run_ledger_command(argv: Sequence[str], env: Mapping[str, str], policy_for: 
     )
     args = p.parse_args(argv)
     if args.lab:
-        from mca.content import find_repo
+        from mca.content import lab_content
 
-        report = lab_report(find_repo(Path.cwd()), list(args.sentences) or LAB_SENTENCES)
+        with lab_content() as repo:
+            report = lab_report(repo, list(args.sentences) or LAB_SENTENCES)
         text = json.dumps(report, indent=2) if args.json else compare_text(report)
         sys.stdout.write(text + "\n")
         return 0

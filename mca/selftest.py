@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mca.content import find_repo
+from mca.content import lab_content
 
 if TYPE_CHECKING:
     from mca.lab.suite import Check
@@ -69,23 +69,19 @@ def run_selftest_command(
     argv: Sequence[str], env: Mapping[str, str], checks: Sequence[Check] | None = None
 ) -> int:
     """Entry: exit 0 only when every check passed."""
-    from mca.errors import McaError
     from mca.lab.report import to_json, to_junit, to_text
     from mca.ledger_cli import compare_text, lab_report
 
     args, _ = _parser().parse_known_args(argv)
     lab = args.lab or env.get("MCA_LAB", "")
     seeds = args.seed or [0]
-    try:
-        repo = find_repo(Path.cwd())
-    except FileNotFoundError as e:
-        raise McaError(str(e)) from None
     if not 0 < args.check_seconds <= 3600:
         from mca.errors import ConfigError
 
         raise ConfigError("--check-seconds: must be a number of seconds from 0 to 3600")
-    results, runtime = run_lab(repo, lab, seeds, args.check_seconds, checks, env)
-    report = lab_report(repo)
+    with lab_content() as repo:  # a private copy: never the current directory's skills/
+        results, runtime = run_lab(repo, lab, seeds, args.check_seconds, checks, env)
+        report = lab_report(repo)
     if args.junit:
         Path(args.junit).write_text(to_junit(results, runtime), encoding="utf-8")
     if args.json:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from mca.lab.grade import Plan
     from mca.lab.outputs import Writer
     from mca.sandbox.probe import Mechanisms
 
@@ -101,12 +102,10 @@ def _writer(args: argparse.Namespace) -> Writer:
 
 
 def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | None) -> int:
-    from mca.content import find_repo
+    from mca.content import lab_content
     from mca.errors import ConfigError
-    from mca.lab.grade import Interrupted, Plan, grade, hand_ins, summary
+    from mca.lab.grade import Plan
     from mca.lab.launch import Limits
-    from mca.lab.outputs import csv_text
-    from mca.lab.progress import Progress
 
     folder = Path(args.submissions)
     if not folder.is_dir():
@@ -119,27 +118,32 @@ def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | 
         raise ConfigError("mca lab grade: --check-seconds must be > 0 and <= --timeout")
     writer = _writer(args)
     limits = Limits(args.timeout, args.check_seconds, args.memory_mb)
-    plan = Plan(
-        find_repo(Path.cwd()),
-        folder,
-        args.jobs,
-        args.seeds,
-        limits,
-        sandbox_or_refuse(mech, args.unsandboxed),
-        tuple(writer.paths),
-        env,
-    )
-    total = len(hand_ins(folder))
+    mechanisms = sandbox_or_refuse(mech, args.unsandboxed)
+    with lab_content() as repo:  # a private copy: never the current directory's skills/
+        plan = Plan(repo, folder, args.jobs, args.seeds, limits, mechanisms, (), env)
+        return _run(plan, writer, to_stdout=args.format == "csv" and not args.out)
+
+
+def _run(plan: Plan, writer: Writer, to_stdout: bool) -> int:
+    """Grade; the outputs as each hand-in finishes; the CSV on stdout at the end if asked."""
+    from dataclasses import replace
+
+    from mca.lab.grade import Interrupted, grade, hand_ins, summary
+    from mca.lab.outputs import csv_text
+    from mca.lab.progress import Progress
+
+    plan = replace(plan, deny=tuple(writer.paths))
+    total = len(hand_ins(plan.submissions))
     progress = Progress(total, sys.stderr) if sys.stderr.isatty() else None
     try:
         graded = grade(plan, writer.add, progress)
     except Interrupted as e:
-        if not writer.paths:
+        if to_stdout:
             sys.stdout.write(csv_text(e.graded))
         kept = ", ".join(map(str, writer.paths)) or "stdout"
         sys.stderr.write(f"mca lab grade: interrupted; {summary(e.graded, total)} ({kept})\n")
         return EXIT_INTERRUPTED
-    if args.format == "csv" and not args.out:
+    if to_stdout:
         sys.stdout.write(csv_text(graded))
     else:
         sys.stdout.write(f"{summary(graded, total)}: {', '.join(map(str, writer.paths))}\n")
