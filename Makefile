@@ -24,7 +24,12 @@ $(DEV_STAMP): pyproject.toml | $(VENV)/bin/python
 	$(BIN)/python -m compileall -q mca
 	touch $(RUN_STAMP) $@
 
+# Node.js >= 18 runs the lab's script and the sample workspace's tests (self-test checks 5 and
+# 14); without it those two checks are skipped, saying so, and no grade depends on them.
+NODE_NOTE = command -v node >/dev/null || echo "note: Node.js >= 18 is needed for self-test checks 5 and 14 (https://nodejs.org)" >&2
+
 run: $(RUN_STAMP)
+	@$(NODE_NOTE)
 	$(BIN)/mca $(ARGS)
 
 test: $(DEV_STAMP)
@@ -44,6 +49,7 @@ fmt: $(DEV_STAMP)
 	$(BIN)/ruff check --fix mca tests bench
 
 selftest: $(RUN_STAMP)
+	@$(NODE_NOTE)
 	MOCK=1 SELFTEST=1 $(BIN)/mca
 
 demo: $(RUN_STAMP)

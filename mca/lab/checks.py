@@ -42,6 +42,40 @@ class CheckFailed(Exception):
     """What a check saw instead of what it wanted."""
 
 
+class CheckSkipped(Exception):
+    """The check cannot run on this machine; the message says what to install."""
+
+
+NODE_MAJOR = 18  # `node --test` and the scripts' ES modules need it
+NODE_HELP = f"install Node.js {NODE_MAJOR} or newer (https://nodejs.org, or the nodejs package)"
+
+
+def need_node(lab: Lab) -> str:
+    """The `node` to run, or CheckSkipped saying what to install (looked up once a run)."""
+    if "node" not in lab.memo:
+        lab.memo["node"] = _node_problem()
+    problem = lab.memo["node"]
+    if problem:
+        raise CheckSkipped(f"{problem}: {NODE_HELP}")
+    return "node"
+
+
+def _node_problem() -> str:
+    node = shutil.which("node")
+    if node is None:
+        return "node not found"
+    try:
+        version = subprocess.run(
+            [node, "--version"], capture_output=True, text=True, timeout=30
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"node does not run ({type(e).__name__})"
+    major = re.match(r"v(\d+)\.", version)
+    if major is None or int(major.group(1)) < NODE_MAJOR:
+        return f"node {version or '(no version)'} is too old"
+    return ""
+
+
 class Unanswered(BaseException):
     """A student's function gave no usable answer (a crash, a time-out, a wrong type, not the
     student's code): the running check fails with this message. A BaseException, so production
@@ -151,8 +185,7 @@ def check_command_line(lab: Lab) -> None:
     expect(line == f"node {shown}", f"no `node {shown}` line in the injection")
     where = lab.repo / "skills" / lab.names.release / "scripts" / lab.names.script
     expect(where.resolve() == script.resolve(), f"{shown} is not the script")
-    node = shutil.which("node")
-    expect(node is not None, "node is not installed, so the command line cannot run here")
+    need_node(lab)  # the line is right; running it needs Node.js
     printed = lab.memo.get(str(script))
     if printed is None:  # the same script for every hand-in of a run: run it once
         printed = lab.memo[str(script)] = _bump(script)
@@ -284,7 +317,7 @@ def check_end_to_end(lab: Lab) -> None:
     from mca.session import HeadlessUI, open_session
     from mca.types import KIND_SKILLS
 
-    expect(shutil.which("node") is not None, "node is not installed (the check runs node --test)")
+    need_node(lab)  # the check runs the workspace's tests with node --test
     shipped = lab.shipped or lab.repo  # the mock model speaks the shipped lab's words
     original = (shipped / "fixtures/workspace/src/calc.js").read_bytes()
     with tempfile.TemporaryDirectory() as tmp:

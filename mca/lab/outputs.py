@@ -64,7 +64,7 @@ def _points(g: Graded, table: Sequence[Check]) -> dict[int, int]:
 def row(g: Graded, table: Sequence[Check] = GRADED) -> dict[str, Any]:
     """The CSV row: numbers are numbers; failures are the first line of each failed check."""
     per = _points(g, table)
-    failed = [c for c in g.checks if not c.get("passed")]
+    failed = [c for c in g.checks if not c.get("passed") and not c.get("skipped")]
     return {
         "student": g.student,
         "status": clean(g.status, 300),
@@ -87,6 +87,8 @@ def csv_text(graded: Sequence[Graded]) -> str:
 def _explain(c: dict[str, Any]) -> str:
     if c.get("passed"):
         return ""
+    if c.get("skipped"):
+        return f"skipped: {clean(c['saw'])}"
     return f"expected: {c['name']}\nsaw: {clean(c['saw'])}\nhint: {c['hint']}"
 
 
@@ -100,18 +102,19 @@ def gradescope(g: Graded, table: Sequence[Check] = GRADED) -> dict[str, Any]:
         c = by_id.get(check.id)
         passed = bool(c and c.get("passed"))
         score += check.points if passed else 0
-        tests.append(
-            {
-                "name": f"{check.id} {check.name}",
-                "number": str(check.id),
-                "score": float(check.points if passed else 0),
-                "max_score": float(check.points),
-                "status": "passed" if passed else "failed",
-                "output": _explain(c) if c else clean(g.status),
-                "visibility": "visible",
-                "tags": [f"exercise {check.exercise.number}"] if check.exercise else [],
-            }
-        )
+        test = {
+            "name": f"{check.id} {check.name}",
+            "number": str(check.id),
+            "score": float(check.points if passed else 0),
+            "max_score": float(check.points),
+            "status": "passed" if passed else "failed",
+            "output": _explain(c) if c else clean(g.status),
+            "visibility": "visible",
+            "tags": [f"exercise {check.exercise.number}"] if check.exercise else [],
+        }
+        if c and c.get("skipped"):  # the grader's machine could not run it: no verdict
+            del test["status"]
+        tests.append(test)
     status = "graded" if g.status == "ok" else clean(g.status)
     return {
         "score": float(score),
@@ -126,7 +129,7 @@ def junit(graded: Sequence[Graded], table: Sequence[Check] = GRADED) -> str:
     """One JUnit report for the class: a testsuite per student, a testcase per check (a
     hand-in that did not run is one errored testcase saying why)."""
     root = ET.Element("testsuites", name="mca lab grade")
-    totals = {"tests": 0, "failures": 0, "errors": 0}
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for g in sorted(graded, key=lambda g: g.student):
         suite = _suite(g, table)
         root.append(suite)
@@ -151,7 +154,7 @@ def _suite(g: Graded, table: Sequence[Check]) -> ET.Element:
         suite.set("failures", "0")
         return suite
     by_id = {c["id"]: c for c in g.checks}
-    failures = 0
+    failures = skips = 0
     for check in table:
         number = check.exercise.number if check.exercise else 0
         case = ET.SubElement(
@@ -161,7 +164,10 @@ def _suite(g: Graded, table: Sequence[Check]) -> ET.Element:
             name=f"{check.id:02d} {check.name}",
         )
         c = by_id.get(check.id)
-        if c is None or not c.get("passed"):
+        if c is not None and c.get("skipped"):
+            skips += 1
+            ET.SubElement(case, "skipped", message=clean(c["saw"], 500))
+        elif c is None or not c.get("passed"):
             failures += 1
             saw = clean(c["saw"], 500) if c else "not run"
             failure = ET.SubElement(case, "failure", message=saw, type="CheckFailed")
@@ -169,6 +175,7 @@ def _suite(g: Graded, table: Sequence[Check]) -> ET.Element:
     suite.set("tests", str(len(table)))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
+    suite.set("skipped", str(skips))
     return suite
 
 

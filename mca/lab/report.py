@@ -20,21 +20,26 @@ def combine(
     checks: Sequence[Check] = CHECKS,
 ) -> list[dict[str, Any]]:
     """One entry per check of the table from per-seed results; a check never reported failed
-    with `note` (the process crashed or hung before it)."""
+    with `note` (the process crashed or hung before it). A check skipped on this machine
+    (no Node.js) is neither passed nor failed."""
     out = []
     for check in checks:
         runs = [r for r in results if r.get("id") == check.id]
-        failed = [r for r in runs if not r.get("passed")]
+        skipped = [r for r in runs if r.get("skipped")]
+        failed = [r for r in runs if not r.get("passed") and not r.get("skipped")]
         entry: dict[str, Any] = {
             "id": check.id,
             "name": check.name,
             "exercise": check.exercise.label if check.exercise else None,
-            "passed": bool(runs) and not failed,
+            "passed": bool(runs) and not failed and not skipped,
+            "skipped": bool(skipped) and not failed,
             "saw": "",
             "hint": check.hint,
             "seeds": sorted({int(r.get("seed", 0)) for r in runs}),
         }
-        if failed:
+        if skipped and not failed:
+            entry["saw"] = str(skipped[0].get("saw", ""))
+        elif failed:
             first = failed[0]
             seed = int(first.get("seed", 0))
             entry["saw"] = (f"seed {seed}: " if len(seeds) > 1 or seed else "") + str(
@@ -55,6 +60,7 @@ def to_json(
         "runtime": runtime,
         "seeds": list(seeds),
         "passed": passed,
+        "skipped": sum(bool(c.get("skipped")) for c in checks),
         "total": len(checks),
         "checks": checks,
         "strategies": strategies,
@@ -65,6 +71,10 @@ def to_text(checks: list[dict[str, Any]], runtime: str, strategies: str = "") ->
     """One line per check (and what was expected, seen, and a hint for a failure), N/total."""
     lines = [f"mca self-test · offline, mock model · runtime: {runtime}"]
     for c in checks:
+        if c.get("skipped"):
+            lines.append(f"{c['id']:>2} SKIP  {c['name']}")
+            lines.append(f"         {c['saw']}")
+            continue
         lines.append(f"{c['id']:>2} {'PASS' if c['passed'] else 'FAIL'}  {c['name']}")
         if not c["passed"]:
             if c["exercise"]:
@@ -75,20 +85,23 @@ def to_text(checks: list[dict[str, Any]], runtime: str, strategies: str = "") ->
     if strategies:
         lines += ["", "what the three loading strategies cost on the lab's packs:", strategies, ""]
     passed = sum(c["passed"] for c in checks)
-    lines.append(f"{passed}/{len(checks)} passed")
+    skipped = sum(bool(c.get("skipped")) for c in checks)
+    more = f", {skipped} skipped (they need Node.js)" if skipped else ""
+    lines.append(f"{passed}/{len(checks)} passed{more}")
     return "\n".join(lines)
 
 
 def to_junit(checks: list[dict[str, Any]], runtime: str) -> str:
     """JUnit XML: one testsuite, one testcase per check, a <failure> for each failed one."""
-    failures = sum(not c["passed"] for c in checks)
+    skips = sum(bool(c.get("skipped")) for c in checks)
+    failures = sum(not c["passed"] for c in checks) - skips
     suite = ET.Element(
         "testsuite",
         name="mca-selftest",
         tests=str(len(checks)),
         failures=str(failures),
         errors="0",
-        skipped="0",
+        skipped=str(skips),
     )
     ET.SubElement(ET.SubElement(suite, "properties"), "property", name="runtime", value=runtime)
     for c in checks:
@@ -101,7 +114,9 @@ def to_junit(checks: list[dict[str, Any]], runtime: str) -> str:
             else "mca.selftest.runtime",
             name=f"{c['id']:02d} {c['name']}",
         )
-        if not c["passed"]:
+        if c.get("skipped"):
+            ET.SubElement(case, "skipped", message=c["saw"][:500])
+        elif not c["passed"]:
             failure = ET.SubElement(case, "failure", message=c["saw"][:500], type="CheckFailed")
             failure.text = f"expected: {c['name']}\nsaw: {c['saw']}\nhint: {c['hint']}"
     root = ET.Element("testsuites", tests=str(len(checks)), failures=str(failures))

@@ -183,11 +183,14 @@ def exercise_policy(policy: Policy, check: Check) -> Policy:
 
 def run_check(lab: c.Lab, check: Check) -> dict[str, Any]:
     """One check: passed, what it saw, its exercise and hint."""
+    skipped = False
     try:
         check.run(lab)
         passed, saw = True, ""
     except c.CheckFailed as e:
         passed, saw = False, str(e)
+    except c.CheckSkipped as e:  # this machine cannot run it (Node.js): neither pass nor fail
+        passed, saw, skipped = False, str(e), True
     except c.Unanswered as e:  # the student's function gave no usable answer: why
         passed, saw = False, str(e)
     except Exception as e:  # a crash is a failed check, reported like one
@@ -197,6 +200,7 @@ def run_check(lab: c.Lab, check: Check) -> dict[str, Any]:
         "name": check.name,
         "exercise": check.exercise.label if check.exercise else None,
         "passed": passed,
+        "skipped": skipped,
         "saw": saw,
         "hint": check.hint,
     }
