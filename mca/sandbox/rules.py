@@ -19,12 +19,20 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+def _inside(path: str, root: str) -> bool:
+    """`path` is `root` or beneath it. Absolute, normalised paths compared as strings: the walk
+    makes thousands of these per sandbox, and pathlib's is_relative_to parses both each time."""
+    return path == root or path.startswith(root if root.endswith("/") else root + "/")
+
+
 def _under(path: Path, roots: Iterable[Path]) -> bool:
-    return any(path == r or path.is_relative_to(r) for r in roots)
+    p = str(path)
+    return any(_inside(p, str(r)) for r in roots)
 
 
 def _holds(path: Path, roots: Iterable[Path]) -> bool:
-    return any(r != path and r.is_relative_to(path) for r in roots)
+    p = str(path)
+    return any(str(r) != p and _inside(str(r), p) for r in roots)
 
 
 @dataclass
