@@ -380,42 +380,56 @@ def bench_corpus_processes(results: list[Result]) -> None:
     )
 
 
-def bench_grade(results: list[Result]) -> None:
-    """`mca lab grade` on 100 generated submissions with --jobs 2 (20 in quick mode)."""
+def _grade_class(root: Path, count: int) -> Path:
+    """COUNT hand-ins: every other one solves all five exercises, the rest are the starter."""
+    from tests.lab.answers import ALL_HONEST
+
+    starter = (REPO / "mca" / "lab" / "naive.py").read_text()
+    subs = root / "class"
+    for i in range(count):
+        (subs / f"s{i:03d}").mkdir(parents=True)
+        (subs / f"s{i:03d}" / "exercises.py").write_text(starter + (ALL_HONEST if i % 2 else ""))
+    return subs
+
+
+def _grade_run(subs: Path, out: Path, *flags: str) -> tuple[float, list[float]]:
+    """(wall seconds for the whole class, seconds per hand-in) of one `mca lab grade`."""
     import csv
 
+    argv = [MCA, "lab", "grade", str(subs), "--out", str(out), "--jobs", "2", "--seeds", "2"]
+    start = time.perf_counter()
+    subprocess.run([*argv, *flags], cwd=subs.parent, capture_output=True, check=True)
+    total = time.perf_counter() - start
+    with out.open() as f:
+        return total, [float(r["seconds"]) for r in csv.DictReader(f)]
+
+
+def bench_grade(results: list[Result]) -> None:
+    """`mca lab grade` on 100 generated hand-ins (20 in quick mode) with 2 jobs and 2 seeds, in
+    mca's sandbox and --unsandboxed, alternating: median seconds per hand-in (target <= 1.0 s
+    on the 2-core machine) and the whole class, as a ratio to the same run unsandboxed."""
     count = 20 if QUICK else 100
-    starter = (REPO / "mca" / "lab" / "naive.py").read_text()
-    answers = "\nfrom mca.skills.trigger import judge as judge_triggers\n"
+    runs: dict[str, list[tuple[float, list[float]]]] = {"sandboxed": [], "unsandboxed": []}
     with tempfile.TemporaryDirectory() as tmp:
-        subs = Path(tmp) / "subs"
-        for i in range(count):
-            (subs / f"s{i:03d}").mkdir(parents=True)
-            (subs / f"s{i:03d}" / "exercises.py").write_text(starter + (answers if i % 2 else ""))
-        out = Path(tmp) / "grades.csv"
-        start = time.perf_counter()
-        subprocess.run(
-            [MCA, "lab", "grade", str(subs), "--out", str(out), "--jobs", "2", "--seeds", "1"],
-            cwd=REPO,
-            capture_output=True,
-            check=False,
-        )
-        total = time.perf_counter() - start
-        with out.open() as f:
-            per = [float(r["seconds"]) for r in csv.DictReader(f)]
-        one = median_of(lambda: run_time([MCA, "selftest"]), 3)
-    med = statistics.median(per) if per else float("nan")
+        subs = _grade_class(Path(tmp), count)
+        for _ in range(1 if count == 100 else 2):
+            runs["sandboxed"].append(_grade_run(subs, Path(tmp) / "a.csv"))
+            runs["unsandboxed"].append(_grade_run(subs, Path(tmp) / "b.csv", "--unsandboxed"))
+    med = {k: statistics.median(s for _, per in v for s in per) for k, v in runs.items()}
+    total = {k: statistics.median(t for t, _ in v) for k, v in runs.items()}
     results.append(
         Result(
-            f"lab grade, {count} submissions, 2 jobs, 2 seeds",
-            med * 1000,
-            "ms",
-            one * 1000,
-            "one mca selftest (in process)",
-            med / one,
-            "report",
-            None,
-            f"median per submission; all {count} in {total:.1f} s",
+            f"lab grade, {count} hand-ins, 2 jobs, 2 seeds",
+            med["sandboxed"],
+            "s",
+            med["unsandboxed"],
+            "the same run --unsandboxed",
+            med["sandboxed"] / med["unsandboxed"],
+            "<= 1.0 s each",
+            med["sandboxed"] <= 1.0,
+            f"median per hand-in; the class in {total['sandboxed']:.1f} s sandboxed,"
+            f" {total['unsandboxed']:.1f} s unsandboxed"
+            f" ({total['sandboxed'] / total['unsandboxed']:.2f}x)",
         )
     )
 

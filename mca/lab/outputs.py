@@ -72,7 +72,7 @@ def row(g: Graded, table: Sequence[Check] = GRADED) -> dict[str, Any]:
         "total": sum(per.values()),
         "max_points": sum(t.points for t in table),
         "failures": "; ".join(f"{c['id']}: {clean(c['saw'], 120)}" for c in failed),
-        "seconds": round(g.seconds, 1),
+        "seconds": round(g.seconds, 2),
     }
 
 

@@ -207,11 +207,10 @@ def run_check(lab: c.Lab, check: Check) -> dict[str, Any]:
 
 
 def labs(variants: Variants, seeds: Sequence[int], policy: Policy) -> Iterator[c.Lab]:
-    """One Lab per seed (the variant's content, the shipped lab beside it, a shared memo)."""
-    memo: dict[str, str] = {}
+    """One Lab per seed (the variant's content, the shipped lab beside it, the run's memo)."""
     for seed in seeds:
         names = names_for(seed)
-        yield c.Lab(variants.path(seed), policy, names, shipped=variants.repo, memo=memo)
+        yield c.Lab(variants.path(seed), policy, names, shipped=variants.repo, memo=variants.memo)
 
 
 def run_suite(

@@ -140,6 +140,7 @@ class Variants:
         self._tmp: Path | None = None
         self._made: dict[int, Path] = {}
         self._lock = threading.Lock()
+        self.memo: dict[str, str] = {}  # what every check of the run may share (node's output)
 
     @property
     def root(self) -> Path:
