@@ -36,10 +36,15 @@ The untouched file passes 7 of 14. What each check means, and which exercise tur
 | 10 | 5 gates | under a small budget a body is left out, saying why |
 | 11-14 | - | the runtime as a whole (nothing injected for an unmatched sentence, ...) |
 
-Every failed check prints what it expected, what it saw, and a one-line hint. Your grade
-runs the default fixtures and at least one seeded variant (`--seed`), so special-casing the
-fixtures' names does not pass. Your code runs in a separate process with a time limit per
-check; it may not start processes or open network connections.
+Every failed check prints what it expected, what it saw, and a one-line hint. Each check calls
+only its own exercise's function (the rest is mca's), so a bug in one exercise costs that
+exercise alone. Your grade runs the default fixtures and at least one seeded variant (`--seed`),
+so special-casing the fixtures' names does not pass; each exercise is worth 2 points.
+
+Write the functions yourself: one that imports or wraps mca's own answer counts as "not your
+code". Your code runs in a separate, sandboxed process with a time limit per check: it cannot
+start processes, open network connections, or write outside its own temporary directory.
+Checks 5 and 14 need Node.js 18 or newer; without it they are skipped (and carry no points).
 """
 
 
