@@ -15,7 +15,7 @@ import pytest
 from mca.lab.exercises import TRAPS
 from mca.lab.suite import CHECKS, trapped
 from tests.conftest import REPO
-from tests.lab.answers import honest
+from tests.lab.answers import HARD_CODED, honest
 
 MCA = Path(sys.executable).parent / "mca"
 pytestmark = [
@@ -125,25 +125,6 @@ def test_a_crashing_a_looping_and_a_wrong_type_function(tmp_path: Path, starter:
     assert all(by_id[n]["hint"] for n in by_id)
     failures = ET.parse(junit).getroot().findall(".//failure")
     assert {f.get("message", "")[:8] for f in failures} >= {"crashed:", "timed ou"}
-
-
-HARD_CODED = '''
-def judge_triggers(skills, sentence, paths):
-    """Passes the default fixtures by knowing their names, not by the rules."""
-    low = sentence.lower()
-    hits = []
-    for skill in skills:
-        reasons = []
-        if "src/calc.js" in sentence and skill.name == "calc-conventions":
-            reasons.append(Reason("path", "src/calc.js", 10))
-        for t in skill.triggers:
-            if t.lower() in low and not ("latest" in low or "contest" in low):
-                reasons.append(Reason("keyword", f'"{t}"', 3))
-        if reasons:
-            hits.append(Hit(skill, reasons))
-    hits.sort(key=lambda h: (-h.score, h.skill.name))
-    return hits
-'''
 
 
 def test_special_casing_the_fixtures_passes_the_default_and_fails_a_seed(

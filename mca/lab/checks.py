@@ -327,7 +327,6 @@ def check_end_to_end(lab: Lab) -> None:
         skills = (shipped / "skills",)
         settings = load_settings(env, workspace=ws).with_(skills_dirs=skills, mode="yolo")
         session = open_session(settings, HeadlessUI(), model=MockModel(), log_to_disk=False)
-        session.skills.stage.policy = lab.policy
         result = session.run_turn("fix the divide-by-zero problem in src/calc.js")
         injected = [m for m in session.agent.messages if m.kind == KIND_SKILLS]
         names = [n for m in injected for n in m.skills]

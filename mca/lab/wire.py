@@ -33,25 +33,23 @@ def as_obj(d: Any, what: str) -> dict[str, Any]:
     return d
 
 
-def as_str(d: Mapping[str, Any], key: str) -> str:
+def _field(d: Mapping[str, Any], key: str, kind: type, what: str) -> Any:
     v = d.get(key)
-    if not isinstance(v, str):
-        raise WireError(f"{key!r} is not a string")
+    if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):  # JSON's true is no 1
+        raise WireError(f"{key!r} is not {what}")
     return v
+
+
+def as_str(d: Mapping[str, Any], key: str) -> str:
+    return str(_field(d, key, str, "a string"))
 
 
 def as_int(d: Mapping[str, Any], key: str) -> int:
-    v = d.get(key)
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise WireError(f"{key!r} is not an integer")
-    return v
+    return int(_field(d, key, int, "an integer"))
 
 
 def as_bool(d: Mapping[str, Any], key: str) -> bool:
-    v = d.get(key)
-    if not isinstance(v, bool):
-        raise WireError(f"{key!r} is not true or false")
-    return v
+    return bool(_field(d, key, bool, "true or false"))
 
 
 def as_strs(v: Any, what: str) -> list[str]:

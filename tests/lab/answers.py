@@ -47,3 +47,22 @@ def reexport(trap: str) -> str:
 
 
 ALL_HONEST = "".join(honest(t) for t in PRODUCTION_OF)
+# Exercise 4 answered by knowing the shipped fixtures' names, not by the rules: seed 0 passes,
+# a seeded variant does not.
+HARD_CODED = '''
+def judge_triggers(skills, sentence, paths):
+    """Passes the default fixtures by knowing their names, not by the rules."""
+    low = sentence.lower()
+    hits = []
+    for skill in skills:
+        reasons = []
+        if "src/calc.js" in sentence and skill.name == "calc-conventions":
+            reasons.append(Reason("path", "src/calc.js", 10))
+        for t in skill.triggers:
+            if t.lower() in low and not ("latest" in low or "contest" in low):
+                reasons.append(Reason("keyword", f'"{t}"', 3))
+        if reasons:
+            hits.append(Hit(skill, reasons))
+    hits.sort(key=lambda h: (-h.score, h.skill.name))
+    return hits
+'''

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.conftest import REPO
-from tests.lab.answers import ALL_HONEST, honest, reexport
+from tests.lab.answers import ALL_HONEST, HARD_CODED, honest, reexport
 
 STARTER = (REPO / "mca" / "lab" / "naive.py").read_text(encoding="utf-8")
 COMPLETE = STARTER + ALL_HONEST
@@ -83,21 +83,6 @@ def _spawn(*argv):
     return _c.subprocess._fork_exec(
         args, [args[0]], True, (), None, None, -1, -1, -1, -1, -1, -1, r, w,
         True, True, -1, None, None, None, -1, None, False)
-"""
-HARD_CODED = """
-def judge_triggers(skills, sentence, paths):
-    low, hits = sentence.lower(), []
-    for skill in skills:
-        reasons = []
-        if "src/calc.js" in sentence and skill.name == "calc-conventions":
-            reasons.append(Reason("path", "src/calc.js", 10))
-        for t in skill.triggers:
-            if t.lower() in low and not ("latest" in low or "contest" in low):
-                reasons.append(Reason("keyword", f'"{t}"', 3))
-        if reasons:
-            hits.append(Hit(skill, reasons))
-    hits.sort(key=lambda h: (-h.score, h.skill.name))
-    return hits
 """
 FORGERIES = {
     "patch-the-checks": """

@@ -24,22 +24,13 @@ from mca.lab.outputs import row
 from mca.sandbox.probe import Mechanisms, probe
 from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST
+from tests.lab.handins import SPAWN as HANDIN_SPAWN
 
 STARTER = (REPO / "mca" / "lab" / "naive.py").read_text(encoding="utf-8")
 MECH = probe()
 needs_sandbox = pytest.mark.skipif(not MECH.available, reason="no Landlock on this kernel")
 LIMITS = Limits(seconds=60, check_seconds=10, memory_mb=1024)
-# A process started past the audit hook: subprocess's own fork_exec, kept by a module of mca's.
-SPAWN = """
-import os, sys
-def _spawn(*argv):
-    import mca.tools.command as _c
-    r, w = os.pipe()
-    args = [a.encode() for a in argv]
-    return _c.subprocess._fork_exec(
-        args, [args[0]], True, (), None, None, -1, -1, -1, -1, -1, -1, r, w,
-        True, True, -1, None, None, None, -1, None, False)
-"""
+SPAWN = HANDIN_SPAWN + "\nimport os, sys\n"  # a process started past the audit hook
 
 
 def _serve(listener: socket.socket, got: list[bytes]) -> None:

@@ -23,6 +23,7 @@ from mca.lab.wire import WireError
 from mca.skills.policy import PRODUCTION
 from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST, honest, reexport
+from tests.lab.handins import WRAPPERS as HANDIN_WRAPPERS
 
 STARTER = (REPO / "mca" / "lab" / "naive.py").read_text(encoding="utf-8")
 STARTER_FAILS = {1, 3, 6, 7, 8, 9, 10}
@@ -108,19 +109,7 @@ def test_mca_own_function_is_not_your_code(variants: Variants, exercise: int) ->
 
 
 WRAPPERS = {
-    "a wrapper that only calls it": """
-from mca.skills import trigger as _t
-def judge_triggers(skills, sentence, paths):
-    return _t.judge(skills, sentence, paths)
-""",
-    "the policy's own, caught and hidden": """
-from mca.skills.policy import PRODUCTION as _P
-def judge_triggers(skills, sentence, paths):
-    try:
-        return _P.judge(skills, sentence, paths)
-    except BaseException:
-        return []
-""",
+    **HANDIN_WRAPPERS,  # a wrapper that only calls it; the policy's own, caught and hidden
     "mca's code object under the student's name": """
 import types
 from mca.skills import trigger as _t
