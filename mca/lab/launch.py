@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Protocol
@@ -140,7 +140,9 @@ class Sandboxed:
         deny: Sequence[Path],
         mca_home: Path,
         user_home: Path,
+        command: Callable[[tuple[int, int]], list[str]] = child_argv,
     ) -> None:
+        self.command = command  # what runs (mca's serve module; tests run other code in it)
         policy = build_policy(
             Mode.READ_ONLY,
             workspace=workspace,
@@ -163,7 +165,7 @@ class Sandboxed:
         try:
             launch = box.prepare(Grant(), {})
             proc = box.popen(
-                child_argv(fds),
+                self.command(fds),
                 replace(launch, env=child_env(launch.env["TMPDIR"])),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,

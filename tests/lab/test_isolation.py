@@ -6,9 +6,12 @@ the hand-ins that need a process, through a reference mca's own modules keep."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import secrets
 import socket
+import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -19,7 +22,7 @@ import pytest
 from mca.errors import McaError
 from mca.lab.cli import run_lab_command
 from mca.lab.grade import Plan, grade
-from mca.lab.launch import Limits
+from mca.lab.launch import Limits, Sandboxed
 from mca.lab.outputs import row
 from mca.sandbox.probe import Mechanisms, probe
 from tests.conftest import REPO
@@ -77,7 +80,7 @@ def test_hand_ins_cannot_reach_each_other_the_grader_or_the_network(tmp_path: Pa
     subs, out = tmp_path / "class", tmp_path / "grades.csv"
     out.write_text("the grader's file\n")
     listener = socket.create_server(("127.0.0.1", 0))
-    port, got = listener.getsockname()[1], []
+    port, got = listener.getsockname()[1], list[bytes]()
     serving = threading.Thread(target=_serve, args=(listener, got), daemon=True)
     serving.start()
     honest = STARTER + ALL_HONEST + f"\n# secret answer {token}\n"
@@ -93,12 +96,12 @@ for _p in glob.glob({str(subs)!r} + "/*/exercises.py") + [{str(out)!r}]:
         open(_p, "w").write("sabotaged")
     except OSError:
         pass
-_spawn(sys.executable, "-c", "import time\\n"
-       "time.sleep(3)\\n"
-       "open({str(out)!r}, 'w').write('forged,ok,14/14')  # {token}")
-try:
-    _s = _spawn(sys.executable, "-c", "import socket\\n"
-                "socket.create_connection(('127.0.0.1', {port})).send(b'leak')")
+try:  # past the audit hook where it can be passed (see tests/lab/handins.py)
+    _spawn(sys.executable, "-c", "import time\\n"
+           "time.sleep(3)\\n"
+           "open({str(out)!r}, 'w').write('forged,ok,14/14')  # {token}")
+    _spawn(sys.executable, "-c", "import socket\\n"
+           "socket.create_connection(('127.0.0.1', {port})).send(b'leak')")
 except OSError:
     pass
 def judge_triggers(skills, sentence, paths):
@@ -126,6 +129,93 @@ def judge_triggers(skills, sentence, paths):
     serving.join(timeout=5)
     listener.close()
     assert got == [b"stop"]
+
+
+# Code with no audit hook at all, in the sandbox the lab gives a hand-in: it reports what it
+# could do on the pipe the grader reads, and leaves children behind that try again later.
+RAW = """
+import json, os, socket, sys, time
+found = {{}}
+def attempt(name, fn):
+    try:
+        fn()
+        found[name] = "done"
+    except OSError as e:
+        found[name] = type(e).__name__
+attempt("read a classmate", lambda: open({alice!r}).read())
+attempt("write the csv", lambda: open({out!r}, "w").write("forged"))
+attempt("connect", lambda: socket.create_connection(("127.0.0.1", {port}), timeout=2))
+forks = 0
+for _ in range(10):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        sys.argv[0] = "{token}"
+        time.sleep(3)
+        for path in ({out!r}, {marker!r}):
+            try:
+                open(path, "w").write("survived")
+            except OSError:
+                pass
+        os._exit(0)
+    forks += 1
+found["forks"] = forks
+os.write(int(sys.argv[2]), json.dumps(found).encode() + b"\\n")
+"""
+
+
+@needs_sandbox
+def test_without_the_audit_hook_the_sandbox_still_holds(tmp_path: Path) -> None:
+    token = secrets.token_hex(6)
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    alice = tmp_path / "class" / "alice" / "exercises.py"
+    alice.write_text(STARTER)
+    out, marker = tmp_path / "grades.csv", tmp_path / f"marker-{token}"
+    out.write_text("the grader's file\n")
+    listener = socket.create_server(("127.0.0.1", 0))
+    code = RAW.format(
+        alice=str(alice),
+        out=str(out),
+        port=listener.getsockname()[1],
+        token=token,
+        marker=str(marker),
+    )
+    launcher = Sandboxed(
+        LIMITS,
+        MECH,
+        tmp_path / "lab",
+        [tmp_path / "class", out],
+        tmp_path / "mca",
+        tmp_path,
+        command=lambda fds: [sys.executable, "-c", code, token, str(fds[1])],
+    )
+    (tmp_path / "lab").mkdir()
+    send_r, send_w = os.pipe()
+    read_r, read_w = os.pipe()
+    with tempfile.TemporaryFile() as err:
+        proc = launcher.start((send_r, read_w), err)
+        os.close(read_w)
+        with os.fdopen(read_r, "rb") as answers:
+            found = json.loads(answers.readline() or b"{}")
+        launcher.stop(proc)
+        launcher.close()
+    os.close(send_r)
+    os.close(send_w)
+    listener.settimeout(0.5)
+    with pytest.raises(TimeoutError):
+        listener.accept()
+    listener.close()
+    assert found["read a classmate"] == "PermissionError"
+    assert found["write the csv"] in ("PermissionError", "OSError")
+    assert found["connect"] != "done"
+    assert found["forks"] <= LIMITS.processes - 2  # the sandbox's own two tasks come first
+    deadline = time.monotonic() + 5
+    while survivors(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert survivors(token) == []
+    assert out.read_text() == "the grader's file\n" and not marker.exists()
 
 
 def test_grading_without_a_sandbox_is_refused_unless_asked_for(

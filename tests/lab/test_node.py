@@ -69,7 +69,7 @@ def test_a_grade_does_not_depend_on_the_grader_having_node(
     )
 
     def points() -> dict[str, tuple[object, ...]]:
-        out = {}
+        out: dict[str, tuple[object, ...]] = {}
         for g in grade(plan):
             r, gs = row(g), gradescope(g)
             out[g.student] = (r["ex3"], r["total"], r["failures"], gs["score"])

@@ -18,11 +18,13 @@ MECH = probe()
 pytestmark = pytest.mark.skipif(not MECH.available, reason="no Landlock on this kernel")
 
 
-def run(tmp_path: Path, code: str, **limits: int) -> subprocess.CompletedProcess[bytes]:
+def run(
+    tmp_path: Path, code: str, memory: int = 0, cpu: int = 0
+) -> subprocess.CompletedProcess[bytes]:
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     policy = build_policy(Mode.READ_ONLY, ws, tmp_path / "home", tmp_path / "mcahome")
-    sb = Sandbox(dataclasses.replace(policy, **limits), MECH)
+    sb = Sandbox(dataclasses.replace(policy, max_memory_bytes=memory, max_cpu_seconds=cpu), MECH)
     try:
         launch = sb.prepare(Grant(), dict(os.environ))
         proc = sb.popen([sys.executable, "-c", code], launch, stdout=subprocess.PIPE)
@@ -35,10 +37,10 @@ def run(tmp_path: Path, code: str, **limits: int) -> subprocess.CompletedProcess
 
 def test_memory_is_limited_per_process(tmp_path: Path) -> None:
     code = "try:\n    b = bytearray(1 << 30)\n    print('got')\nexcept MemoryError:\n    print(0)"
-    assert run(tmp_path, code, max_memory_bytes=256 << 20).stdout.strip() == b"0"
+    assert run(tmp_path, code, memory=256 << 20).stdout.strip() == b"0"
     assert run(tmp_path, code).stdout.strip() == b"got"  # no limit unless asked for
 
 
 def test_cpu_time_is_limited_per_process(tmp_path: Path) -> None:
-    done = run(tmp_path, "while True:\n    pass", max_cpu_seconds=1)
+    done = run(tmp_path, "while True:\n    pass", cpu=1)
     assert done.returncode != 0  # SIGXCPU, or SIGKILL at the hard limit
