@@ -10,6 +10,7 @@ import signal
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,8 +271,7 @@ class Sandbox:
         self._rulesets.clear()
         if self._cgroup is not None:
             _kill_cgroup(self._cgroup)
-            with contextlib.suppress(OSError):
-                self._cgroup.rmdir()
+            _remove_cgroup(self._cgroup)
             self._cgroup = None
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
@@ -293,6 +293,19 @@ def _make_cgroup(parent: Path, max_processes: int) -> Path | None:
             path.rmdir()
         return None
     return path
+
+
+def _remove_cgroup(cgroup: Path) -> None:
+    """rmdir the emptied cgroup, retried: the kernel refuses it (EBUSY) until the last killed
+    task has finished exiting, which can take a moment after cgroup.procs reads empty."""
+    for _ in range(200):
+        try:
+            cgroup.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.005)
 
 
 def _kill_cgroup(cgroup: Path) -> None:

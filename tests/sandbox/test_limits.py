@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -44,3 +45,29 @@ def test_memory_is_limited_per_process(tmp_path: Path) -> None:
 def test_cpu_time_is_limited_per_process(tmp_path: Path) -> None:
     done = run(tmp_path, "while True:\n    pass", cpu=1)
     assert done.returncode != 0  # SIGXCPU, or SIGKILL at the hard limit
+
+
+def kill_at_once(tmp_path: Path) -> None:
+    """A command and its child, both running, killed as a grader stops a hand-in, and closed."""
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    sb = Sandbox(build_policy(Mode.READ_ONLY, ws, tmp_path / "home", tmp_path / "mca"), MECH)
+    launch = sb.prepare(Grant(), dict(os.environ))
+    code = "import os, sys, time\nos.fork()\nprint(1, flush=True)\ntime.sleep(30)"
+    proc = sb.popen([sys.executable, "-c", code], launch, stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline() == b"1\n"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    sb.finish(launch, proc.pid)
+    sb.close()
+
+
+@pytest.mark.skipif(MECH.pids_cgroup is None, reason="no pids cgroup here (root only)")
+def test_closing_removes_the_cgroup_even_right_after_a_kill(tmp_path: Path) -> None:
+    assert MECH.pids_cgroup is not None
+    mine = f"mca-{os.getpid()}-*"
+    before = set(MECH.pids_cgroup.glob(mine))
+    for _ in range(20):
+        kill_at_once(tmp_path)
+    assert set(MECH.pids_cgroup.glob(mine)) == before
