@@ -53,7 +53,8 @@ def kill_at_once(tmp_path: Path) -> None:
     ws.mkdir(exist_ok=True)
     sb = Sandbox(build_policy(Mode.READ_ONLY, ws, tmp_path / "home", tmp_path / "mca"), MECH)
     launch = sb.prepare(Grant(), dict(os.environ))
-    code = "import os, sys, time\nos.fork()\nprint(1, flush=True)\ntime.sleep(30)"
+    # only the parent prints (both printing could interleave as b"11\n"); both sleep
+    code = "import os, time\nif os.fork():\n    print(1, flush=True)\ntime.sleep(30)"
     proc = sb.popen([sys.executable, "-c", code], launch, stdout=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdout.readline() == b"1\n"
     os.killpg(proc.pid, signal.SIGKILL)
