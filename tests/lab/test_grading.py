@@ -27,6 +27,7 @@ from mca.lab.progress import Progress
 from mca.sandbox.probe import probe
 from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST
+from tests.ptyscreen import as_a_terminal
 
 STARTER = (REPO / "mca" / "lab" / "naive.py").read_text(encoding="utf-8")
 MCA = Path(sys.executable).parent / "mca"
@@ -166,7 +167,14 @@ def test_ctrl_c_keeps_the_rows_already_graded(tmp_path: Path) -> None:
     hand_in(subs, "d", STARTER)
     out = tmp_path / "g.csv"
     argv = [str(MCA), "lab", "grade", str(subs), "--out", str(out), "--jobs", "1"]
-    proc = subprocess.Popen([*argv, "--check-seconds", "120"], stderr=subprocess.PIPE, text=True)
+    # Ctrl-C as on a terminal: a suite started in the background runs with SIGINT ignored,
+    # and the grader would inherit that (and rightly keep ignoring it)
+    proc = subprocess.Popen(
+        [*argv, "--check-seconds", "120"],
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=as_a_terminal,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not out.exists() or len(read_csv(out)) < 2):
         time.sleep(0.05)
