@@ -6,11 +6,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from mca.errors import PathRefused
-from mca.fsutil import read_head
+from mca.fsutil import read_head, resolved
+from mca.project import project_dirs
 from mca.provenance import DATA_NOTICE, defang
 from mca.sanitize import one_line
-from mca.tools.paths import resolve_in
+from mca.tools.paths import inside
 
 AGENTS_FILE = "AGENTS.md"
 DOC_FILES = (AGENTS_FILE, "CLAUDE.md")  # CLAUDE.md only where a directory has no AGENTS.md
@@ -52,36 +52,21 @@ class SystemPrompt:
         return "\n\n".join(text for _, text in self.pieces())
 
 
-def project_doc_dirs(workspace: Path) -> tuple[Path, list[Path]]:
+def project_doc_dirs(workspace: Path, user_home: Path | None = None) -> tuple[Path, list[Path]]:
     """(the git root, or the workspace when there is none; the directories from it down to the
-    workspace, in that order). The walk up stops at the first `.git`, like git's own, and a
-    `.git` above the workspace counts only when it is yours (git's safe.directory rule: a
-    repository someone else planted in /tmp must not speak to your agent)."""
-    here = workspace.resolve()
-    for d in (here, *here.parents):
-        if os.path.lexists(d / ".git"):
-            if d != here and not _mine(d / ".git"):
-                break
-            chain = [here, *[p for p in here.parents if p.is_relative_to(d)]]
-            return d, chain[::-1]
-    return here, [here]
-
-
-def _mine(path: Path) -> bool:
-    try:
-        return os.lstat(path).st_uid == os.getuid()
-    except OSError:
-        return False
+    workspace, in that order): see mca.project for which directories above count."""
+    return project_dirs(workspace, user_home)
 
 
 def _read_doc(top: Path, directory: Path, name: str, room: int) -> tuple[str, str]:
-    """(text, problem) of one instructions file, contained in `top`, cut to `room` characters."""
+    """(text, problem) of one instructions file, cut to `room` characters: a regular file, or
+    a symlink whose target stays inside the directory it was found in."""
     label = str((directory / name).relative_to(top))
+    where, target = resolved(directory), resolved(directory / name)
+    if not inside(target, where):
+        return "", f"{label} not used: it leads to {target}, outside its directory {where}"
     try:
-        target = resolve_in(top, str(directory.relative_to(top) / name))
-        data, size = read_head(target, top, limit=room * 4)
-    except PathRefused as e:
-        return "", f"{label} not used: {e}"
+        data, size = read_head(target, where, limit=room * 4)
     except OSError as e:
         return "", f"{label} not used: {e.strerror or e}"
     text = data.decode("utf-8", errors="replace")
@@ -91,14 +76,14 @@ def _read_doc(top: Path, directory: Path, name: str, room: int) -> tuple[str, st
     return text, ""
 
 
-def read_agents_md(root: Path) -> tuple[str, str]:
+def read_agents_md(root: Path, user_home: Path | None = None) -> tuple[str, str]:
     """(the project's instructions, wrapped and capped, or ''; problems to report, or '').
 
     Like Codex: from the git root down to the workspace, each directory's AGENTS.md (or, where
     there is none, its CLAUDE.md), in that order, so the nearest file speaks last. Each is read
-    like any untrusted file: a regular file that resolves inside the repository.
+    like any untrusted file: a regular file, or a link that stays in its own directory.
     """
-    top, dirs = project_doc_dirs(root)
+    top, dirs = project_doc_dirs(root, user_home)
     parts: list[str] = []
     problems: list[str] = []
     room = MAX_AGENTS_CHARS

@@ -10,6 +10,7 @@ undecodable file names) as `\\udcff`. Newlines and tabs stay.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 _TABLE: dict[int, str] = {i: "^" + chr(i + 64) for i in range(32) if chr(i) not in "\n\t"}
@@ -27,7 +28,39 @@ _TABLE.update({i: f"\\u{i:04x}" for i in _INVISIBLE})
 _TABLE.update({i: f"\\U{i:08x}" for i in range(0xE0000, 0xE0080)})
 # Shown only where exactness matters more than looks (what a command runs): the joiners and
 # variation selectors emoji use, the soft hyphen, and every space that is not U+0020.
-_EXACT = dict(_TABLE)
+# Beyond those: every character that takes no cell of its own on a terminal (combining and
+# format characters, controls, unassigned and private code points, Hangul fillers), found by
+# its Unicode category when first seen, so nothing in an approval draws on or hides in another.
+_NO_CELL = frozenset({"Mn", "Me", "Mc", "Cf", "Cc", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"})
+_FILLERS = (
+    range(0x1160, 0x1200),
+    range(0xD7B0, 0xD800),
+    range(0x3164, 0x3165),
+    range(0xFFA0, 0xFFA1),
+)
+_MAX_CACHED = 65_536  # distinct characters remembered; past that each is judged again
+
+
+def _code(i: int) -> str:
+    return f"\\u{i:04x}" if i <= 0xFFFF else f"\\U{i:08x}"
+
+
+class _ExactTable(dict[int, str]):
+    """str.translate's table for `exact`: the fixed entries, then each other character judged
+    by its category the first time it is seen."""
+
+    def __missing__(self, i: int) -> str:
+        import unicodedata
+
+        c = chr(i)
+        no_cell = unicodedata.category(c) in _NO_CELL or any(i in r for r in _FILLERS)
+        shown = _code(i) if no_cell and c not in "\n\t " else c
+        if len(self) < _MAX_CACHED:
+            self[i] = shown
+        return shown
+
+
+_EXACT = _ExactTable(_TABLE)
 _EXACT.update({i: f"\\u{i:04x}" for i in (0x200C, 0x200D, 0x00AD, *range(0xFE00, 0xFE10))})
 _EXACT.update({i: f"\\u{i:04x}" for i in (0x00A0, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000)})
 _EXACT.update({i: f"\\U{i:08x}" for i in range(0xE0100, 0xE01F0)})
@@ -102,16 +135,26 @@ def command_block(command: str, indent: str = "    ") -> str:
     return "\n".join(out)
 
 
+def _count(m: re.Match[str]) -> str:
+    return f"[{len(m.group())} spaces]" if len(m.group()) > 1 else "[space]"
+
+
 def _edges(line: str) -> str:
     """Spaces a reader could miss, counted: runs of 3+, and any at the start or end."""
-    import re
-
-    def count(m: re.Match[str]) -> str:
-        return f"[{len(m.group())} spaces]" if len(m.group()) > 1 else "[space]"
-
-    line = re.sub(r" {3,}", count, line)
-    line = re.sub(r"^ +| +$", count, line)
+    line = re.sub(r" {3,}", _count, line)
+    line = re.sub(r"^ +| +$", _count, line)
     return line
+
+
+def exact_line(text: str) -> str:
+    """`exact` on one line: newlines and tabs as \\n and \\t too (tool lines, paths)."""
+    return exact(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def file_line(line: str) -> str:
+    """One line of a file as a diff shows it: `exact`, tabs as \\t, spaces at its end counted
+    (a terminal shows them as nothing), so every character of the line can be read."""
+    return re.sub(r" +$", _count, exact(line).replace("\t", "\\t"))
 
 
 class StreamScrubber:

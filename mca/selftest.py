@@ -83,7 +83,10 @@ def run_selftest_command(
         results, runtime = run_lab(repo, lab, seeds, args.check_seconds, checks, env)
         report = lab_report(repo)
     if args.junit:
-        Path(args.junit).write_text(to_junit(results, runtime), encoding="utf-8")
+        from mca.fsutil import atomic_write, resolved
+
+        junit = Path(args.junit).absolute()  # replaced atomically: a planted link is not followed
+        atomic_write(junit, to_junit(results, runtime).encode(), 0o644, root=resolved(junit.parent))
     if args.json:
         sys.stdout.write(json.dumps(to_json(results, runtime, seeds, report), indent=2) + "\n")
     else:

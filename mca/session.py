@@ -230,6 +230,12 @@ class Session:
         """A `!command` and its output, for the model to see with the next sentence."""
         self.agent.messages.append(Message("user", text, kind=KIND_SHELL, turn=self.turns + 1))
 
+    def export(self, name: str, data: bytes) -> str:
+        """/export: `data` written where `name` says ('': $MCA_HOME/exports/); where it went."""
+        from mca.exports import write_export
+
+        return write_export(self.agent.env, self.turns, name, f"mca-{self.id}.md", data)
+
     def undo(self, force: bool = False) -> UndoReport:
         """/undo: revert the newest turn not yet undone (logged)."""
         report = self.snapshots.undo(force=force)
@@ -303,7 +309,7 @@ def _startup_notices(settings: Settings, discovery: Discovery, agents_problem: s
 
 def _prompt(settings: Settings, discovery: Discovery) -> tuple[SystemPrompt, str]:
     """The system prompt (AGENTS.md scrubbed of known secrets), and what was wrong reading it."""
-    agents, problem = read_agents_md(settings.workspace)
+    agents, problem = read_agents_md(settings.workspace, settings.user_home)
     agents = scrub(agents, settings.secrets)
     return build_system_prompt(settings.workspace, discovery.catalog.text, agents), problem
 
@@ -322,7 +328,9 @@ def _tools(
     approvals = Approvals(ui, settings.mode)
     root, home = settings.workspace, settings.home
     box = sandbox_for(settings)
-    return stage, ToolEnv(root, snapshots, approvals, emit, stage, home, settings.user_home, box)
+    roots = tuple(r.path for r in discovery.roots)
+    env = ToolEnv(root, snapshots, approvals, emit, stage, home, settings.user_home, box, roots)
+    return stage, env
 
 
 def _compactor(

@@ -3,10 +3,12 @@ their contracts and the exercise text) and a short README. Nothing of the produc
 
 from __future__ import annotations
 
+import os
 from importlib import resources
 from pathlib import Path
 
 from mca.errors import McaError
+from mca.fsutil import atomic_write, resolved
 
 STUDENT_README = """\
 # mca lab: the five exercises
@@ -49,17 +51,23 @@ Checks 5 and 14 need Node.js 18 or newer; without it they are skipped (and carry
 
 
 def init_lab(target: Path) -> list[Path]:
-    """Write exercises.py and README.md into target (created); refuse to overwrite."""
+    """Write exercises.py and README.md into target (created); refuse to overwrite anything,
+    a symlink included (dangling or not: it would lead the write elsewhere). Each file is
+    written atomically through a handle on `target`, so nothing lands outside it."""
     files = {
         target / "exercises.py": resources.files("mca.lab")
         .joinpath("naive.py")
         .read_text(encoding="utf-8"),
         target / "README.md": STUDENT_README,
     }
-    existing = [p for p in files if p.exists()]
+    existing = [p for p in files if os.path.lexists(p)]
     if existing:
         raise McaError(f"{existing[0]} exists already; not overwriting a student's work")
     target.mkdir(parents=True, exist_ok=True)
+    root = resolved(target)
     for path, text in files.items():
-        path.write_text(text, encoding="utf-8")
+        try:
+            atomic_write(root / path.name, text.encode("utf-8"), 0o644, root=root)
+        except OSError as e:
+            raise McaError(f"cannot write {path}: {e.strerror or e}") from None
     return list(files)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mca.fsutil import exists, resolved
+from mca.project import project_dirs
 from mca.skills.cache import ParseCache
 from mca.skills.model import SKILL_FILE, Candidate, Diagnostic, Root
 from mca.skills.parse import read_skill_file, split_frontmatter
@@ -56,13 +57,6 @@ def load_candidate(
     return policy.validate(path, parsed, root)
 
 
-def _git_root(start: Path) -> Path | None:
-    for d in (start, *start.parents):
-        if exists(d / ".git"):
-            return d
-    return None
-
-
 def discover_roots(
     workspace: Path, home: Path, user_home: Path, explicit: Iterable[Path] = ()
 ) -> list[Root]:
@@ -71,14 +65,11 @@ def discover_roots(
     scope, rank = ROOT_RANKS["--skills-dir / MCA_SKILLS_DIRS"]
     for i, d in enumerate(explicit):
         roots.append(Root(resolved(d), scope, rank - i))  # earlier given wins
-    git_root = _git_root(workspace)
-    levels = [workspace, *workspace.parents]
-    for depth, d in enumerate(levels[:MAX_PARENT_LEVELS]):
+    _, chain = project_dirs(workspace, user_home)  # above the workspace: only yours
+    for depth, d in enumerate(chain[::-1][:MAX_PARENT_LEVELS]):
         for kind in ("<dir>/.mca/skills", "<dir>/.agents/skills"):
             scope, rank = ROOT_RANKS[kind]
             roots.append(Root(d / kind.split("/", 1)[1], scope, rank - PARENT_STEP * depth))
-        if git_root is None or d == git_root:
-            break
     for kind, path in (
         ("$MCA_HOME/skills", home / "skills"),
         ("~/.agents/skills", user_home / ".agents" / "skills"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -137,6 +138,17 @@ def _real(path: Path) -> Path:
         return path
 
 
+def _key(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
+def _inode(path: Path) -> tuple[int, int] | None:
+    try:
+        return _key(os.stat(path))
+    except OSError:
+        return None
+
+
 def _present(history: Sequence[Message]) -> dict[str, int]:
     """Skills in context (injected or read), with the turn each came in."""
     return {name: m.turn for m in history if m.kind == KIND_SKILLS for name in m.skills}
@@ -164,6 +176,7 @@ class SkillStage:
         self.history: list[tuple[int, StageResult]] = []
         self._skills = skills
         self._files: dict[Path, str] | None = None  # real SKILL.md path -> name, on first use
+        self._inodes: dict[tuple[int, int], str] = {}  # (device, inode) -> name, with _files
 
     def __call__(
         self, sentence: str, history: list[Message], turn: int, touched: Sequence[str] = ()
@@ -234,11 +247,14 @@ class SkillStage:
         """Each loaded skill's directory (read_file may read inside them)."""
         return {name: s.dir for name, s in self._skills.items()}
 
-    def skill_named(self, target: Path) -> str | None:
-        """The loaded skill whose SKILL.md this is, or None."""
+    def skill_named(self, target: Path, st: os.stat_result | None = None) -> str | None:
+        """The loaded skill whose SKILL.md this is, by its real path or, given its stat, by its
+        inode (a hard link to a SKILL.md is that SKILL.md), or None."""
         if self._files is None:  # resolving thousands of paths is not worth it at start-up
             self._files = {_real(s.path): s.name for s in self._skills.values()}
-        return self._files.get(_real(target))
+            self._inodes = {k: s.name for s in self._skills.values() if (k := _inode(s.path))}
+        name = self._files.get(_real(target))
+        return name if name is not None or st is None else self._inodes.get(_key(st))
 
     def activate(
         self, name: str, turn: int, history: Sequence[Message]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,11 +21,12 @@ if TYPE_CHECKING:
 
 class SkillAccess(Protocol):
     """What the file tools need from the skill runtime: the skills' directories (readable
-    outside the workspace too), and reading a skill counts as activating it."""
+    outside the workspace too), and reading a skill counts as activating it: a SKILL.md is
+    known by its real path, or by its inode (`st`: a hard link to it is the same file)."""
 
     def dirs(self) -> Mapping[str, Path]: ...
 
-    def skill_named(self, target: Path) -> str | None: ...
+    def skill_named(self, target: Path, st: os.stat_result | None = None) -> str | None: ...
 
     def activate(
         self, name: str, turn: int, history: Sequence[Message]
@@ -37,7 +39,7 @@ class NoSkills:
     def dirs(self) -> Mapping[str, Path]:
         return {}
 
-    def skill_named(self, target: Path) -> str | None:
+    def skill_named(self, target: Path, st: os.stat_result | None = None) -> str | None:
         return None
 
     def activate(
@@ -78,6 +80,7 @@ class ToolEnv:
     home: Path | None = None  # $MCA_HOME: protected wherever it is
     user_home: Path | None = None  # the user's ~, for skill paths the model was given as ~/...
     sandbox: Sandbox | None = None  # where run_command's commands run (None or inactive: not)
+    skill_roots: tuple[Path, ...] = ()  # where skills load from: writes there are protected
 
 
 @dataclass

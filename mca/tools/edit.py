@@ -53,13 +53,8 @@ def _old_bytes(env: ToolEnv, target: Path, path: str) -> bytes | None:
         raise ToolError(f"{path}: cannot read ({e.strerror})") from None
 
 
-def _confirm_protected(
-    env: ToolEnv, target: Path, rel: str, old: bytes | None, data: bytes
-) -> None:
-    reason = protected_reason(rel, target, env.home)
-    if reason is None:
-        return
-    if not env.approvals.ask.approve_write(rel, reason, unified(rel, old, data)):
+def _confirm_protected(env: ToolEnv, reason: str, rel: str, old: bytes | None, data: bytes) -> None:
+    if not env.approvals.ask.approve_write(rel, reason, unified(rel, old, data, limit=None)):
         raise ToolError(
             f"{rel}: not written: it is a protected path ({reason}) and the user did not approve"
             " this write"
@@ -67,23 +62,38 @@ def _confirm_protected(
 
 
 def _commit(
-    env: ToolEnv, turn: TurnState, target: Path, rel: str, old: bytes | None, data: bytes
+    env: ToolEnv,
+    turn: TurnState,
+    target: Path,
+    rel: str,
+    old: bytes | None,
+    data: bytes,
+    own: str | None = None,
 ) -> None:
     """Ask for protected paths (or every edit in "ask" mode), snapshot, then replace the file
-    atomically, keeping its mode; the diff goes out with the change."""
+    atomically, keeping its mode; the diff goes out with the change. `own`: the person asked
+    for this write themselves (no "ask"-mode question); its snapshot step (free_step)."""
     mode = env.approvals.mode
     if mode == "read-only":
         raise ToolError(f"{rel}: not written: {READ_ONLY}; describe the change instead")
     if len(data) > MAX_WRITE_BYTES:
         raise ToolError(f"{rel}: content is {len(data)} bytes, over the {MAX_WRITE_BYTES} limit")
-    diff = unified(rel, old, data)
-    if protected_reason(rel, target, env.home) is not None:
-        _confirm_protected(env, target, rel, old, data)
-    elif mode == "ask" and not env.approvals.ask.approve_edit(rel, diff):
+    reason = protected_reason(rel, target, env.home, env.root, env.skill_roots)
+    if reason is not None:
+        _confirm_protected(env, reason, rel, old, data)
+    elif (
+        mode == "ask"
+        and own is None
+        and not env.approvals.ask.approve_edit(
+            rel,
+            unified(rel, old, data, limit=None),  # what is asked about is shown whole
+        )
+    ):
         raise ToolError(f"{rel}: not written: the user declined this edit")
     try:
         bits = target.stat().st_mode & 0o777 if old is not None else None
-        env.snapshots.before_write(turn.number, rel, target, data, note=f"turn {turn.number}")
+        note = f"turn {turn.number}" if own is None else f"after turn {turn.number}"
+        env.snapshots.before_write(turn.number, rel, target, data, note, own or "")
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, data, bits, root=env.root.resolve())
     except ContainmentError as e:
@@ -93,7 +103,7 @@ def _commit(
     except OSError as e:  # the directory vanished, the disk is full, ...: the old file stays
         raise ToolError(f"{rel}: not written ({e.strerror or e}); the file is unchanged") from None
     turn.touched.add(rel)
-    env.emit(FileChanged(rel, len(data), diff))
+    env.emit(FileChanged(rel, len(data), unified(rel, old, data)))
 
 
 def count_lines(text: str) -> int:
@@ -141,3 +151,13 @@ def edit_file(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
         )
     _commit(env, turn, target, rel, before, updated.encode("utf-8"))
     return f"edited {rel}: replaced {count if replace_all else 1} occurrence(s)"
+
+
+def write_for_person(env: ToolEnv, turn: TurnState, path: str, data: bytes) -> str:
+    """A write the person asked for (/export): the tools' own path (contained in the workspace,
+    protected paths ask, read-only mode refuses, snapshotted apart so /undo reverts it alone),
+    without the "ask" mode's question. Returns the path written, relative to the workspace."""
+    target, rel = _target(env, path)
+    old = _old_bytes(env, target, path)
+    _commit(env, turn, target, rel, old, data, own=env.snapshots.free_step(turn.number))
+    return rel

@@ -30,23 +30,33 @@ SKIP_DIRS = frozenset(
 
 
 def _resolve_readable(env: ToolEnv, path: str) -> tuple[Path, str | None]:
-    """Resolve a readable path: the workspace, or inside a loaded skill's directory (given as
-    the model was told it: absolute, ~/..., or relative to the workspace with ../)."""
+    """Resolve a readable path: the workspace, or inside a loaded skill's real directory (given
+    as the model was told it: absolute, ~/..., or relative to the workspace with ../). `~/` is
+    the user's home, as the model was told; never a folder of the workspace named `~`."""
+    if path.startswith("~/") and env.user_home is not None:
+        found = _in_skill(env, Path(os.path.normpath(env.user_home / path[2:])))
+        if found is None:
+            raise PathRefused(f"{path}: refused: under ~/ only a loaded skill's own files are read")
+        return found
     try:
         return resolve_in(env.root, path), None
-    except PathRefused as refused:
+    except PathRefused:
         if "\x00" in path:
             raise
-        if path.startswith("~/") and env.user_home is not None:
-            candidate = Path(os.path.normpath(env.user_home / path[2:]))
-        else:
-            candidate = Path(os.path.normpath(env.root / path))  # an absolute path stays one
-        for name, skill_dir in env.skills.dirs().items():
-            for base in (skill_dir, skill_dir.resolve()):
-                if inside(candidate, base):
-                    rel = str(candidate.relative_to(base))
-                    return resolve_in_skill(skill_dir, rel), name
-        raise refused
+        found = _in_skill(env, Path(os.path.normpath(env.root / path)))  # absolute stays so
+        if found is None:
+            raise
+        return found
+
+
+def _in_skill(env: ToolEnv, candidate: Path) -> tuple[Path, str] | None:
+    """(the resolved file, the skill's name) when `candidate` is inside a loaded skill's
+    directory (as found, or its real path); the file must resolve inside the real one."""
+    for name, skill_dir in env.skills.dirs().items():
+        for base in (skill_dir, skill_dir.resolve()):
+            if inside(candidate, base):
+                return resolve_in_skill(skill_dir, str(candidate.relative_to(base))), name
+    return None
 
 
 def _is_binary(head: bytes) -> bool:
@@ -95,19 +105,20 @@ def read_file(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
     target, skill = _resolve_readable(env, path)
     if is_dir(target):
         raise ToolError(f"{path} is a directory; use list_dir")
-    name = env.skills.skill_named(target)
-    if name is not None:
-        return _activate(env, turn, name)
     allowed = env.root.resolve() if skill is None else env.skills.dirs()[skill].resolve()
     try:
         with open_regular(target, allowed) as (f, st):
-            head = f.read(8192)
-            binary = _is_binary(head)
-            if not binary:
-                f.seek(0)
-                win = read_window(f, st.st_size, offset, limit, MAX_READ_BYTES, column=column)
+            name = env.skills.skill_named(target, st)  # a skill's body passes its gates
+            if name is None:
+                head = f.read(8192)
+                binary = _is_binary(head)
+                if not binary:
+                    f.seek(0)
+                    win = read_window(f, st.st_size, offset, limit, MAX_READ_BYTES, column=column)
     except OSError as e:
         raise _open_error(path, e) from None
+    if name is not None:
+        return _activate(env, turn, name)
     if skill is not None:
         env.emit(SkillResourceLoaded(skill, str(target), "read_file", st.st_size))
     else:
@@ -233,11 +244,16 @@ def search_text(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
         raise ToolError(f"invalid regex {pattern!r}: {e}") from None
     root = env.root.resolve()
     out: list[str] = []
+    skills: set[str] = set()
     for f in _files(root, include):
         rel = f.relative_to(root).as_posix()
         if path_glob and not glob_match(path_glob, rel):
             continue
         try:
+            st = os.lstat(f)
+            if (name := env.skills.skill_named(f, st)) is not None:
+                skills.add(name)  # a loaded skill's body reaches the model through its gates
+                continue
             data, size = read_head(f, root, limit=MAX_SEARCH_FILE_BYTES + 1)
         except OSError:  # a FIFO, a device, a symlink, gone, unreadable: not searched
             continue
@@ -251,4 +267,5 @@ def search_text(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
                 if len(out) >= MAX_SEARCH_MATCHES:
                     out.append(f"... stopped at {MAX_SEARCH_MATCHES} matches; narrow the search")
                     return "\n".join(out)
-    return "\n".join(out) if out else f"no matches for {pattern}"
+    note = f"(the SKILL.md of {', '.join(sorted(skills))} not searched: read_file skill:NAME)"
+    return "\n".join([*(out or [f"no matches for {pattern}"]), *([note] if skills else [])])

@@ -6,14 +6,21 @@ The one list of them (documented in the README's security model):
   `.git/config`), so a write there is as good as running a command;
 - any `.mca` component and `.agents/skills`: project configuration and skills, which mca reads
   and puts in the model's context on later turns;
+- every directory mca loads skills from (a `--skills-dir` inside the workspace, too);
 - anything under `$MCA_HOME` (mca's own state and configuration), wherever it is.
 
-Names are compared case-insensitively, as a case-insensitive file system would.
+Names are compared case-insensitively, as a case-insensitive file system would. A name is not
+the only way in: the workspace's own `.git`, `.mca` and `.agents/skills` and the skills
+directories are also compared by their real paths, so a write through another name for them
+(`conf/` when `.mca` links to it) is as protected as one through theirs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
+
+from mca.fsutil import resolved
 
 PROTECTED_COMPONENTS = {
     ".git": "git runs hooks and configuration from .git/ by itself",
@@ -22,10 +29,11 @@ PROTECTED_COMPONENTS = {
 PROTECTED_PAIRS = {
     (".agents", "skills"): "mca puts project skills from .agents/skills/ in the model's context",
 }
+SKILLS_DIR = "mca loads skills from {} into the model's context"
+HOME = "it is mca's own state and configuration ($MCA_HOME)"
 
 
-def protected_reason(rel: str, real: Path, home: Path | None) -> str | None:
-    """Why a write to this workspace path needs approval, or None when it does not."""
+def _by_name(rel: str) -> str | None:
     parts = [p.casefold() for p in PurePosixPath(rel).parts]
     for part in parts:
         if part in PROTECTED_COMPONENTS:
@@ -33,8 +41,37 @@ def protected_reason(rel: str, real: Path, home: Path | None) -> str | None:
     for pair, reason in PROTECTED_PAIRS.items():
         if any(tuple(parts[i : i + 2]) == pair for i in range(len(parts) - 1)):
             return reason
+    return None
+
+
+def _real_dirs(root: Path | None, skills: Iterable[Path]) -> Iterator[tuple[Path, str]]:
+    """(real path, reason) of each protected directory, resolved now (a link may be new)."""
+    if root is not None:
+        for name, reason in PROTECTED_COMPONENTS.items():
+            yield resolved(root / name), reason
+        for pair, reason in PROTECTED_PAIRS.items():
+            yield resolved(root.joinpath(*pair)), reason
+    for d in skills:
+        yield resolved(d), SKILLS_DIR.format(d)
+
+
+def protected_reason(
+    rel: str,
+    real: Path,
+    home: Path | None,
+    root: Path | None = None,
+    skills: Iterable[Path] = (),
+) -> str | None:
+    """Why a write to this workspace path needs approval, or None when it does not. `real` is
+    the resolved target; `root` the workspace; `skills` the directories skills load from."""
+    reason = _by_name(rel)
+    if reason is not None:
+        return reason
+    for d, why in _real_dirs(root, skills):
+        if real == d or real.is_relative_to(d):
+            return why
     if home is not None:
-        real_home = home.resolve()
+        real_home = resolved(home)
         if real == real_home or real.is_relative_to(real_home):
-            return "it is mca's own state and configuration ($MCA_HOME)"
+            return HOME
     return None

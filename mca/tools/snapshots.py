@@ -45,7 +45,7 @@ MAX_SNAPSHOT_BYTES = 32 * 1024 * 1024  # a larger file is not overwritten: undo 
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 LEGACY_DIR = ".mca/snapshots"
 _HASH = re.compile(r"[0-9a-f]{64}\Z")
-_MANIFEST = re.compile(r"[0-9A-Za-z]+-[0-9A-Za-z_]+-\d{4,}\.json\Z")
+_MANIFEST = re.compile(r"[0-9A-Za-z]+-[0-9A-Za-z_]+-\d{4,}(?:x\d{4})?\.json\Z")
 _TMP = re.compile(r"\.(?P<name>.+)\.mca-tmp-(?P<pid>\d+)-[0-9a-f]+\Z")
 
 
@@ -204,8 +204,14 @@ class SnapshotStore:
         if not marker.exists():
             atomic_write(marker, os.fsencode(str(self.real_root)) + b"\n", 0o600)
 
-    def _manifest_path(self, turn: int) -> Path:
-        return self.base / "turns" / f"{self.started}-{self.session}-{turn:04d}.json"
+    def _manifest_path(self, turn: int, step: str = "") -> Path:
+        return self.base / "turns" / f"{self.started}-{self.session}-{turn:04d}{step}.json"
+
+    def free_step(self, turn: int) -> str:
+        """A manifest of its own for a write the person made after `turn` (/export): it sorts
+        after the turn's and before the next one's, so /undo reverts it alone."""
+        n = next(n for n in range(1, 10**4) if not self._manifest_path(turn, f"x{n:04d}").exists())
+        return f"x{n:04d}"
 
     def _load(self, path: Path) -> dict[str, Any]:
         try:
@@ -224,14 +230,16 @@ class SnapshotStore:
             atomic_write(obj, data, 0o600)
         return name
 
-    def before_write(self, turn: int, rel: str, target: Path, new_data: bytes, note: str) -> None:
-        """Record the target's current state (first write per turn) before it is replaced.
+    def before_write(
+        self, turn: int, rel: str, target: Path, new_data: bytes, note: str, step: str = ""
+    ) -> None:
+        """Record the target's current state (first write per turn; `step`: see free_step).
 
         Raises NotRegularFile for a target that is not a regular file and FileTooLarge for one
         too large to keep a copy of: mca does not replace what it could not put back.
         """
         self._ensure()
-        mpath = self._manifest_path(turn)
+        mpath = self._manifest_path(turn, step)
         manifest: dict[str, Any] = (
             self._load(mpath)
             if mpath.exists()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mca.errors import McaError
@@ -188,7 +187,6 @@ class SlashCommands:
         self.repl.resume(arg.strip())
 
     def export(self, arg: str) -> None:
-        from mca.fsutil import atomic_write
         from mca.sanitize import scrub
         from mca.ui.export import conversation_markdown
 
@@ -196,14 +194,8 @@ class SlashCommands:
         if not session.messages:
             self.say("nothing to export: the conversation is empty")
             return
-        name = arg.strip() or f"mca-{session.id}.md"
-        path = Path(name).expanduser()
-        path = path if path.is_absolute() else session.settings.workspace / path
         when = time.strftime("%Y-%m-%d %H:%M")
         meta = [f"session {session.id}, exported {when}", f"model {session.settings.model}"]
         text = conversation_markdown(session.messages, "mca conversation", meta)
-        try:
-            atomic_write(path, scrub(text, session.settings.secrets).encode())
-        except OSError as e:
-            raise McaError(f"cannot write {path}: {e.strerror or e}") from None
-        self.say(f"wrote {path} ({len(text.splitlines())} lines)")
+        where = session.export(arg.strip(), scrub(text, session.settings.secrets).encode())
+        self.say(f"wrote {where} ({len(text.splitlines())} lines)")

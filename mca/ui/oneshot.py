@@ -10,7 +10,7 @@ from typing import Any, TextIO
 from mca.config import Settings
 from mca.errors import McaError, error_line
 from mca.events import Event, ModelRetry, ModelWaiting
-from mca.sanitize import command_block, for_terminal, one_line, scrub, visible
+from mca.sanitize import command_block, exact_line, for_terminal, one_line, scrub, visible
 from mca.session import Session, open_session
 from mca.tools.allow import Answer, CommandQuestion
 from mca.turn import TurnResult
@@ -81,22 +81,22 @@ class StderrUI:
 
     def approve_write(self, path: str, reason: str, diff: str) -> bool:
         """Protected paths: --yes does not cover them; without a terminal they are refused."""
-        self._say(f"{path} is a protected path: {reason}.\nthe change:\n{diff}")
+        self._say(f"{exact_line(path)} is a protected path: {reason}.\nthe change, whole:\n{diff}")
         if not sys.stdin.isatty():
             self._say(
-                f"mca: not writing {path}: protected paths need a yes on a terminal"
+                f"mca: not writing {exact_line(path)}: protected paths need a yes on a terminal"
                 " (--yes does not cover them)"
             )
             return False
-        return self._ask(f"write {one_line(path)} anyway? [y/N] ")
+        return self._ask(f"write {exact_line(path)} anyway? [y/N] ")
 
     def approve_edit(self, path: str, diff: str) -> bool:
         """The "ask" mode: the diff, then a question (refused without a terminal)."""
-        self._say(f"the change to {path}:\n{diff}")
+        self._say(f"the change to {exact_line(path)}, whole:\n{diff}")
         if not sys.stdin.isatty():
-            self._say(f"mca: not writing {path}: --mode ask needs a terminal to ask on")
+            self._say(f"mca: not writing {exact_line(path)}: --mode ask needs a terminal to ask on")
             return False
-        return self._ask(f"apply this change to {one_line(path)}? [y/N] ")
+        return self._ask(f"apply this change to {exact_line(path)}? [y/N] ")
 
     def event(self, event: Event) -> None:
         match event:

@@ -21,7 +21,7 @@ from mca.events import (
     ToolReturned,
 )
 from mca.plans import render_plan
-from mca.sanitize import command_block, one_line, visible
+from mca.sanitize import command_block, exact, exact_line, visible
 from mca.ui.ansi import CYAN, GREEN, RED, RESET
 
 if TYPE_CHECKING:  # this module is on the path to the first prompt: import nothing heavy
@@ -33,19 +33,20 @@ MAX_RESULT_PREVIEW = 6
 
 
 def describe_call(call_name: str, arguments: Mapping[str, Any]) -> str:
-    """One line for a tool call: name(arg=value, ...), long values cut, controls made visible."""
+    """One line for a tool call: name(arg=value, ...), long values cut, every invisible or
+    control character shown as its code."""
     parts = []
     for k, v in arguments.items():
-        text = one_line(v if isinstance(v, str) else json.dumps(v))
-        parts.append(f"{one_line(str(k))}={text[:60] + '…' if len(text) > 60 else text}")
-    return f"{one_line(call_name)}({', '.join(parts)})"
+        text = exact_line(v if isinstance(v, str) else json.dumps(v))
+        parts.append(f"{exact_line(str(k))}={text[:60] + '…' if len(text) > 60 else text}")
+    return f"{exact_line(call_name)}({', '.join(parts)})"
 
 
 def progress_line(event: Event) -> str:
     """The short line a person sees for a session event, or ''."""
     match event:
         case ToolCalled(name=name, unreadable=True):
-            return f"→ {one_line(name)}(arguments that could not be read)"
+            return f"→ {exact_line(name)}(arguments that could not be read)"
         case ToolCalled(name=name, arguments=arguments):
             return tool_call_line(name, arguments)
         case ToolReturned(name=name, ok=ok, result=result):
@@ -83,8 +84,8 @@ def tool_call_line(name: str, arguments: Mapping[str, Any]) -> str:
 
 
 def tool_result_lines(name: str, ok: bool, result: str) -> str:
-    """A short preview of a tool result."""
-    lines = result.splitlines() or [""]
+    """A short preview of a tool result, every invisible or control character as its code."""
+    lines = exact(result).removesuffix("\n").split("\n")
     mark = "✓" if ok else "✗"
     shown = lines[:MAX_RESULT_PREVIEW]
     extra = len(lines) - len(shown)
@@ -229,7 +230,7 @@ def colour_diff(diff: str, colour: bool) -> str:
     """A unified diff for the terminal: each line made safe first, then coloured (+ green,
     - red, @@ cyan) when colour is on."""
     out = []
-    for line in diff.splitlines():
+    for line in diff.split("\n"):  # only there: a diff's lines hold no other break
         safe = visible(line)
         key = "" if line.startswith(("+++", "---")) else line[:1]
         style = DIFF_STYLES.get(key, "") if colour else ""

@@ -17,7 +17,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from mca.events import Event, FileChanged, ModelRetry, ModelWaiting
 from mca.fsutil import open_private, private_dir
-from mca.sanitize import command_block, for_terminal, one_line, scrub
+from mca.sanitize import command_block, exact_line, for_terminal, one_line, scrub
 from mca.tools.allow import Answer, CommandQuestion
 from mca.ui.ansi import DIM, RESET
 from mca.ui.markdown import MarkdownStream
@@ -156,14 +156,14 @@ class ReplUI:
     def approve_edit(self, path: str, diff: str) -> bool:
         """The "ask" mode: the diff, then a yes/no for this edit."""
         self.show_diff(diff)
-        answer = self.ask(f"apply this change to {one_line(path)}? [y]es / [N]o: ")
+        answer = self.ask(f"apply this change to {exact_line(path)}? [y]es / [N]o: ")
         return answer.strip().lower() in ("y", "yes")
 
     def approve_write(self, path: str, reason: str, diff: str) -> bool:
         """Protected paths: the diff, then a yes/no that neither yolo nor 'always' answers."""
-        self.say(f"{path} is a protected path: {reason}.\nthe change:")
+        self.say(f"{exact_line(path)} is a protected path: {reason}.\nthe change, whole:")
         self.show_diff(diff)
-        answer = self.ask(f"write {one_line(path)} anyway? [y]es / [N]o: ").strip().lower()
+        answer = self.ask(f"write {exact_line(path)} anyway? [y]es / [N]o: ").strip().lower()
         return answer in ("y", "yes")
 
     def event(self, event: Event) -> None:

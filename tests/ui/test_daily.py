@@ -174,7 +174,9 @@ def test_diff_export_and_shell_command(ws: Path) -> None:
     assert "-two" in r.stdout and "+TWO" in r.stdout and "+++ b/b.txt" in diff
     assert "2 files changed this session" in r.stdout
     assert "from-the-shell" in r.stdout and "(exit 0)" in r.stdout
-    exported = next(ws.glob("mca-*.md")).read_text()
+    export = next((ws.parent / "home" / "exports").glob("mca-*.md"))  # mca's own, by default
+    assert f"wrote {export}" in r.stdout and not list(ws.glob("mca-*.md"))
+    exported = export.read_text()
     assert "## Turn 1" in exported and "from-the-shell" in exported
     saved = read_saved(next(sessions(ws).glob("*.jsonl")))
     assert saved is not None and not any(m.kind == "shell" for m in saved.messages)  # not yet
