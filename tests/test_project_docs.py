@@ -70,3 +70,39 @@ def test_a_git_dir_of_another_user_above_the_workspace_is_ignored(tmp_path: Path
     (ws / "AGENTS.md").write_text("app rule\n")
     text, _ = read_agents_md(ws)
     assert "planted" not in text and "app rule" in text
+
+
+def test_a_link_is_followed_only_inside_its_own_directory(tmp_path: Path) -> None:
+    top, ws = repo(tmp_path)
+    (top / "deploy.env").write_text("DB_PASSWORD=x\n")
+    (ws / "AGENTS.md").symlink_to("../../deploy.env")  # inside the repository, not its dir
+    (ws / "docs").mkdir()
+    (ws / "docs" / "rules.md").write_text("rules\n")
+    (top / "AGENTS.md").symlink_to("pkg/app/docs/rules.md")  # stays inside repo/
+    text, problem = read_agents_md(ws)
+    assert "DB_PASSWORD" not in text and "rules" in text
+    assert "pkg/app/AGENTS.md not used: it leads to" in problem
+
+
+def test_home_is_never_the_root_of_a_project_below_it(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    ws = home / "Downloads" / "tarball"
+    ws.mkdir(parents=True)
+    (home / ".git").mkdir()  # dotfiles
+    (home / "Downloads" / "AGENTS.md").write_text("a downloaded file\n")
+    text, _ = read_agents_md(ws, home)
+    assert "downloaded" not in text
+    assert project_doc_dirs(ws, home) == (ws, [ws])
+    assert project_doc_dirs(home, home) == (home, [home])  # the workspace itself may be home
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a directory another user's")
+def test_a_directory_above_that_is_not_yours_ends_the_walk(tmp_path: Path) -> None:
+    top, ws = repo(tmp_path)
+    (top / "AGENTS.md").write_text("planted instructions\n")
+    os.chown(top / "pkg", 65534, 65534)
+    try:
+        assert project_doc_dirs(ws) == (ws, [ws])
+        assert "planted" not in read_agents_md(ws)[0]
+    finally:
+        os.chown(top / "pkg", 0, 0)

@@ -519,3 +519,54 @@ def test_the_catalog_follows_skills_changing_on_disk(ws: Path, tmp_path: Path) -
     session.run_turn("three")  # nothing changed: no rescan, no line
     assert len(events) == 1
     session.close()
+
+
+def test_a_skill_body_passes_its_gates_by_any_name(ws: Path, tmp_path: Path) -> None:
+    """A hard link to a SKILL.md is that skill (reading it activates it, gates and all), and
+    search_text does not return a loaded skill's body."""
+    from mca.config import load_settings
+    from mca.session import HeadlessUI, open_session
+
+    root = ws / ".agents" / "skills"
+    for name, priority, body in (("alpha", 20, "ALPHA-BODY"), ("beta", 10, "BETA-SECRET")):
+        (root / name).mkdir(parents=True)
+        (root / name / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: Frob, {name} way.\ndomain: frob\n"
+            f"priority: {priority}\ntriggers: [frobnicate]\n---\n{body}\n"
+        )
+    (root.parent.parent / "notes.md").hardlink_to(root / "beta" / "SKILL.md")
+    model = FakeModel(
+        [
+            call("read_file", "1", path="notes.md"),
+            call("search_text", "2", pattern="BETA-[A-Z]+"),
+            say("done"),
+        ]
+    )
+    env = {"MOCK": "1", "MCA_HOME": str(tmp_path / "h"), "HOME": str(tmp_path)}
+    session = open_session(load_settings(env, workspace=ws), HeadlessUI(), model=model)
+    result = session.run_turn("frobnicate the widget")
+    session.close()
+    (read_ok, read), (search_ok, search) = [(t.ok, t.result) for t in result.tools]
+    assert not read_ok and "same frob domain as alpha" in read and "BETA-SECRET" not in read
+    assert search_ok and "BETA-SECRET" not in search
+    assert search == "no matches for BETA-[A-Z]+\n(the SKILL.md of alpha, beta not searched:" + (
+        " read_file skill:NAME)"
+    )
+
+
+def test_tilde_is_the_home_of_a_skill_s_files(env: ToolEnv, ws: Path, tmp_path: Path) -> None:
+    skill = tmp_path / "home" / ".agents" / "skills" / "helper"
+    (skill / "references").mkdir(parents=True)
+    (skill / "references" / "guide.md").write_text("REAL guide\n")
+    planted = ws / "~" / ".agents" / "skills" / "helper" / "references"
+    planted.mkdir(parents=True)
+    (planted / "guide.md").write_text("PLANTED guide\n")
+    env = replace(env, skills=SkillDirs({"helper": skill}), user_home=tmp_path / "home")
+    read = get_tool("read_file")
+    path = "~/.agents/skills/helper/references/guide.md"
+    assert "REAL guide" in read.run(env, TurnState(1), {"path": path})
+    assert "PLANTED guide" in read.run(env, TurnState(1), {"path": f"./{path}"})  # by its name
+    with pytest.raises(PathRefused, match="only a loaded skill's own files"):
+        read.run(env, TurnState(1), {"path": "~/.ssh/id_rsa"})
+    with pytest.raises(PathRefused):
+        read.run(env, TurnState(1), {"path": "~/.agents/skills/helper/../../../.ssh/id_rsa"})

@@ -170,6 +170,29 @@ def test_the_diff_comes_before_the_approval_question(ws: Path) -> None:
     term.close()
 
 
+def test_a_protected_write_is_shown_whole_and_exact_before_its_question(
+    ws: Path, tmp_path: Path
+) -> None:
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text("[core]\n")
+    aliases = "".join(f"\tst{i} = status\n" for i in range(90))  # a diff longer than a fold
+    new = f"[core]\n[alias]\n{aliases}\tfsmonitor = touch PWNED\u2028x\n[user]\n"
+    call = {"name": "write_file", "arguments": {"path": ".git/config", "content": new}}
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps({"content": "", "tool_calls": [call]}) + '\n{"content": "ok"}\n')
+    term = Screen(ws, [], env_for(ws, MCA_MOCK_SCRIPT=str(script)))
+    term.expect("mca>")
+    term.child.sendline("tidy the git config")
+    term.on_screen("write .git/config anyway?")
+    payload = term.row("+\\tfsmonitor = touch PWNED\\u2028x")  # one line, every character
+    assert payload < term.row("+[user]") < term.row("write .git/config anyway?")
+    assert b"more diff lines not shown" not in term.raw
+    term.child.sendline("n")
+    term.expect("mca>")
+    assert (ws / ".git" / "config").read_text() == "[core]\n"
+    term.close()
+
+
 def test_tab_completes_skill_names_and_slash_skill_runs_it(ws: Path) -> None:
     skill = ws / ".agents" / "skills" / "release-notes"
     skill.mkdir(parents=True)
