@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mca.errors import McaError, ToolError
 from mca.fsutil import atomic_write, private_dir, resolved
-from mca.tools.base import READ_ONLY, ToolEnv, TurnState
+from mca.tools.base import ToolEnv, TurnState
 from mca.tools.edit import write_for_person
 from mca.tools.paths import inside
 from mca.tools.protect import protected_reason
@@ -28,7 +28,7 @@ def _in_workspace(workspace: Path, path: Path) -> str | None:
     norm = Path(os.path.normpath(path))
     for base in (workspace.absolute(), resolved(workspace)):
         if inside(norm, base):
-            return str(norm.relative_to(base)) or "."
+            return str(norm.relative_to(base))
     return None
 
 
@@ -36,10 +36,10 @@ def write_export(env: ToolEnv, turns: int, name: str, default: str, data: bytes)
     """Write an export where `name` says ('' : $MCA_HOME/exports/`default`); returns where it
     went, for the person. Raises McaError when it was not written."""
     if env.approvals.mode == "read-only":
-        raise McaError(f"not exported: {READ_ONLY}")
+        raise McaError("not exported: mca is in read-only mode (/mode auto-edit to write)")
     if not name:
         return _to_home(env, default, data)
-    path = Path(name).expanduser() if env.user_home is None else _expand(name, env.user_home)
+    path = _expand(name, env.user_home)
     rel = name if not path.is_absolute() else _in_workspace(env.root, path)
     try:
         if rel is not None:
@@ -50,9 +50,9 @@ def write_export(env: ToolEnv, turns: int, name: str, default: str, data: bytes)
         raise McaError(f"not exported: {getattr(e, 'strerror', None) or e}") from None
 
 
-def _expand(name: str, user_home: Path) -> Path:
+def _expand(name: str, user_home: Path | None) -> Path:
     """~ as the session's HOME (the same one skills and config use)."""
-    return user_home / name[2:] if name.startswith("~/") else Path(name)
+    return user_home / name[2:] if name.startswith("~/") and user_home else Path(name)
 
 
 def _to_home(env: ToolEnv, default: str, data: bytes) -> str:
