@@ -66,9 +66,10 @@ def shows(original: str, row: str) -> bool:
     return pos == len(row)
 
 
-def screen(printed: str, lines: int) -> list[str]:
+def screen(printed: str) -> list[str]:
     """The rows a terminal shows for `printed` (the tty turns each \\n into \\r\\n)."""
-    term = pyte.Screen(1200, lines + 40)
+    widest = max(len(line) for line in printed.split("\n"))
+    term = pyte.Screen(2 * widest + 10, printed.count("\n") + 10)  # nothing wraps or scrolls
     pyte.Stream(term).feed(printed.replace("\n", "\r\n"))
     return [row.rstrip() for row in term.display]
 
@@ -81,7 +82,7 @@ def file_lines(content: str) -> list[str]:
 
 def check_new_file(printed: str, content: str) -> None:
     lines = file_lines(content)
-    rows = screen(printed, len(lines))
+    rows = screen(printed)
     head = next(i for i, r in enumerate(rows) if r.startswith("new file "))
     start = head + 1 + (rows[head + 1].startswith("(CRLF"))
     shown = rows[start : start + len(lines)]
@@ -128,7 +129,7 @@ def test_an_edit_shows_each_side_line_by_line(before: str, after: str) -> None:
     out = io.StringIO()
     diff = unified("f.txt", before.encode(), after.encode(), None)
     ReplUI(out, lambda q: "n").approve_edit("f.txt", diff)
-    rows = screen(out.getvalue(), len(before) + len(after))
+    rows = screen(out.getvalue())
     if "f.txt: no change" in rows:
         assert before == after
         return
@@ -144,7 +145,7 @@ def test_a_command_is_shown_whole(command: str) -> None:
     out = io.StringIO()
     ReplUI(out, lambda q: "n").approve(CommandQuestion(command, sandbox="workspace-write"))
     lines = command.split("\n")
-    rows = screen(out.getvalue(), len(lines))
+    rows = screen(out.getvalue())
     head = next(i for i, r in enumerate(rows) if r.startswith("run_command wants"))
     shown = rows[head + 1 : head + 1 + len(lines)]
     for n, (original, row) in enumerate(zip(lines, shown, strict=True), 1):
@@ -164,7 +165,7 @@ def test_the_question_names_the_path_exactly(path: str) -> None:
         return "n"
 
     ReplUI(io.StringIO(), no).approve_write(path, "r", "")
-    rows = screen(asked[0], 1)
+    rows = screen(asked[0])
     question = rows[0]
     assert question.startswith("write ") and question.endswith(" anyway? [y]es / [N]o:")
     assert shows(path, question.removeprefix("write ").removesuffix(" anyway? [y]es / [N]o:"))
