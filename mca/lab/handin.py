@@ -9,7 +9,6 @@ failed already, and a loop costs its time once.
 
 from __future__ import annotations
 
-import ast
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -20,7 +19,7 @@ from typing import Any
 from mca.lab.launch import Isolation, Limits
 from mca.lab.ownership import bindings
 from mca.lab.remote import Refused, Student
-from mca.lab.student import forbidden_imports
+from mca.lab.student import forbidden_imports, parse
 from mca.lab.suite import CHECKS, Check, labs, run_check
 from mca.lab.variant import Variants
 from mca.skills.policy import PRODUCTION
@@ -40,7 +39,7 @@ class HandinRun:
 def refusal(source: str) -> str:
     """Why the file is refused before anything runs ('' when it is not)."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError as e:
         return f"line {e.lineno}: {e.msg}"
     except ValueError as e:  # a NUL byte in the source
@@ -68,7 +67,7 @@ def run_handin(
         run.status, run.message = "refused", why
         return run
     launcher = isolation.launcher(limits)
-    static = bindings(ast.parse(source))
+    static = bindings(parse(source))
     student = Student(source, filename, launcher, limits, static, cancel)
     try:
         student.start()
