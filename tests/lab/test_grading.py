@@ -126,11 +126,15 @@ def test_outputs_validate(tmp_path: Path) -> None:
             assert t["visibility"] in ("visible", "hidden", "after_due_date", "after_published")
         assert r["score"] == sum(t["score"] for t in r["tests"])
         assert sum(t["max_score"] for t in r["tests"]) == 10.0
+    why = {
+        n: [t["output"] for t in r["tests"] if t["score"] < t["max_score"]]
+        for n, r in results.items()
+    }
     assert (results["ada"]["score"], results["bo"]["score"], results["cy"]["score"]) == (
         10.0,
         2.0,
         0.0,
-    )
+    ), (why, results["ada"].get("output"))
     failed = [t for t in results["bo"]["tests"] if t["number"] in ("7", "8")]
     assert all("KeyError" in t["output"] and "\x1b" not in t["output"] for t in failed)
     assert results["cy"]["output"] == "missing exercises.py"
