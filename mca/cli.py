@@ -307,13 +307,20 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     except McaError as e:
         if env.get("MCA_DEBUG") == "1":
             raise
-        sys.stderr.write(error_line(e))
+        sys.stderr.write(error_line(e, _secrets(env)))
         return e.exit_code
     except Exception as e:  # a bug: one line, the details kept for the report
         if env.get("MCA_DEBUG") == "1":
             raise
         from mca.crash import home_of, report_bug
 
-        keys = [v for k, v in env.items() if k.endswith("_API_KEY")]
-        sys.stderr.write(f"mca: {report_bug(e, home_of(env), keys)}\n")
+        sys.stderr.write(f"mca: {report_bug(e, home_of(env), _secrets(env))}\n")
         return EXIT_ERROR
+
+
+def _secrets(env: Mapping[str, str]) -> tuple[str, ...]:
+    """Every key the environment and config.toml hold, for what the edge prints or keeps."""
+    from mca.crash import home_of
+    from mca.keys import secrets_of
+
+    return secrets_of(env, home_of(env))

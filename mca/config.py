@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from mca.config_checks import Raw, boolean, choice, integer, number, paths, text, url
-from mca.config_sources import ConfigFile, Sources, Spec, known_secrets, prices_of
+from mca.config_sources import ConfigFile, Sources, Spec, prices_of
 from mca.errors import ConfigError
+from mca.keys import CONFIG_KEY, KeyHosts, check_key, find_key, key_hosts, known_secrets
 from mca.models.registry import MOCK, PROVIDERS, SHARED_KEY_VAR, ProviderSpec, Registry
 from mca.skills.policy import PRODUCTION, Policy
 
@@ -31,6 +32,7 @@ SANDBOX_MODES = ("workspace-write", "read-only", "off")
 DEFAULT_MAX_STEPS = 30
 DEFAULT_SKILL_BUDGET = 12_000
 DEFAULT_CONTEXT_WINDOW = 32_000  # conservative when the model is unknown
+DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 MIN_CONTEXT_WINDOW = 1_024
 # config.toml keys that are not settings of their own below.
 OTHER_CONFIG_KEYS = ("api_key",)
@@ -62,6 +64,13 @@ class SPECS:
     retry_base = Spec("MCA_RETRY_BASE", "retry_base", number(0, 60), 1.0)
     # the answer's length limit; 0: a quarter of the window, at most 8,192
     max_tokens = Spec("MCA_MAX_TOKENS", "max_tokens", integer(1, 1_000_000), 0)
+    # the most a server's answer may take in memory (a body, a stream line, an assembled reply)
+    max_response_bytes = Spec(
+        "MCA_MAX_RESPONSE_BYTES",
+        "max_response_bytes",
+        integer(64 * 1024, 1024**3),
+        DEFAULT_MAX_RESPONSE_BYTES,
+    )
     mode = Spec("MCA_MODE", "mode", choice(*MODES), "auto-edit", "--mode")  # see MODES
     # what commands mca runs for the model may reach (mca.sandbox.policy.Mode)
     sandbox = Spec("MCA_SANDBOX", "sandbox", choice(*SANDBOX_MODES), "workspace-write", "--sandbox")
@@ -115,6 +124,7 @@ class Settings:
     request_timeout: float = SPECS.request_timeout.default
     retry_base: float = SPECS.retry_base.default
     max_tokens: int = SPECS.max_tokens.default
+    max_response_bytes: int = SPECS.max_response_bytes.default
     prices: tuple[tuple[str, float, float], ...] = ()  # config.toml [prices]: model, in, out
     providers: Registry = field(default=PROVIDERS, repr=False, compare=False)
 
@@ -147,30 +157,6 @@ def _switch(env: Mapping[str, str], var: str) -> bool:
     return value == "1"
 
 
-# -- keys ----------------------------------------------------------------------------------------
-def _find_key(
-    spec: ProviderSpec, env: Mapping[str, str], config: ConfigFile, base_url: str
-) -> tuple[str, str]:
-    """(key, where it came from). A key goes only where it was configured to go:
-
-    - the provider's own URL: MCA_API_KEY, then the provider's variable, then config.toml;
-    - a custom base URL from MCA_BASE_URL: only MCA_API_KEY;
-    - a custom base URL from config.toml: MCA_API_KEY, then config.toml's api_key.
-
-    A provider's key (OPENAI_API_KEY, ANTHROPIC_API_KEY) never goes to a custom URL by inference.
-    """
-    custom = bool(base_url) and base_url != spec.base_url
-    names = (SHARED_KEY_VAR,) if custom else spec.keys_tried
-    for var in names:
-        if env.get(var):
-            return env[var], var
-    key = config.data.get("api_key")
-    from_config = str(config.data.get("base_url") or "").rstrip("/") == base_url
-    if isinstance(key, str) and key and (not custom or (from_config and "MCA_BASE_URL" not in env)):
-        return key, "config.toml api_key"
-    return "", ""
-
-
 def _config_warnings(config: ConfigFile) -> list[str]:
     out = config.check_keys(set(s.key for s in SPECS.all()) | set(OTHER_CONFIG_KEYS))
     try:
@@ -196,7 +182,7 @@ class ModelChoice:
     base_url: str = ""
 
 
-def _model_choice(src: Sources, providers: Registry, named: str) -> ModelChoice:
+def _model_choice(src: Sources, providers: Registry, named: str, hosts: KeyHosts) -> ModelChoice:
     """Which model: the mock only when nothing real was asked for (or it was asked for)."""
     env = src.env
     model_raw = src.raw(SPECS.model)
@@ -218,13 +204,22 @@ def _model_choice(src: Sources, providers: Registry, named: str) -> ModelChoice:
         why = f"{provider_raw.source}=mock" if provider_raw else "no API key configured"
         return ModelChoice(MOCK, MOCK, why)
     base_url = base_url or spec.base_url
-    api_key, key_var = _find_key(spec, env, src.config, base_url)
-    if not api_key and spec.key_vars and base_url == spec.base_url:
+    api_key, key_var = find_key(spec, base_url, env, src.config.data, hosts)
+    if api_key:
+        check_key(api_key, src.config.where("api_key") if key_var == CONFIG_KEY else key_var)
+    elif spec.key_vars and base_url == spec.base_url:
         asked = (model_raw or provider_raw or Raw("", "")).source
+        what = f"{asked}: {spec.name} model {model or spec.default_model!r} at {base_url}"
+        if env.get(SHARED_KEY_VAR):
+            raise ConfigError(
+                f"{what} needs its own key: set {spec.key_vars[0]}. {SHARED_KEY_VAR} is for"
+                f" {hosts.env or 'no host'} and goes nowhere else (MCA_PROVIDER={spec.name}"
+                " sends it there)"
+            )
         raise ConfigError(
-            f"{asked}: {spec.name} model {model or spec.default_model!r} needs an API key,"
-            f" and none is set: set {spec.key_vars[0]} or {SHARED_KEY_VAR} (or MCA_BASE_URL for"
-            " a local server, or MOCK=1 for the offline mock model)"
+            f"{what} needs an API key, and none is set: set {spec.key_vars[0]} or"
+            f" {SHARED_KEY_VAR} (or MCA_BASE_URL for a local server, or MOCK=1 for the offline"
+            " mock model)"
         )
     model = model or spec.default_model
     return ModelChoice(spec.name, model, "", api_key, key_var, base_url)
@@ -257,15 +252,17 @@ def load_settings(
     workspace: Path,
     overrides: Mapping[str, Any] | None = None,
     providers: Registry = PROVIDERS,
+    hosts: KeyHosts | None = None,
 ) -> Settings:
-    """Resolve and check settings: flags (overrides) win, then env, then config.toml."""
+    """Resolve and check settings: flags (overrides) win, then env, then config.toml. `hosts`
+    says where the shared keys may go (/model passes the ones mca started with)."""
     o = dict(overrides or {})
     user_home, home = _homes(env)
     config = ConfigFile(home / "config.toml")
     flags = {
         "model": o.pop("model", None),
         "max_steps": o.pop("max_steps", None),
-        "mode": o.pop("mode", None) or ("yolo" if o.pop("yes", False) else None),
+        "mode": _mode_flag(o.pop("mode", None), o.pop("yes", False)),
         "sandbox": o.pop("sandbox", None),
         "network": o.pop("network", None),
     }
@@ -274,7 +271,8 @@ def load_settings(
     named = providers.check(provider_raw) if provider_raw else ""
     for spec in SPECS.all():  # every setting is checked, used or not
         src.get(spec)
-    choice_ = _model_choice(src, providers, named)
+    hosts = hosts or key_hosts(env, config.data, providers)
+    choice_ = _model_choice(src, providers, named, hosts)
     window = src.given(SPECS.context_window) or providers.window_for(choice_.model)
     settings = Settings(
         workspace=workspace.resolve(),
@@ -285,7 +283,7 @@ def load_settings(
         base_url=choice_.base_url,
         api_key=choice_.api_key,
         api_key_var=choice_.key_var,
-        secrets=known_secrets(env, config),
+        secrets=known_secrets(env, config.data),
         warnings=tuple(_config_warnings(config)),
         context_window=window or SPECS.context_window.default,
         context_window_known=window is not None,
@@ -303,6 +301,7 @@ def load_settings(
         request_timeout=src.get(SPECS.request_timeout),
         retry_base=src.get(SPECS.retry_base),
         max_tokens=src.get(SPECS.max_tokens),
+        max_response_bytes=src.get(SPECS.max_response_bytes),
         mode=src.get(SPECS.mode),
         sandbox=src.get(SPECS.sandbox),
         sandbox_source=(src.raw(SPECS.sandbox) or Raw("", "")).source,
@@ -319,6 +318,13 @@ def load_settings(
     return settings.with_(**o)
 
 
+def _mode_flag(mode: str | None, yes: bool) -> str | None:
+    """--mode, or --yes (the same as --mode yolo); both only when they agree."""
+    if yes and mode not in (None, "yolo"):
+        raise ConfigError(f"--mode {mode} and --yes (which means --mode yolo): give one of them")
+    return mode or ("yolo" if yes else None)
+
+
 def _check_record(path: Path) -> None:
     if path.is_dir():
         raise ConfigError(f"--record: {path} is a directory; name a file")
@@ -329,7 +335,11 @@ def _check_record(path: Path) -> None:
 
 
 class ModelChooser:
-    """/model: what is configured, and the settings for another model name (same sources)."""
+    """/model: what is configured, and the settings for another model name (same sources).
+
+    The shared keys stay bound to the hosts they were configured for at start-up (mca.keys):
+    a name that implies another provider gets that provider's own key, or an error saying it
+    is needed; a custom server keeps every name that implies no other provider."""
 
     def __init__(
         self,
@@ -340,17 +350,28 @@ class ModelChooser:
     ) -> None:
         self.env, self.workspace, self.overrides = dict(env), workspace, dict(overrides)
         self.providers = providers
+        self._hosts: KeyHosts | None = None
+
+    @property
+    def hosts(self) -> KeyHosts:
+        """Where the shared keys were configured to go (read once, as mca started)."""
+        if self._hosts is None:
+            config = ConfigFile(_homes(self.env)[1] / "config.toml")
+            self._hosts = key_hosts(self.env, config.data, self.providers)
+        return self._hosts
 
     def available(self) -> list[str]:
         keyed = [s for s in self.providers if s.key_vars]
         lines = []
         for spec in keyed:
-            var = next((v for v in spec.keys_tried if self.env.get(v)), "")
+            shared = (SHARED_KEY_VAR,) if self.hosts.env == spec.base_url else ()
+            var = next((v for v in (*shared, *spec.key_vars) if self.env.get(v)), "")
             state = f"key in {var}" if var else f"no key (set {spec.key_vars[0]})"
             lines.append(f"  {spec.name:<10} {state}; default model {spec.default_model}")
         if self.env.get("MCA_BASE_URL"):
+            key = f" (key in {SHARED_KEY_VAR})" if self.env.get(SHARED_KEY_VAR) else ""
             lines.append(
-                f"  server     MCA_BASE_URL={self.env['MCA_BASE_URL']}: any model it serves"
+                f"  server     MCA_BASE_URL={self.env['MCA_BASE_URL']}: any model it serves{key}"
             )
         for spec in self.providers:
             if not spec.key_vars:
@@ -363,11 +384,14 @@ class ModelChooser:
         implied = self.providers.implied(name)  # the same rule as at start-up
         if implied is not None and implied.name != current.provider:
             env["MCA_PROVIDER"] = implied.name  # the name says which API it needs
-            if env.pop("MCA_BASE_URL", None) is not None:
-                env.pop(SHARED_KEY_VAR, None)  # that key was for the server left behind
+            env.pop("MCA_BASE_URL", None)  # the server left behind speaks the other one
         overrides = {**self.overrides, "model": name}
         settings = load_settings(
-            env, workspace=self.workspace, overrides=overrides, providers=self.providers
+            env,
+            workspace=self.workspace,
+            overrides=overrides,
+            providers=self.providers,
+            hosts=self.hosts,
         )
         if settings.model != name:
             raise ConfigError(

@@ -18,7 +18,6 @@ from mca.errors import ConfigError
 
 T = TypeVar("T")
 MAX_CONFIG_BYTES = 1024 * 1024
-MIN_SECRET_CHARS = 8  # shorter values are not scrubbed (they would match ordinary text)
 # config.toml [sections] mca reads.
 SECTIONS = ("prices",)
 
@@ -111,14 +110,6 @@ class Sources:
         """The checked value, or the setting's default."""
         value = self.given(spec)
         return spec.default if value is None else value
-
-
-def known_secrets(env: Mapping[str, str], config: ConfigFile) -> tuple[str, ...]:
-    """Every key mca knows of (all providers' variables, the config file): scrubbed everywhere."""
-    values = [v for k, v in env.items() if k.endswith("_API_KEY")]
-    if isinstance(config.data.get("api_key"), str):
-        values.append(config.data["api_key"])
-    return tuple(sorted({v for v in values if len(v) >= MIN_SECRET_CHARS}, key=len, reverse=True))
 
 
 def prices_of(config: ConfigFile) -> tuple[tuple[str, float, float], ...]:

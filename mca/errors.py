@@ -16,6 +16,11 @@ McaError                      anything mca reports to a person (exit code 1)
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 
 class McaError(Exception):
     """Base class: a message a person can act on."""
@@ -73,8 +78,9 @@ class UndoError(McaError):
     """Nothing to undo, or the snapshot store is damaged."""
 
 
-def error_line(error: McaError) -> str:
-    """The line a person sees on stderr for an error (control characters made visible)."""
-    from mca.sanitize import visible  # not on `mca --version`'s path, which imports this module
+def error_line(error: McaError, secrets: Iterable[str] = ()) -> str:
+    """The line a person sees on stderr for an error: keys scrubbed (a server may quote the
+    key it was sent), control characters made visible."""
+    from mca.sanitize import for_terminal  # not on `mca --version`'s path, which imports this
 
-    return f"mca: error: {visible(str(error))}\n"
+    return f"mca: error: {for_terminal(str(error), secrets)}\n"

@@ -166,6 +166,13 @@ def read_regular(path: Path, root: Path | None = None, *, cap: int, follow: bool
     return read_regular_stat(path, root, cap=cap, follow=follow)[0]
 
 
+def read_tail(path: Path, *, limit: int) -> bytes:
+    """The last `limit` bytes of a regular file (all of it when it is smaller)."""
+    with open_regular(path) as (f, st):
+        f.seek(max(0, st.st_size - limit))
+        return f.read(limit)
+
+
 def read_head(path: Path, root: Path | None = None, *, limit: int) -> tuple[bytes, int]:
     """(the first `limit` bytes, the file's size) of a regular file."""
     with open_regular(path, root) as (f, st):
@@ -194,10 +201,20 @@ def private_dir(path: Path) -> Path:
 
 
 def open_private(path: Path, append: bool = True) -> int:
-    """An fd on a 0600 file of mca's own (created if missing, never through a symlink)."""
-    flags = os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC
-    flags |= os.O_APPEND if append else os.O_TRUNC
+    """An fd on a 0600 regular file of mca's own (created if missing, never through a symlink;
+    a FIFO or a device put in its place is refused, never waited on: O_NONBLOCK, then fstat)."""
+    flags = os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC | _NONBLOCK
+    flags |= os.O_APPEND if append else 0
     fd = os.open(path, flags, 0o600)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(errno.EINVAL, f"{path}: {file_kind(st.st_mode)}, not a file")
+        if not append:
+            os.ftruncate(fd, 0)
+    except BaseException:
+        os.close(fd)
+        raise
     with contextlib.suppress(OSError):
         os.fchmod(fd, 0o600)
     return fd

@@ -1,4 +1,5 @@
-"""One sanitiser for every piece of untrusted text shown on a terminal.
+"""One sanitiser for every piece of untrusted text shown on a terminal, and one scrubber for
+every byte that leaves the process.
 
 File contents, command output, file names, tool arguments, model text, skill text and error
 messages that quote them may carry escape sequences that clear the screen, set the title, write
@@ -6,12 +7,20 @@ the clipboard (OSC 52) or rewrite a line so it shows something other than what r
 turns every control character into something printable: C0 as caret notation (ESC is `^[`), DEL
 as `^?`, C1 and the bidirectional overrides as `\\x9b` / `\\u202e`, and lone surrogates (from
 undecodable file names) as `\\udcff`. Newlines and tabs stay.
+
+`scrub` replaces every known key (`Settings.secrets`: each `*_API_KEY` variable and config.toml's
+`api_key`, in every form `mca.keys.secret_forms` gives) with [REDACTED]; `StreamScrubber` does it
+for text that arrives in pieces, `scrub_data` for a JSON value. Every way out goes through them:
+the terminal (`for_terminal`, the stream writer), -p's stdout and stderr, --json, the error line
+and the crash report of the command line, the session log, saved sessions, the REPL history,
+--record files, and every request sent to a model.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 _TABLE: dict[int, str] = {i: "^" + chr(i + 64) for i in range(32) if chr(i) not in "\n\t"}
 _TABLE[0x7F] = "^?"
@@ -107,6 +116,18 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
         if s and len(s) >= 8 and s in text:
             text = text.replace(s, REDACTED)
     return text
+
+
+def scrub_data(value: Any, secrets: Iterable[str]) -> Any:
+    """A JSON-like value with every string in it (keys of objects too) scrubbed."""
+    secrets = tuple(secrets)
+    if isinstance(value, str):
+        return scrub(value, secrets)
+    if isinstance(value, dict):
+        return {scrub_data(k, secrets): scrub_data(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_data(v, secrets) for v in value]
+    return value
 
 
 def for_terminal(text: str, secrets: Iterable[str] = ()) -> str:

@@ -154,10 +154,14 @@ class Session:
         self.engine.model = model
         self.compactor.window = settings.context_window
         self.compactor.factor = calibration_for(settings).factor
+        moved = settings.base_url != self.settings.base_url
+        was = self.settings.base_url or "the offline mock"
+        where = f"; now sending to {settings.base_url} (was {was})"
         self.settings = settings
         self.log.event(ModelSwitched(old, settings.model))
         window = f"context window {settings.context_window:,} tokens"
-        return f"model {settings.model} via {settings.provider} (was {old}); {note or window}"
+        told = f"model {settings.model} via {settings.provider} (was {old}); {note or window}"
+        return told + (where if moved and settings.base_url else "")
 
     def record_ledger(self, result: TurnResult) -> TurnLedger:
         """Build the turn's ledger from the last request it sent; calibrate with usage."""

@@ -24,7 +24,11 @@ def test_no_key_is_mock(tmp_path: Path) -> None:
     [
         ({"OPENAI_API_KEY": "k" * 20}, "openai", "OPENAI_API_KEY"),
         ({"ANTHROPIC_API_KEY": "k" * 20}, "anthropic", "ANTHROPIC_API_KEY"),
-        ({"MCA_API_KEY": "k" * 20, "MCA_MODEL": "claude-opus-4"}, "anthropic", "MCA_API_KEY"),
+        (
+            {"MCA_API_KEY": "k" * 20, "MCA_PROVIDER": "anthropic", "MCA_MODEL": "claude-opus-4"},
+            "anthropic",
+            "MCA_API_KEY",
+        ),
         (
             {"OPENAI_API_KEY": "k" * 20, "ANTHROPIC_API_KEY": "k" * 20, "MCA_MODEL": "claude-x"},
             "anthropic",

@@ -12,13 +12,17 @@ Which provider a model name implies, one rule for start-up and `/model` alike (`
 1. At start-up a provider that is named (MCA_PROVIDER, config.toml `provider`) wins: an
    OpenAI-compatible proxy may serve a "claude-..." name.
 2. Otherwise the entry with the longest `implied_by` prefix of the name: "claude" -> anthropic;
-   "gpt-", "chatgpt", "o1", "o3", "o4" -> openai. `/model NAME` applies the same prefixes, and a
-   name implying another provider than the current one switches to that provider (leaving a
-   custom MCA_BASE_URL, and its MCA_API_KEY, behind).
+   "gpt-", "chatgpt", "o1", "o3", "o4" -> openai, except the open-weight names any server
+   serves ("gpt-oss"), which imply none. `/model NAME` applies the same prefixes, and a name
+   implying another provider than the current one switches to that provider (leaving a custom
+   MCA_BASE_URL behind, saying so), with that provider's own key: MCA_API_KEY goes only to the
+   host it was configured for (mca.keys).
 3. A name that implies no provider goes to the fallback, openai: its wire is the one local and
    compatible servers speak (Ollama, vLLM, llama.cpp, LM Studio), and they serve any name.
 4. No name at all: the first provider, in registry order, whose own key variable is set (openai
    before anthropic); else the fallback when only MCA_API_KEY is set; else the mock.
+
+Which key goes where is mca.keys: a name never moves a key to another host.
 
 Context windows and prices are matched by the longest prefix of the model name over all
 entries: a model's window does not depend on which wire reached it.
@@ -39,7 +43,7 @@ if TYPE_CHECKING:
 
 Notice = Callable[[str], None]
 Builder = Callable[["Settings", Notice], "Model"]
-SHARED_KEY_VAR = "MCA_API_KEY"  # tried first for every provider, and the only one sent elsewhere
+SHARED_KEY_VAR = "MCA_API_KEY"  # for the one host it was configured for (mca.keys)
 MOCK = "mock"
 
 
@@ -73,6 +77,9 @@ class Registry:
 
     specs: tuple[ProviderSpec, ...]
     fallback: str  # where a model name that implies no provider goes (rule 3)
+    # open-weight names any server may serve, which a provider's prefix would otherwise claim
+    # ("gpt-oss" is not OpenAI's API): they imply no provider
+    open_models: tuple[str, ...] = ("gpt-oss",)
 
     def __iter__(self) -> Iterator[ProviderSpec]:
         return iter(self.specs)
@@ -93,7 +100,8 @@ class Registry:
     def with_(self, *specs: ProviderSpec) -> Registry:
         """A copy with these entries added (an entry of the same name is replaced)."""
         new = {s.name for s in specs}
-        return Registry((*(s for s in self.specs if s.name not in new), *specs), self.fallback)
+        kept = (s for s in self.specs if s.name not in new)
+        return Registry((*kept, *specs), self.fallback, self.open_models)
 
     def check(self, raw: Raw) -> str:
         """A provider name as configured: one of the entries, or a ConfigError naming them."""
@@ -101,7 +109,8 @@ class Registry:
 
     def implied(self, model: str) -> ProviderSpec | None:
         """The provider whose `implied_by` prefix of the name is the longest (rule 2), or None."""
-        owners = {p: s for s in self.specs for p in s.implied_by}
+        owners: dict[str, ProviderSpec | None] = {p: s for s in self.specs for p in s.implied_by}
+        owners |= dict.fromkeys(self.open_models)
         best = _longest(owners, model)
         return owners[best] if best else None
 

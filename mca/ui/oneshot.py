@@ -10,7 +10,15 @@ from typing import Any, TextIO
 from mca.config import Settings
 from mca.errors import McaError, error_line
 from mca.events import Event, ModelRetry, ModelWaiting
-from mca.sanitize import command_block, exact_line, for_terminal, one_line, scrub, visible
+from mca.sanitize import (
+    command_block,
+    exact_line,
+    for_terminal,
+    one_line,
+    scrub,
+    scrub_data,
+    visible,
+)
 from mca.session import Session, open_session
 from mca.tools.allow import Answer, CommandQuestion
 from mca.turn import TurnResult
@@ -165,7 +173,17 @@ def _resume(session: Session, wanted: str) -> None:
         )
     saved = pick(session.settings.home / "sessions", session.settings.workspace, wanted)
     session.restore(saved)
-    sys.stderr.write(f"mca: resumed {saved.id} ({saved.turns} turns)\n")
+    _note(session.settings, f"mca: resumed {saved.id} ({saved.turns} turns)")
+
+
+def _note(settings: Settings, text: str) -> None:
+    """A line on stderr, as every line there goes: keys scrubbed, controls made visible."""
+    sys.stderr.write(for_terminal(text, settings.secrets) + "\n")
+
+
+def _print_json(out: TextIO, obj: dict[str, Any], settings: Settings) -> None:
+    """--json's object, every string in it scrubbed (the answer, the error, tool results)."""
+    out.write(json.dumps(scrub_data(obj, settings.secrets), indent=2, ensure_ascii=False) + "\n")
 
 
 def run_oneshot(
@@ -188,7 +206,7 @@ def run_oneshot(
             session.close()
             raise
     if settings.mock_reason:
-        sys.stderr.write(f"mca: using the offline mock model ({settings.mock_reason})\n")
+        _note(settings, f"mca: using the offline mock model ({settings.mock_reason})")
     try:
         result = session.run_turn(sentence, ledger=as_json or settings.show_ledger)
     except McaError as e:
@@ -196,8 +214,8 @@ def run_oneshot(
             raise
         obj = turn_json(session, session.last_turn)
         obj["error"] = str(e)
-        out.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
-        sys.stderr.write(error_line(e))
+        _print_json(out, obj, settings)
+        sys.stderr.write(error_line(e, settings.secrets))
         session.close()
         return e.exit_code
     except BaseException:
@@ -205,17 +223,17 @@ def run_oneshot(
         raise
     ui.end_stream()
     if as_json:
-        out.write(json.dumps(turn_json(session, result), indent=2, ensure_ascii=False) + "\n")
+        _print_json(out, turn_json(session, result), settings)
     else:
         if not ui.any_streamed:
             answer = scrub(result.answer.rstrip("\n"), settings.secrets)
             out.write((visible(answer) if out.isatty() else answer) + "\n")
         out.flush()
         if settings.show_ledger and session.ledger.last is not None:
-            sys.stderr.write(ledger_table(session.ledger.last) + "\n")
+            _note(settings, ledger_table(session.ledger.last))
         elif not settings.show_ledger:
             session.finish_turn(result)  # after the answer is out: the tokenizer is not on its path
     session.close()
     if result.notice:
-        sys.stderr.write(f"mca: {result.notice}\n")
+        _note(settings, f"mca: {result.notice}")
     return 1 if result.stop is not None else 0

@@ -21,8 +21,9 @@ from mca.config import Settings
 from mca.errors import McaError
 from mca.sandbox.settings import banner_line
 from mca.ui.commands import Command, SlashCommands
+from mca.ui.history import load_history
 from mca.ui.render import ledger_table
-from mca.ui.terminal import McaCompleter, ReplUI, key_bindings, load_history
+from mca.ui.terminal import McaCompleter, ReplUI, key_bindings
 from mca.usage import Totals
 
 if TYPE_CHECKING:  # imported when the session is built, after the prompt is on screen
@@ -79,7 +80,9 @@ class Repl:
         self.prompt: PromptSession[str] | None = None
         if not self.plain:
             self.prompt = PromptSession[str](
-                history=history if history is not None else load_history(settings.home),
+                history=history
+                if history is not None
+                else load_history(settings.home, settings.secrets),
                 input=input,
                 output=output,
                 key_bindings=key_bindings(),

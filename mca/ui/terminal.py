@@ -12,11 +12,9 @@ from typing import TextIO
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
-from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from mca.events import Event, FileChanged, ModelRetry, ModelWaiting
-from mca.fsutil import open_private, private_dir
 from mca.sanitize import command_block, exact_line, for_terminal, one_line, scrub
 from mca.tools.allow import Answer, CommandQuestion
 from mca.ui.ansi import DIM, RESET
@@ -230,13 +228,3 @@ class ReplUI:
         if self._raw_open:
             self._write("\n")
             self._raw_open = False
-
-
-def load_history(home: Path) -> History:
-    """The REPL's history in $MCA_HOME/history (0600), or in memory when that cannot be."""
-    try:
-        private_dir(home)
-        os.close(open_private(home / "history"))
-        return FileHistory(str(home / "history"))
-    except OSError:
-        return InMemoryHistory()

@@ -234,7 +234,7 @@ def test_shell_command_and_model_switch_on_a_terminal(ws: Path) -> None:
         said = json.dumps(sent[-1]["messages"])
         assert "typed-by-me" in said and (ws / "made.txt").exists()
         term.child.sendline("/model")
-        term.expect("anthropic  key in MCA_API_KEY")
+        term.expect("anthropic  no key")  # MCA_API_KEY is the server's: it stays there
         term.expect("server     MCA_BASE_URL=http://127.0.0.1")
         term.expect("mca>")
         term.child.sendline("/model mock")
