@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from mca.errors import StreamError
 from mca.models import shape
 from mca.models.http import HttpModel
+from mca.models.sse import StreamAssembler as Assembler
 from mca.sanitize import excerpt
 from mca.types import Message, Request, Response, TextSink, ToolCall, ToolSpec, Usage
 
@@ -122,7 +124,13 @@ class _Block:
     id: str = ""
     name: str = ""
     json: str = ""
+    start: Any = None  # the input given at the block's start (normally {}, then deltas)
+    invalid: str = ""  # a piece of the input was not text: the call is answered, not run
     closed: bool = False
+
+    def input(self) -> Any:
+        """The input as sent: its deltas' text, or the object it started with."""
+        return self.json if self.json or self.start in (None, {}) else self.start
 
 
 @dataclass
@@ -151,6 +159,7 @@ class StreamAssembler:
                 shape.opt_str(cb.get("type"), "a content block's type"),
                 id=shape.opt_str(cb.get("id"), "a content block's id"),
                 name=shape.opt_str(cb.get("name"), "a content block's name"),
+                start=cb.get("input"),
             )
             block.text.feed(shape.opt_str(cb.get("text"), "a content block's text"))
             self.blocks[shape.index(event.get("index"), "content_block_start.index")] = block
@@ -187,7 +196,19 @@ class StreamAssembler:
             if on_text and shown:
                 on_text(shown)
         elif delta.get("type") == "input_json_delta":
-            block.json += shape.opt_str(delta.get("partial_json"), "an input_json_delta")
+            piece = delta.get("partial_json")
+            if isinstance(piece, str):
+                block.json += piece
+            elif isinstance(piece, dict):  # the object itself, as some servers send it
+                block.json += json.dumps(piece)
+            elif piece is not None:
+                block.invalid = block.invalid or (
+                    f"the input of the {block.name or 'streamed'!r} tool call is not a JSON"
+                    f" object (a piece of it was {type(piece).__name__})"
+                )
+
+    def size(self) -> int:
+        return sum(b.text.chars + len(b.json) for b in self.blocks.values())
 
     def response(self, on_text: TextSink | None = None) -> Response:
         if not self.stopped:
@@ -200,7 +221,8 @@ class StreamAssembler:
                     on_text(rest)
                 text.append(b.text.text)
             elif b.kind == "tool_use":
-                calls.append(_tool_use({"id": b.id, "name": b.name, "input": b.json}, i))
+                call = _tool_use({"id": b.id, "name": b.name, "input": b.input()}, i)
+                calls.append(replace(call, arguments={}, invalid=b.invalid) if b.invalid else call)
         message = Message("assistant", "".join(text), tool_calls=tuple(calls))
         return Response(message, self.usage, cut=self.stop_reason == "max_tokens")
 
@@ -221,7 +243,7 @@ class AnthropicModel(HttpModel):
     def body(self, request: Request, stream: bool) -> dict[str, Any]:
         return request_body(self.settings.model, self.settings.max_tokens, request, stream)
 
-    def assembler(self) -> StreamAssembler:
+    def assembler(self) -> Assembler:
         return StreamAssembler()
 
     def parse(self, body: Any) -> Response:

@@ -14,16 +14,17 @@ import json
 import random
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import httpx
 
 from mca.config import Settings
 from mca.errors import ContextOverflow, ModelError, ModelHTTPError, StreamError
 from mca.models import shape
+from mca.models.sse import StreamAssembler, capped_lines, over_cap, read_stream, sse_events
 from mca.sanitize import excerpt, scrub
-from mca.types import Request, Response, TextSink
+from mca.types import Request, Response, TextSink, Usage
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 # How servers say "the context overflowed": OpenAI, vLLM, llama.cpp (llama-server and
@@ -41,6 +42,12 @@ CONTEXT_HINTS = (
     "input is too long",
 )
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
+ERROR_BODY_BYTES = 64 * 1024  # of an error's body: enough for its message, never all of it
+# Usage a server may report for one request: no more prompt tokens than the request had bytes
+# (a token is at least one byte) plus what a chat template adds, no more answer tokens than
+# were allowed (or, with no limit sent, than this).
+USAGE_SLACK = 16_384
+MAX_ANSWER_TOKENS = 1_000_000
 Notice = Callable[[str], None]
 
 
@@ -73,11 +80,21 @@ class RetryPolicy:
         return backoff * (0.5 + self.jitter() / 2)
 
 
-def _error_text(response: httpx.Response) -> str:
+def read_capped(response: httpx.Response, cap: int) -> bytes | None:
+    """The body, or None as soon as it is longer than `cap` bytes (the rest is never read)."""
+    data = bytearray()
+    for chunk in response.iter_bytes():
+        data += chunk
+        if len(data) > cap:
+            return None
+    return bytes(data)
+
+
+def _error_text(raw: bytes) -> str:
     try:
-        body = response.json()
-    except ValueError:
-        return excerpt(response.text)
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        return excerpt(raw.decode("utf-8", "replace"))
     if isinstance(body, dict):
         err = body.get("error", body)
         if isinstance(err, dict):
@@ -91,8 +108,10 @@ def is_context_error(status: int, detail: str) -> bool:
     return status in (400, 413, 422, 500, 503) and any(h in detail.lower() for h in CONTEXT_HINTS)
 
 
-def http_error(response: httpx.Response, settings: Settings) -> ModelHTTPError:
-    """A message a person can act on, for a non-2xx status."""
+def http_error(
+    response: httpx.Response, settings: Settings, body: bytes | None = None
+) -> ModelHTTPError:
+    """A message a person can act on, for a non-2xx status (`body`: what was read of it)."""
     status, url = response.status_code, str(response.request.url)
     if 300 <= status < 400:
         where = response.headers.get("location", "somewhere else")
@@ -103,7 +122,7 @@ def http_error(response: httpx.Response, settings: Settings) -> ModelHTTPError:
         return ModelHTTPError(msg, status=status, url=url)
     if _is_html(response):
         return ModelHTTPError(_html_message(response), status=status, url=url)
-    detail = _error_text(response)
+    detail = _error_text(response.content if body is None else body)
     if status in (401, 403):
         where = (
             f"the key from {settings.api_key_var}"
@@ -196,9 +215,10 @@ def send(
             continue
         if response.status_code < 300:
             return response
-        response.read()
+        with _reading(settings, "the error's body"):
+            body = read_capped(response, ERROR_BODY_BYTES) or b""
         response.close()
-        error = http_error(response, settings)
+        error = http_error(response, settings, body)
         retry = response.status_code in RETRY_STATUSES and not isinstance(error, ContextOverflow)
         if not retry or attempt == policy.attempts:
             raise error
@@ -228,24 +248,6 @@ def _wait(
     policy.sleep(wait)
 
 
-def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, str]]:
-    """(event, data) pairs from server-sent-event lines."""
-    event, data = "", list[str]()
-    for line in lines:
-        if line == "":
-            if data:
-                yield event, "\n".join(data)
-            event, data = "", list[str]()
-        elif line.startswith(":"):
-            continue
-        elif line.startswith("event:"):
-            event = line[6:].strip()
-        elif line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))
-    if data:
-        yield event, "\n".join(data)
-
-
 @contextlib.contextmanager
 def _reading(settings: Settings, what: str) -> Iterator[None]:
     """A stalled or dropped body becomes a StreamError saying what was being read."""
@@ -260,19 +262,23 @@ def _reading(settings: Settings, what: str) -> Iterator[None]:
 
 
 def read_json(response: httpx.Response, settings: Settings) -> Any:
-    """A whole non-streamed JSON body."""
+    """A whole non-streamed JSON body, of at most MCA_MAX_RESPONSE_BYTES."""
     with _reading(settings, "the response"):
-        response.read()
-    return shape.loads(response.text, "the response body")
+        body = read_capped(response, settings.max_response_bytes)
+    if body is None:
+        raise over_cap("the answer", settings.max_response_bytes)
+    encoding = response.encoding or "utf-8"
+    return shape.loads(body.decode(encoding, "replace"), "the response body")
 
 
 def iter_sse(
     response: httpx.Response, settings: Settings, deadline: Deadline
 ) -> Iterator[tuple[str, str]]:
-    """SSE events of a streaming response; a dropped or stalled stream becomes a StreamError."""
+    """SSE events of a streaming response; a dropped or stalled stream becomes a StreamError,
+    a line longer than MCA_MAX_RESPONSE_BYTES too."""
 
     def lines() -> Iterator[str]:
-        for line in response.iter_lines():
+        for line in capped_lines(response.iter_text(), settings.max_response_bytes):
             deadline.check(settings)  # keep-alives alone never extend a request forever
             yield line
 
@@ -280,33 +286,25 @@ def iter_sse(
         yield from sse_events(lines())
 
 
-class StreamAssembler(Protocol):
-    """What a wire protocol supplies to read its stream: one SSE data field at a time."""
-
-    def feed_data(self, data: str, on_text: TextSink | None) -> bool:
-        """Take one event's data; True when the stream is over."""
-        ...
-
-    def response(self, on_text: TextSink | None = None) -> Response:
-        """The reply read so far (a StreamError when the stream was cut off)."""
-        ...
-
-
-def read_stream(
-    events: Iterator[tuple[str, str]], acc: StreamAssembler, on_text: TextSink | None
-) -> Response:
-    """Feed SSE events into an assembler until it says the stream is over; its Response."""
-    seen = False
-    for _, data in events:
-        seen = True
-        if acc.feed_data(data, on_text):
-            break
-    if not seen:
-        raise StreamError(
-            "the server ended the stream without sending anything (some servers cannot stream"
-            " an answer when tools are offered: try --no-stream)"
-        )
-    return acc.response(on_text)
+def sane_usage(usage: Usage | None, request: Request, sent: int, notice: Notice) -> Usage | None:
+    """The usage a server reported, or None (with a notice) when it cannot be true of this
+    request: a bill of 10^12 tokens for a few kilobytes is the server's error, not a cost."""
+    if usage is None:
+        return None
+    prompt_max = sent + USAGE_SLACK
+    answer_max = (request.max_output or MAX_ANSWER_TOKENS) + USAGE_SLACK
+    if (
+        usage.prompt_tokens <= prompt_max
+        and usage.completion_tokens <= answer_max
+        and usage.cached_tokens <= usage.prompt_tokens
+    ):
+        return usage
+    notice(
+        f"the server reported a usage of {usage.prompt_tokens:,} prompt and"
+        f" {usage.completion_tokens:,} answer tokens for a request of {sent:,} bytes: that"
+        " cannot be, so it is ignored (the estimate is used)"
+    )
+    return None
 
 
 def _is_event_stream(response: httpx.Response) -> bool:
@@ -369,13 +367,16 @@ class HttpModel:
                 raise StreamError(_html_message(response))
             if stream and _is_event_stream(response):
                 events = iter_sse(response, self.settings, deadline)
-                return read_stream(events, self.assembler(), on_text)
-            result = self.parse(read_json(response, self.settings))  # asked or not: one body
+                cap = self.settings.max_response_bytes
+                result = read_stream(events, self.assembler(), on_text, cap)
+            else:  # asked or not: one body
+                result = self.parse(read_json(response, self.settings))
+                if on_text and result.message.content:
+                    on_text(result.message.content)
         finally:
             response.close()
-        if on_text and result.message.content:
-            on_text(result.message.content)
-        return result
+        usage = sane_usage(result.usage, request, len(content), self.notice)
+        return result if usage is result.usage else replace(result, usage=usage)
 
     def close(self) -> None:
         self.client.close()

@@ -10,6 +10,7 @@ from typing import Any
 from mca.errors import StreamError
 from mca.models import shape
 from mca.models.http import HttpModel
+from mca.models.sse import StreamAssembler as Assembler
 from mca.sanitize import excerpt
 from mca.types import Message, Request, Response, TextSink, ToolCall, ToolSpec, Usage
 
@@ -113,6 +114,7 @@ class _PartialCall:
     id: str = ""
     name: str = ""
     arguments: str = ""
+    invalid: str = ""  # a piece of the arguments was not text (nor the object itself)
 
 
 @dataclass
@@ -160,11 +162,18 @@ class StreamAssembler:
         fn = shape.opt_obj(tc.get("function"), "a tool-call function")
         part.name = shape.opt_str(fn.get("name"), "a tool-call name") or part.name
         args = fn.get("arguments")
-        part.arguments += (
-            json.dumps(args)
-            if isinstance(args, dict)
-            else shape.opt_str(args, "tool-call arguments")
-        )
+        if isinstance(args, dict):  # some servers send the object itself
+            part.arguments += json.dumps(args)
+        elif isinstance(args, str):
+            part.arguments += args
+        elif args is not None:  # the model's (or the server's) mistake: answered, not run
+            part.invalid = part.invalid or (
+                f"the arguments of the {part.name or 'streamed'!r} tool call are not a JSON"
+                f" object (a piece of them was {type(args).__name__})"
+            )
+
+    def size(self) -> int:
+        return self.text.chars + sum(len(p.arguments) for p in self.calls.values())
 
     def response(self, on_text: TextSink | None = None) -> Response:
         if self.finish is None and not self.done:
@@ -176,7 +185,8 @@ class StreamAssembler:
         for i, p in sorted(self.calls.items()):
             if not p.name:
                 raise StreamError(f"tool call {i} in the stream has no function name")
-            calls.append(_tool_call(p.id or f"call_{i}", p.name, p.arguments))
+            call = _tool_call(p.id or f"call_{i}", p.name, p.arguments)
+            calls.append(replace(call, arguments={}, invalid=p.invalid) if p.invalid else call)
         message = Message("assistant", self.text.text, tool_calls=tuple(calls))
         return Response(message, self.usage, cut=self.finish == "length")
 
@@ -195,7 +205,7 @@ class OpenAIModel(HttpModel):
     def body(self, request: Request, stream: bool) -> dict[str, Any]:
         return request_body(self.settings.model, request, stream)
 
-    def assembler(self) -> StreamAssembler:
+    def assembler(self) -> Assembler:
         return StreamAssembler()
 
     def parse(self, body: Any) -> Response:

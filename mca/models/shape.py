@@ -120,11 +120,13 @@ class TextStream:
 
     def __init__(self) -> None:
         self.parts: list[str] = []
+        self.chars = 0  # held so far (an assembler's size)
         self._held = ""
 
     def feed(self, delta: str) -> str:
         """The part of this delta that is safe to show now."""
         self.parts.append(delta)
+        self.chars += len(delta)
         text = self._held + delta
         self._held = ""
         if text and "\ud800" <= text[-1] <= "\udbff":

@@ -13,6 +13,20 @@ from typing import Any
 import httpx
 
 PROBE_SECONDS = 2.0
+PROBE_BYTES = 1024 * 1024  # a probe's answer is a small JSON object; more is not read
+
+
+def _json(client: httpx.Client, method: str, url: str, **kw: Any) -> Any:
+    """A probe's JSON answer, of at most PROBE_BYTES (ValueError when it is more)."""
+    import json
+
+    with client.stream(method, url, **kw) as response:
+        data = bytearray()
+        for chunk in response.iter_bytes():
+            data += chunk
+            if len(data) > PROBE_BYTES:
+                raise ValueError("too large")
+    return json.loads(data)
 
 
 def _root(base_url: str) -> str:
@@ -26,20 +40,20 @@ def _int(value: Any) -> int | None:
 
 
 def _llama_cpp(client: httpx.Client, base_url: str, model: str) -> int | None:
-    body = client.get(f"{_root(base_url)}/props").json()
+    body = _json(client, "GET", f"{_root(base_url)}/props")
     settings = body.get("default_generation_settings") or {}
     return _int(settings.get("n_ctx")) or _int(body.get("n_ctx"))
 
 
 def _vllm(client: httpx.Client, base_url: str, model: str) -> int | None:
-    data = client.get(f"{_root(base_url)}/v1/models").json().get("data") or []
+    data = _json(client, "GET", f"{_root(base_url)}/v1/models").get("data") or []
     rows = [d for d in data if isinstance(d, dict)]
     chosen = [d for d in rows if d.get("id") == model] or (rows if len(rows) == 1 else [])
     return _int(chosen[0].get("max_model_len")) if chosen else None
 
 
 def _ollama(client: httpx.Client, base_url: str, model: str) -> int | None:
-    body = client.post(f"{_root(base_url)}/api/show", json={"model": model}).json()
+    body = _json(client, "POST", f"{_root(base_url)}/api/show", json={"model": model})
     info = body.get("model_info") or {}
     for key, value in info.items():
         if str(key).endswith(".context_length"):
@@ -59,7 +73,14 @@ def discover_window(
         for label, probe in PROBES:
             try:
                 window = probe(client, base_url, model)
-            except (httpx.HTTPError, ValueError, AttributeError, TypeError, IndexError):
+            except (
+                httpx.HTTPError,
+                ValueError,
+                AttributeError,
+                TypeError,
+                IndexError,
+                RecursionError,
+            ):
                 continue
             if window:
                 return window, label

@@ -211,6 +211,7 @@ def run_oneshot(
         result = session.run_turn(sentence, ledger=as_json or settings.show_ledger)
     except McaError as e:
         if not as_json or session.last_turn is None:
+            session.close()
             raise
         obj = turn_json(session, session.last_turn)
         obj["error"] = str(e)

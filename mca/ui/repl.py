@@ -241,6 +241,7 @@ class Repl:
     def handle_turn(self, sentence: str) -> None:
         """Run one turn, reporting errors and cancellation without losing the conversation."""
         started = time.monotonic()
+        self.ui.begin_turn()
         try:
             result = self.session.run_turn(sentence)
         except KeyboardInterrupt:
@@ -255,7 +256,7 @@ class Repl:
             return
         if self.ui.streamed:
             self.ui.end_stream()
-        elif result.answer and result.stop is None:
+        elif result.answer and result.stop is None and not self.ui.shown(result.answer):
             self.ui.answer(result.answer)
         if result.stop is not None:
             self.ui.say(result.stopped)

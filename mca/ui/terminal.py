@@ -124,6 +124,7 @@ class ReplUI:
         self.spinner = Spinner(out, self.lock)
         self.live = live  # a terminal: a spinner while waiting
         self.stream = StreamWriter(out, self.secrets, markdown=self._markdown if colour else None)
+        self._turn_text: list[str] = []  # what was streamed of this turn's replies
 
     @staticmethod
     def _markdown() -> MarkdownStream:
@@ -196,6 +197,15 @@ class ReplUI:
         self.spinner.stop()
         with self.lock:
             self.stream.feed(delta)
+            self._turn_text.append(delta)
+
+    def begin_turn(self) -> None:
+        """A turn starts: nothing of its answer has been shown yet."""
+        self._turn_text = []
+
+    def shown(self, answer: str) -> bool:
+        """Was this answer streamed in this turn (a notice may have ended its stream since)?"""
+        return bool(answer) and answer in "".join(self._turn_text)
 
     def end_stream(self) -> None:
         self.spinner.stop()
