@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mca.fsutil import atomic_write, private_dir
+from mca.fsutil import atomic_write, private_dir, read_regular
 from mca.skills.inject import Block
 from mca.skills.stage import StageResult
 from mca.tokens import Estimator
@@ -32,6 +32,19 @@ from mca.types import (
 CALIBRATION_FILE = "calibration.json"
 CALIBRATION_WINDOW = 20  # samples in the moving average
 OUTLIER_LOW, OUTLIER_HIGH = 0.25, 4.0  # provider/estimate ratios outside are never used
+CALIBRATION_BYTES = 1024 * 1024
+
+
+def _entry_ok(entry: Any) -> bool:
+    """{"factor": a ratio samples could give, "samples": 1 to CALIBRATION_WINDOW}."""
+    if not isinstance(entry, dict):
+        return False
+    factor, samples = entry.get("factor"), entry.get("samples")
+    if isinstance(factor, bool) or not isinstance(factor, int | float):
+        return False
+    if isinstance(samples, bool) or not isinstance(samples, int):
+        return False
+    return OUTLIER_LOW <= factor <= OUTLIER_HIGH and 1 <= samples <= CALIBRATION_WINDOW
 
 
 @dataclass
@@ -220,25 +233,26 @@ class Calibration:
         self.path = home / CALIBRATION_FILE
         self.key = f"{model} @ {base_url}" if base_url else model
 
-    def _load(self) -> dict[str, dict[str, float]]:
+    def _load(self) -> dict[str, dict[str, Any]]:
+        """The entries that are what mca writes (a regular file, read as untrusted data): an
+        entry of another shape, or a factor outside the range samples can give, is dropped."""
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(read_regular(self.path, cap=CALIBRATION_BYTES))
+        except (OSError, ValueError, RecursionError):
             return {}
-        return data if isinstance(data, dict) else {}
+        if not isinstance(data, dict):
+            return {}
+        return {k: e for k, e in data.items() if _entry_ok(e)}
 
     def factor(self, model: str | None = None) -> float | None:
         entry = self._load().get(self.key if model is None else model)
-        try:
-            return float(entry["factor"]) if entry else None
-        except (KeyError, TypeError, ValueError):
-            return None
+        return float(entry["factor"]) if entry else None
 
     def update(self, estimated: int, reported: int) -> tuple[float, bool]:
         """Fold one observation in; (the factor, whether this sample was used)."""
         data = self._load()
         entry = data.get(self.key, {"factor": 0.0, "samples": 0})
-        n = min(int(entry["samples"]), CALIBRATION_WINDOW - 1)
+        n = min(entry["samples"], CALIBRATION_WINDOW - 1)
         ratio = reported / max(estimated, 1)
         old = float(entry["factor"])
         if not OUTLIER_LOW <= ratio <= OUTLIER_HIGH or (n >= 3 and not old / 2 <= ratio <= old * 2):

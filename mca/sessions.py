@@ -3,65 +3,39 @@
 One JSON-lines file per session under $MCA_HOME/sessions/ (0600, known keys scrubbed): a `meta`
 line, then after every finished turn the messages it added (or, when compaction or a replaced
 skill rewrote earlier ones, the whole history again) and its ledger. A crash or a kill loses at
-most the turn in flight. Records are read back as untrusted data: a damaged line is skipped.
+most the turn in flight.
+
+Files are read back as untrusted data, a line at a time (a long conversation rewritten by
+compaction many times is large, and is resumed all the same): a damaged record, or one over
+MAX_RECORD_BYTES, is skipped and counted; a file that cannot be read (not a regular file, over
+MAX_SESSION_BYTES, no meta line) is named with the reason, never passed over in silence.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mca.fsutil import open_private, private_dir, read_regular
-from mca.ledger import Row, TurnLedger
+from mca.fsutil import FileTooLarge, open_private, open_regular, private_dir
+from mca.ledger import TurnLedger
+from mca.records import ledger_from, message_from
 from mca.sanitize import scrub
-from mca.types import Message, ToolCall
+from mca.types import Message
 
-MAX_SESSION_BYTES = 64 * 1024 * 1024
+MAX_RECORD_BYTES = 64 * 1024 * 1024  # one line: one turn's messages, or the whole history
+MAX_SESSION_BYTES = 4 * 1024**3  # a whole file: read a line at a time, so only time is at stake
 KEEP_SAVED_CONVERSATIONS = 200  # saved conversations (for /resume) kept under $MCA_HOME/sessions
-_MESSAGE_FIELDS = {f.name for f in fields(Message)}
-ROLES = ("user", "assistant", "tool")
 
 
 def message_json(m: Message) -> dict[str, Any]:
     out = asdict(m)
     out["tool_calls"] = [asdict(c) for c in m.tool_calls]
     return out
-
-
-def message_from(raw: dict[str, Any]) -> Message:
-    """A message read back; TypeError/ValueError when the record is not one."""
-    data = {k: v for k, v in raw.items() if k in _MESSAGE_FIELDS}
-    calls = tuple(
-        ToolCall(str(c["id"]), str(c["name"]), dict(c["arguments"]))
-        for c in data.get("tool_calls") or []
-    )
-    data["tool_calls"] = calls
-    data["skills"] = tuple(str(s) for s in data.get("skills") or ())
-    m = Message(**data)
-    if m.role not in ROLES or not isinstance(m.content, str) or not isinstance(m.turn, int):
-        raise ValueError("not a message")
-    return m
-
-
-def ledger_from(raw: dict[str, Any]) -> TurnLedger:
-    rows = [Row(**r) for r in raw["rows"]]
-    return TurnLedger(
-        raw["turn"],
-        rows,
-        raw["window"],
-        str(raw.get("estimate", "")).removeprefix("estimated, "),
-        provider_prompt_tokens=raw.get("provider_prompt_tokens"),
-        cached_tokens=raw.get("provider_cached_tokens"),
-        calibration=raw.get("calibration_factor"),
-        model_calls=raw.get("model_calls", 1),
-        compaction=raw.get("compaction"),
-    )
 
 
 @dataclass
@@ -76,6 +50,8 @@ class Saved:
     came_from: str = ""
     messages: list[Message] = field(default_factory=list)
     ledgers: list[TurnLedger] = field(default_factory=list)
+    damaged: int = 0  # records that were skipped (damaged, foreign, or too large)
+    notes: list[str] = field(default_factory=list)  # what a person should hear on resuming it
 
     @property
     def turns(self) -> int:
@@ -160,67 +136,139 @@ class SessionStore:
         self._write(records)
 
 
-def read_saved(path: Path) -> Saved | None:
-    """A session file read back; None when it is not one."""
+class Unreadable(Exception):
+    """A file in the sessions directory that is not a conversation mca can go on with."""
+
+
+def _lines(path: Path) -> Iterator[bytes | None]:
+    """The file's lines (None for one over MAX_RECORD_BYTES, which is skipped unread)."""
     try:
-        text = read_regular(path, cap=MAX_SESSION_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return None
+        with open_regular(path) as (f, st):
+            if st.st_size > MAX_SESSION_BYTES:
+                raise FileTooLarge(0, f"{st.st_size:,} bytes, over {MAX_SESSION_BYTES:,}")
+            while line := f.readline(MAX_RECORD_BYTES + 1):
+                if len(line) <= MAX_RECORD_BYTES or line.endswith(b"\n"):
+                    yield line
+                    continue
+                yield None
+                while (rest := f.readline(MAX_RECORD_BYTES)) and not rest.endswith(b"\n"):
+                    pass
+    except OSError as e:
+        raise Unreadable(e.strerror or str(e)) from None
+
+
+def _meta(path: Path, record: dict[str, Any]) -> Saved:
+    return Saved(
+        path,
+        str(record["id"]),
+        str(record["workspace"]),
+        float(record["started"]),
+        str(record.get("model", "")),
+        str(record.get("from", "")),
+    )
+
+
+def load_saved(path: Path) -> Saved:
+    """A session file read back, a record at a time; Unreadable (with why) when it is not one."""
     saved: Saved | None = None
-    for line in text.splitlines():
+    damaged = 0
+    for line in _lines(path):
         try:
+            if line is None:
+                raise ValueError("a record over MAX_RECORD_BYTES")
             record = json.loads(line)
             kind = record["type"]
-            if kind == "meta":
-                saved = Saved(
-                    path,
-                    str(record["id"]),
-                    str(record["workspace"]),
-                    float(record["started"]),
-                    str(record.get("model", "")),
-                    str(record.get("from", "")),
-                )
-            elif saved is None:
-                continue
+            if kind == "meta" and saved is None:
+                saved = _meta(path, record)
+            elif saved is None or kind == "meta":
+                raise ValueError("a record before the meta line, or a second one")
             elif kind == "messages":
                 saved.messages += [message_from(m) for m in record["messages"]]
             elif kind == "history":
                 saved.messages = [message_from(m) for m in record["messages"]]
             elif kind == "ledger":
                 saved.ledgers.append(ledger_from(record))
-        except (ValueError, KeyError, TypeError):
-            continue  # a damaged or foreign line: the rest still counts
+        except (ValueError, KeyError, TypeError, RecursionError):
+            damaged += 1  # a damaged or foreign line: the rest still counts
+    if saved is None:
+        raise Unreadable("no meta line: not a saved conversation")
+    saved.damaged = damaged
+    if damaged:
+        saved.notes.append(
+            f"{damaged} damaged or oversized record{'s' if damaged != 1 else ''} in {path.name}"
+            " skipped; the rest of the conversation is resumed"
+        )
     return saved
+
+
+def read_saved(path: Path) -> Saved | None:
+    """A session file read back; None when it is not one."""
+    try:
+        return load_saved(path)
+    except Unreadable:
+        return None
+
+
+@dataclass
+class Found:
+    """Saved conversations, newest first, and the files that could not be read (with why)."""
+
+    saved: list[Saved]
+    skipped: list[str]
+
+
+def find_saved(directory: Path, workspace: Path | None = None, newest: bool = False) -> Found:
+    """Saved sessions, newest first (only this workspace's when given; only the newest one
+    when `newest`); unreadable files met on the way are named in `skipped`, whichever
+    workspace they were in (that cannot be told)."""
+    try:
+        paths = sorted(directory.glob("*.jsonl"), reverse=True)[:KEEP_SAVED_CONVERSATIONS]
+    except OSError:
+        return Found([], [])
+    found: list[Saved] = []
+    skipped: list[str] = []
+    for p in paths:
+        try:
+            saved = load_saved(p)
+        except Unreadable as e:
+            skipped.append(f"{p}: {e}")
+            continue
+        if workspace is None or saved.workspace == str(workspace):
+            found.append(saved)
+        # a successor is newer than what it resumed: the first one with messages is current
+        if newest and found and found[-1].messages:
+            return Found(found[-1:], skipped)
+    superseded = {s.came_from for s in found}  # a resumed session lives on in its successor
+    return Found([s for s in found if s.messages and s.id not in superseded], skipped)
 
 
 def list_saved(directory: Path, workspace: Path | None = None) -> list[Saved]:
     """Saved sessions, newest first (only this workspace's when given)."""
-    with contextlib.suppress(OSError):
-        paths = sorted(directory.glob("*.jsonl"), reverse=True)[:KEEP_SAVED_CONVERSATIONS]
-        found = [s for p in paths if (s := read_saved(p)) is not None]
-        if workspace is not None:
-            found = [s for s in found if s.workspace == str(workspace)]
-        superseded = {s.came_from for s in found}  # a resumed session lives on in its successor
-        return [s for s in found if s.messages and s.id not in superseded]
-    return []
+    return find_saved(directory, workspace).saved
 
 
 def pick(directory: Path, workspace: Path, wanted: str) -> Saved:
-    """The session `--continue` ('last') or `--resume ID` means; McaError when there is none."""
+    """The session `--continue` ('last') or `--resume ID` means; McaError when there is none.
+    Files that could not be read are named in its notes (or in the error)."""
     from mca.errors import McaError
 
-    if wanted == "last":
-        here = list_saved(directory, workspace)
-        if not here:
-            raise McaError(f"no saved conversation in {workspace} to continue")
-        return here[0]
-    matches = [s for s in list_saved(directory) if s.id.startswith(wanted)]
+    last = wanted == "last"
+    found = find_saved(directory, workspace if last else None, newest=last)
+    skipped = [f"not read: {why}" for why in found.skipped]
+    if last:
+        matches = found.saved[:1]
+        missing = f"no saved conversation in {workspace} to continue"
+    else:
+        matches = [s for s in found.saved if s.id.startswith(wanted)]
+        missing = f"no saved conversation with id {wanted!r} (mca --resume lists them)"
     if not matches:
-        raise McaError(f"no saved conversation with id {wanted!r} (mca --resume lists them)")
+        raise McaError("; ".join([missing, *skipped]))
     if len(matches) > 1:
         ids = ", ".join(s.id for s in matches[:5])
         raise McaError(f"{wanted!r} matches more than one saved conversation ({ids})")
-    return matches[0]
+    saved = matches[0]
+    saved.notes[:0] = skipped
+    return saved
 
 
 def listing(found: Sequence[Saved], now: float) -> list[str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import ScriptExhausted
+from mca.models import shape
 from mca.types import (
     KIND_CHAT,
     KIND_SUMMARY,
@@ -196,25 +197,29 @@ def script_line(message: Message, usage: Usage | None) -> str:
 
 
 def _parse_line(path: Path, n: int, line: str) -> Response:
+    """One MCA_MOCK_SCRIPT line, read as a server's answer is: a line of the wrong shape is an
+    error naming it; arguments that are not an object are answered "not run", as a real
+    model's would be; usage of the wrong shape is left out."""
     where = f"{path}:{n}"
     try:
         obj = json.loads(line)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         raise ScriptExhausted(f"{where}: not valid JSON ({e})") from None
     if not isinstance(obj, dict):
         raise ScriptExhausted(f"{where}: each line must be a JSON object")
+    raw_calls = obj.get("tool_calls") or []
+    content = obj.get("content") or ""
+    if not isinstance(raw_calls, list) or not isinstance(content, str):
+        raise ScriptExhausted(f"{where}: 'tool_calls' must be a list and 'content' a string")
     calls = []
-    for i, c in enumerate(obj.get("tool_calls") or [], 1):
-        if not isinstance(c, dict) or not isinstance(c.get("name"), str):
+    for i, c in enumerate(raw_calls, 1):
+        if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not c["name"]:
             raise ScriptExhausted(f"{where}: tool call {i} needs a 'name'")
-        args = c.get("arguments") or {}
-        if isinstance(args, str):
-            args = json.loads(args)
-        calls.append(ToolCall(str(c.get("id") or f"script_{n}_{i}"), c["name"], args))
-    u = obj.get("usage")
-    usage = Usage(int(u.get("prompt_tokens", 0)), int(u.get("completion_tokens", 0))) if u else None
-    message = Message("assistant", str(obj.get("content") or ""), tool_calls=tuple(calls))
-    return Response(message, usage)
+        arguments, invalid = shape.arguments(c.get("arguments"), f"the {c['name']!r} tool call")
+        call_id = c.get("id") if isinstance(c.get("id"), str) else ""
+        calls.append(ToolCall(call_id or f"script_{n}_{i}", c["name"], arguments, invalid))
+    usage = shape.usage(obj.get("usage"), ("prompt_tokens",), "completion_tokens")
+    return Response(Message("assistant", content, tool_calls=tuple(calls)), usage)
 
 
 class ScriptedModel:

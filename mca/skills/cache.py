@@ -3,8 +3,20 @@ walk and a stat per file, not a read and a parse per file.
 
 An entry is used only while the file's (inode, size, mtime, ctime) are unchanged, and ctime
 cannot be set back by any ordinary process, so an edited or replaced file is always parsed
-again. Only the production parser's results are kept (the lab's starter parsers bypass it).
-The cache is mca's own state: a damaged or foreign file is ignored and rewritten.
+again. Only the production parser's results are kept (the lab's starter parsers bypass it),
+and only clean ones (a file with diagnostics is parsed every time).
+
+The cache is mca's own state, read back as untrusted data: a damaged or foreign file is ignored
+and rewritten, and an entry is used only when it is what parsing the file gives: the file is
+read (a read and a hash, not a parse), its SHA-256 must be the entry's, the body must be the
+file's body exactly, and every text in the fields must stand in the file's frontmatter. A
+poisoned entry is dropped and the file parsed again.
+
+`FitsMemo` remembers whether a catalog fits its token budget; an answer the text could not
+give (a "fits" for more than MAX_CHARS_PER_TOKEN characters a token, a "does not fit" for
+fewer bytes than the limit) is dropped and asked of the tokenizer again. Without loading the
+tokenizer that is as far as an answer can be checked: a forged "fits" may overstate what fits
+by a third at most, never many times over.
 """
 
 from __future__ import annotations
@@ -17,13 +29,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mca.fsutil import atomic_write, private_dir, read_regular
+from mca.fsutil import atomic_write, private_dir, read_regular, sha256
 from mca.skills.model import Diagnostic
-from mca.skills.parse import ParsedSkill
+from mca.skills.parse import FrontmatterError, ParsedSkill, split_frontmatter
 
-VERSION = 1
+VERSION = 2  # 1: entries without the file's hash
 MAX_ENTRY_CHARS = 32 * 1024  # a larger SKILL.md is parsed every time
 MAX_CACHE_BYTES = 16 * 1024 * 1024
+MAX_CHARS_PER_TOKEN = 6  # a catalog averages about 4.5 characters a token
 Key = list[int]
 
 
@@ -43,6 +56,45 @@ def _to_json(p: ParsedSkill) -> dict[str, Any]:
 def _from_json(raw: Any) -> ParsedSkill:
     diags = [Diagnostic(str(c), str(p), str(m), ln) for c, p, m, ln in raw["diagnostics"]]
     return ParsedSkill(dict(raw["fields"]), str(raw["body"]), diags, dict(raw["lines"]))
+
+
+def _texts(value: Any) -> list[str] | None:
+    """Every text in a parsed value (keys too), or None for a value YAML never gives."""
+    if isinstance(value, str):
+        return [value]
+    parts = [*value.items()] if isinstance(value, dict) else value
+    if not isinstance(parts, list):
+        return None
+    out: list[str] = []
+    for part in parts:
+        found = _texts(list(part)) if isinstance(part, tuple) else _texts(part)
+        if found is None:
+            return None
+        out += found
+    return out
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def derived_from(parsed: ParsedSkill, text: str) -> bool:
+    """Could parsing `text` have given `parsed`? The body exactly, every field's text within
+    the frontmatter (folded lines compared word by word), no diagnostics, sane line numbers."""
+    try:
+        head, body, _ = split_frontmatter(text)
+    except FrontmatterError:
+        return False
+    texts = _texts(parsed.fields)
+    words = _words(head)
+    lines = head.count("\n") + 2
+    return (
+        parsed.body == body
+        and not parsed.diagnostics
+        and texts is not None
+        and all(_words(t) in words for t in texts)
+        and all(isinstance(n, int) and 1 <= n <= lines for n in parsed.key_lines.values())
+    )
 
 
 def _load(path: Path, key: str) -> dict[str, Any]:
@@ -74,23 +126,34 @@ class ParseCache:
         self.old: dict[str, Any] = {}
         self.new: dict[str, Any] = {}
         self.changed = False
+        self.dropped = 0  # entries that were not what their file gives
         if path is not None:
             self.old = _load(path, "entries")
 
     def get(self, path: Path, st: os.stat_result) -> ParsedSkill | None:
         entry = self.old.get(str(path))
-        if not isinstance(entry, list) or len(entry) != 2 or entry[0] != stat_key(st):
+        if not isinstance(entry, list) or len(entry) != 3 or entry[0] != stat_key(st):
             return None
         try:
-            parsed = _from_json(entry[1])
-        except (KeyError, TypeError, ValueError):
+            data = read_regular(path, cap=MAX_ENTRY_CHARS)
+            parsed = _from_json(entry[2])
+        except (OSError, KeyError, TypeError, ValueError):
+            return None
+        if entry[1] != sha256(data) or not derived_from(parsed, data.decode("utf-8", "replace")):
+            self.dropped += 1  # poisoned, or damaged: parsed again, and the entry replaced
             return None
         self.new[str(path)] = entry
         return parsed
 
     def put(self, path: Path, st: os.stat_result, parsed: ParsedSkill) -> None:
-        if st.st_size <= MAX_ENTRY_CHARS:
-            self.new[str(path)] = [stat_key(st), _to_json(parsed)]
+        if st.st_size > MAX_ENTRY_CHARS or parsed.diagnostics:
+            return
+        try:
+            data = read_regular(path, cap=MAX_ENTRY_CHARS)
+        except OSError:
+            return
+        if derived_from(parsed, data.decode("utf-8", "replace")):  # not changed meanwhile
+            self.new[str(path)] = [stat_key(st), sha256(data), _to_json(parsed)]
             self.changed = True
 
     def save(self) -> None:
@@ -101,6 +164,14 @@ class ParseCache:
 
 
 MAX_FITS = 512  # answers kept: a few dozen per catalog fitted
+
+
+def plausible(text: str, limit: int, fits: bool) -> bool:
+    """Could a tokenizer have said this? A token is at least one byte, and a catalog's text is
+    never MAX_CHARS_PER_TOKEN characters a token on average."""
+    if fits:
+        return len(text) <= limit * MAX_CHARS_PER_TOKEN
+    return len(text.encode("utf-8", "surrogatepass")) > limit
 
 
 class FitsMemo:
@@ -122,6 +193,8 @@ class FitsMemo:
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
         key = f"{self.encoding}:{limit}:{digest}"
         answer = self.known.pop(key, None)
+        if answer is not None and not plausible(text, limit, answer):
+            answer = None  # poisoned: asked again, and the answer replaced
         if answer is None:
             answer, self.changed = self.fits(text, limit), True
         self.known[key] = answer  # most recently used last

@@ -173,6 +173,8 @@ def _resume(session: Session, wanted: str) -> None:
         )
     saved = pick(session.settings.home / "sessions", session.settings.workspace, wanted)
     session.restore(saved)
+    for note in saved.notes:
+        _note(session.settings, f"mca: {note}")
     _note(session.settings, f"mca: resumed {saved.id} ({saved.turns} turns)")
 
 

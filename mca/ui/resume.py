@@ -16,11 +16,14 @@ MAX_LISTED = 20
 
 def _choose(session: Session, ui: ReplUI, ask: Callable[[str], str]) -> Saved | None:
     """The person picks from the newest saved conversations here (None: nothing picked)."""
-    from mca.sessions import list_saved, listing
+    from mca.sessions import find_saved, listing
 
     here = session.settings.workspace
     where = session.settings.home / "sessions"
-    found = [s for s in list_saved(where, here) if s.id != session.id][:MAX_LISTED]
+    every = find_saved(where, here)
+    for why in every.skipped:
+        ui.say(f"not listed (cannot be read): {why}")
+    found = [s for s in every.saved if s.id != session.id][:MAX_LISTED]
     if not found:
         ui.say(f"no saved conversations in {here} yet")
         return None
@@ -54,6 +57,8 @@ def resume(session: Session, ui: ReplUI, ask: Callable[[str], str], wanted: str)
     if session.messages and session.store.written:
         ui.say(f"this conversation stays saved: /resume {session.id} brings it back")
     session.restore(saved)
+    for note in saved.notes:
+        ui.say(note)
     skills = sorted({n for m in saved.messages for n in m.skills})
     held = f"; skills in context: {', '.join(skills)}" if skills else ""
     ui.say(f"resumed {saved.id}: {saved.turns} turns, {len(saved.messages)} messages{held}")
