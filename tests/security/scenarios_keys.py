@@ -454,8 +454,8 @@ def _session_file(w: World, name: str, sid: str, sentence: str, filler: int = 0)
     compaction rewrites leave) before its last one."""
     d = w.mcahome / "sessions"
     d.mkdir(parents=True, exist_ok=True)
-    meta = {"type": "meta", "id": sid, "workspace": str(w.ws.resolve()), "model": "m"}
-    meta["started"] = 1_700_000_000.0
+    meta: dict[str, Any] = {"type": "meta", "id": sid, "workspace": str(w.ws.resolve())}
+    meta |= {"model": "m", "started": 1_700_000_000.0}
 
     def message(role: str, content: str) -> dict[str, Any]:
         return {"role": role, "content": content, "turn": 1}
