@@ -140,18 +140,18 @@ class Unreadable(Exception):
     """A file in the sessions directory that is not a conversation mca can go on with."""
 
 
-def _lines(path: Path) -> Iterator[bytes | None]:
-    """The file's lines (None for one over MAX_RECORD_BYTES, which is skipped unread)."""
+def _lines(path: Path, cap: int) -> Iterator[bytes | None]:
+    """The file's lines (None for one over `cap` bytes, which is skipped unread)."""
     try:
         with open_regular(path) as (f, st):
             if st.st_size > MAX_SESSION_BYTES:
                 raise FileTooLarge(0, f"{st.st_size:,} bytes, over {MAX_SESSION_BYTES:,}")
-            while line := f.readline(MAX_RECORD_BYTES + 1):
-                if len(line) <= MAX_RECORD_BYTES or line.endswith(b"\n"):
+            while line := f.readline(cap + 1):
+                if len(line) <= cap or line.endswith(b"\n"):
                     yield line
                     continue
                 yield None
-                while (rest := f.readline(MAX_RECORD_BYTES)) and not rest.endswith(b"\n"):
+                while (rest := f.readline(cap)) and not rest.endswith(b"\n"):
                     pass
     except OSError as e:
         raise Unreadable(e.strerror or str(e)) from None
@@ -168,14 +168,14 @@ def _meta(path: Path, record: dict[str, Any]) -> Saved:
     )
 
 
-def load_saved(path: Path) -> Saved:
+def load_saved(path: Path, record_cap: int = MAX_RECORD_BYTES) -> Saved:
     """A session file read back, a record at a time; Unreadable (with why) when it is not one."""
     saved: Saved | None = None
     damaged = 0
-    for line in _lines(path):
+    for line in _lines(path, record_cap):
         try:
             if line is None:
-                raise ValueError("a record over MAX_RECORD_BYTES")
+                raise ValueError("a record over the cap")
             record = json.loads(line)
             kind = record["type"]
             if kind == "meta" and saved is None:

@@ -18,6 +18,7 @@ NUMERIC_VARS = {
     "MCA_REQUEST_TIMEOUT": "request_timeout",
     "MCA_RETRY_BASE": "retry_base",
     "MCA_MAX_TOKENS": "max_tokens",
+    "MCA_MAX_RESPONSE_BYTES": "max_response_bytes",
 }
 BAD_NUMBERS = ["abc", "-1", "1e400", "nan", "inf", "  ", "9" * 40]
 CHOICE_VARS = {"MCA_PROVIDER": "provider", "MCA_ENCODING": "encoding"}

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from mca.errors import McaError
 from mca.models import anthropic, openai
-from mca.models.http import read_stream
+from mca.models.sse import read_stream
 from mca.types import Response
 
 EXAMPLES = int(os.environ.get("MCA_STREAM_FUZZ_EXAMPLES", "300"))
