@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import ScriptExhausted
+from mca.fsutil import read_regular
 from mca.models import shape
 from mca.types import (
     KIND_CHAT,
@@ -26,6 +27,7 @@ from mca.types import (
     Usage,
 )
 
+MAX_SCRIPT_BYTES = 256 * 1024 * 1024  # a recorded session's script, never more
 PATH = r"(?P<path>[\w@.\-/]*[\w-]\.\w+|[\w.\-]+/[\w.\-/]+)"
 CALC_RULES = (
     ("throw", re.compile(r"\*\*Rule:\*\*\s*`divide\(a, 0\)` must throw")),
@@ -234,12 +236,13 @@ class ScriptedModel:
 
     def _next_line(self) -> tuple[int, str]:
         if self._lines is None:
-            try:
-                text = self.path.read_text(encoding="utf-8")
+            try:  # a regular file (never a FIFO that would wait), of a sane size
+                data = read_regular(self.path, cap=MAX_SCRIPT_BYTES, follow=True)
             except OSError as e:
                 raise ScriptExhausted(
-                    f"cannot read mock script {self.path}: {e.strerror}"
+                    f"cannot read mock script {self.path}: {e.strerror or e}"
                 ) from None
+            text = data.decode("utf-8", "replace")
             self._lines = ((n, ln) for n, ln in enumerate(text.splitlines(), 1) if ln.strip())
         try:
             return next(self._lines)
