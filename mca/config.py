@@ -17,7 +17,15 @@ from typing import Any
 from mca.config_checks import Raw, boolean, choice, integer, number, paths, text, url
 from mca.config_sources import ConfigFile, Sources, Spec, prices_of
 from mca.errors import ConfigError
-from mca.keys import CONFIG_KEY, KeyHosts, check_key, find_key, key_hosts, known_secrets
+from mca.keys import (
+    CONFIG_KEY,
+    KeyHosts,
+    check_key,
+    find_key,
+    key_hosts,
+    known_secrets,
+    missing_key,
+)
 from mca.models.registry import MOCK, PROVIDERS, SHARED_KEY_VAR, ProviderSpec, Registry
 from mca.skills.policy import PRODUCTION, Policy
 
@@ -210,17 +218,7 @@ def _model_choice(src: Sources, providers: Registry, named: str, hosts: KeyHosts
     elif spec.key_vars and base_url == spec.base_url:
         asked = (model_raw or provider_raw or Raw("", "")).source
         what = f"{asked}: {spec.name} model {model or spec.default_model!r} at {base_url}"
-        if env.get(SHARED_KEY_VAR):
-            raise ConfigError(
-                f"{what} needs its own key: set {spec.key_vars[0]}. {SHARED_KEY_VAR} is for"
-                f" {hosts.env or 'no host'} and goes nowhere else (MCA_PROVIDER={spec.name}"
-                " sends it there)"
-            )
-        raise ConfigError(
-            f"{what} needs an API key, and none is set: set {spec.key_vars[0]} or"
-            f" {SHARED_KEY_VAR} (or MCA_BASE_URL for a local server, or MOCK=1 for the offline"
-            " mock model)"
-        )
+        raise missing_key(what, spec, env, hosts)
     model = model or spec.default_model
     return ModelChoice(spec.name, model, "", api_key, key_var, base_url)
 

@@ -80,6 +80,22 @@ def find_key(
     return "", ""
 
 
+def missing_key(
+    what: str, spec: ProviderSpec, env: Mapping[str, str], hosts: KeyHosts
+) -> ConfigError:
+    """The error for a provider's own URL with no key for it (saying where MCA_API_KEY goes)."""
+    if env.get(SHARED_KEY_VAR):
+        return ConfigError(
+            f"{what} needs its own key: set {spec.key_vars[0]}. {SHARED_KEY_VAR} is for"
+            f" {hosts.env or 'no host'} and goes nowhere else (MCA_PROVIDER={spec.name} sends it"
+            " there)"
+        )
+    return ConfigError(
+        f"{what} needs an API key, and none is set: set {spec.key_vars[0]} or {SHARED_KEY_VAR}"
+        " (or MCA_BASE_URL for a local server, or MOCK=1 for the offline mock model)"
+    )
+
+
 def key_problem(key: str) -> str:
     """What makes `key` unusable in a header ('' when nothing), without quoting it."""
     if key != key.strip():
