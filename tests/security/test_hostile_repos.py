@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.security import scenarios_io  # noqa: F401  (registers its scenarios)
-from tests.security import scenarios_keys  # noqa: F401  (registers its scenarios)
+from tests.security import (
+    scenarios_io,  # noqa: F401  (registers its scenarios)
+    scenarios_keys,  # noqa: F401  (registers its scenarios)
+)
 from tests.security.scenarios import SCENARIOS
 from tests.security.world import World
 
