@@ -146,7 +146,9 @@ class Sandbox:
             if not self.namespaces:
                 self._subreaper = set_subreaper()
         plan = self._plan(grant, network, ruleset.fd)
-        protected = () if grant.write_protected else self.policy.protected
+        reals = tuple(Path(p.decode()) for p in self._protected_reals())
+        named = self.policy.protected
+        protected = () if grant.write_protected else (*named, *(r for r in reals if r not in named))
         record = guard.record(protected, contents=not self.namespaces, mirror=self._mirror())
         child, enforcer = self._child, self._enforcer
         assert child is not None and enforcer is not None
@@ -189,9 +191,7 @@ class Sandbox:
             ns |= 0 if network else CLONE_NEWNET
             binds, writable = self._binds()
             if not grant.write_protected or not self.policy.writes_workspace:
-                for p in self.policy.protected:
-                    if os.path.lexists(p) and not os.path.islink(p):
-                        read_only.append((bytes(p), locked_flags(str(p))))
+                read_only = [(p, locked_flags(p.decode())) for p in self._protected_reals()]
         return ChildPlan(
             namespaces=ns,
             uid=os.getuid(),
@@ -212,6 +212,18 @@ class Sandbox:
         return rlimits(
             p.max_processes, p.max_file_bytes, in_user_ns, p.max_memory_bytes, p.max_cpu_seconds
         )
+
+    def _protected_reals(self) -> list[bytes]:
+        """Each protected path that exists, as its real path when that stays in the workspace
+        (a `.git` or `.mca` that is a link to a folder inside it protects that folder; one that
+        leads out is read-only there anyway)."""
+        ws, out = self.policy.workspace, []
+        for p in self.policy.protected:
+            real = Path(os.path.realpath(p))
+            inside = real == ws or real.is_relative_to(ws)
+            if os.path.exists(real) and inside and real != ws and bytes(real) not in out:
+                out.append(bytes(real))
+        return out
 
     def _binds(self) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:
         """The private directory over /tmp, /var/tmp and /dev/shm (not over one that holds the

@@ -55,6 +55,7 @@ ATTEMPTS = (
     Attempt("git-remove", "rm -rf .git; mkdir .git; echo evil > .git/config"),
     Attempt("git-rename", "mv .git .git-old && mkdir .git && echo x > .git/config"),
     Attempt("git-symlink-config", "ln -sf {outside}/file .git/config"),
+    Attempt("mca-link-inside", "echo x > conf/skill.md; echo y > .mca/other.md"),
     Attempt(
         "skills-create", "mkdir -p .agents/skills/evil && echo x > .agents/skills/evil/SKILL.md"
     ),

@@ -146,6 +146,7 @@ class World:
             "outside": tree_digest(self.outside),
             "home": tree_digest(self.home),
             "git": tree_digest(self.ws / ".git"),
+            "mca-conf": tree_digest(self.ws / "conf"),
             "mca": {
                 k: v
                 for k, v in tree_digest(self.root / "mcahome").items()
@@ -176,6 +177,8 @@ def build_world(root: Path, mechanisms: Mechanisms, mode: Mode = Mode.WORKSPACE_
     )
     (ws / "Makefile").write_text("build:\n\tmkdir -p build && cp src/app.py build/app.py\n")
     (ws / "escape").symlink_to(outside)  # a symlink the repository ships
+    (ws / "conf").mkdir()  # .mca is a link to it: mca reads its configuration there
+    (ws / ".mca").symlink_to("conf")
     env = {**os.environ, "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"}
     subprocess.run(["git", "init", "-q", str(ws)], check=True, env=env)
     (ws / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
