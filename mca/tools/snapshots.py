@@ -1,4 +1,4 @@
-"""Snapshot before write, and undo.
+"""Snapshot before write, and undo (over 400 lines: write order, lock and checks read as one).
 
 The store is mca's own state, so it lives where a repository cannot write:
 
