@@ -35,10 +35,13 @@ def _mentions_protected(line: str) -> bool:
     return any(f"{name}/" in line or line.rstrip().endswith(name) for name in PROTECTED_NAMES)
 
 
-def needed(output: str, notes: Sequence[str], *, network: bool) -> Grant:
-    """The rights the command lacked (an empty Grant when it hit no wall we can name)."""
-    wants_net = not network and bool(NETWORK_SIGNS.search(output))
-    wants_write = bool(notes) or any(
-        DENIED.search(line) and _mentions_protected(line) for line in output.splitlines()
+def needed(output: str, notes: Sequence[str], *, network: bool, failed: bool = True) -> Grant:
+    """The rights the command lacked (an empty Grant when it hit no wall we can name). What a
+    command that succeeded printed is not read: a test suite may print "Connection refused"
+    on purpose. Protected paths the sandbox had to put back (`notes`) count either way."""
+    wants_net = failed and not network and bool(NETWORK_SIGNS.search(output))
+    wants_write = bool(notes) or (
+        failed
+        and any(DENIED.search(line) and _mentions_protected(line) for line in output.splitlines())
     )
     return Grant(network=wants_net, write_protected=wants_write)

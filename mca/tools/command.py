@@ -235,7 +235,8 @@ def _maybe_again(env: ToolEnv, command: str, timeout: int, box: Sandbox, done: O
     "always" answers it); refused when there is nobody to ask."""
     from mca.sandbox.walls import NETWORK_HINT, needed
 
-    need = needed(done.output, done.notes, network=box.policy.network)
+    failed = done.timed_out or done.code != 0
+    need = needed(done.output, done.notes, network=box.policy.network, failed=failed)
     if not need or (need.write_protected and not box.policy.writes_workspace):
         return done
     walls = ["the network"] * need.network

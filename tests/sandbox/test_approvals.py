@@ -174,3 +174,10 @@ def test_the_network_is_offered_once_and_named(ws: Path) -> None:
         threading.Event().wait(0.1)
     server.close()
     assert got == [b"hello"]
+
+
+@needs_sandbox
+def test_a_command_that_succeeded_is_not_offered_more(ws: Path) -> None:
+    """Output that merely mentions a refused connection is no reason to widen anything."""
+    out = repl(ws, ["echo 'curl: (7) Connection refused (expected by this test)'"], "")
+    assert "the sandbox stopped" not in out and "did not allow more" not in out
