@@ -33,8 +33,9 @@ from mca.prompt import SystemPrompt, build_system_prompt, read_agents_md
 from mca.sandbox.settings import sandbox_for, unsandboxed_notice
 from mca.sanitize import scrub
 from mca.sessions import Saved, SessionStore
+from mca.skills.cache import FitsMemo
 from mca.skills.discover import Discovery, shadow_warnings
-from mca.skills.runtime import SkillRuntime, log_discovery, refuse_if_strict, run_discovery
+from mca.skills.runtime import SkillRuntime, log_discovery, open_discovery, refuse_if_strict
 from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
 from mca.tools import tool_specs
@@ -112,7 +113,7 @@ class Session:
         tokens = self.skills.estimator.count(d.catalog.text)
         self.emit(
             Notice(
-                f"skills changed on disk: {what} · catalog rebuilt, {len(d.skills)} skills,"
+                f"{what} · catalog rebuilt, {len(d.skills)} skills,"
                 f" {tokens:,} tokens ({self.skills.estimator.label})"
             )
         )
@@ -279,12 +280,14 @@ def calibration_for(settings: Settings) -> Calibration:
     return Calibration(settings.home, settings.model, settings.base_url)
 
 
-def _skills(settings: Settings, estimator: Estimator, log: SessionLog) -> Discovery:
+def _skills(
+    settings: Settings, estimator: Estimator, log: SessionLog
+) -> tuple[Discovery, FitsMemo]:
     """Discovery, logged; --strict-skills refuses here, before any model client exists."""
-    discovery = run_discovery(settings, estimator)
+    discovery, memo = open_discovery(settings, estimator)
     log_discovery(discovery, log.event)
     refuse_if_strict(settings, discovery)
-    return discovery
+    return discovery, memo
 
 
 def _window(settings: Settings) -> tuple[Settings, str]:
@@ -374,7 +377,7 @@ def open_session(
     estimator = estimator or Estimator(settings.encoding)
     if settings.provider != "mock":
         estimator.preload()  # loads while the first request is out, not before it
-    discovery = _skills(settings, estimator, log)
+    discovery, memo = _skills(settings, estimator, log)
     snapshots, notices = open_snapshots(settings, sid, started, home_problem)
     stage, env = _tools(settings, discovery, snapshots, ui, emit)
     prompt, agents_problem = _prompt(settings, discovery)
@@ -394,6 +397,7 @@ def open_session(
         redact=lambda text: scrub(text, settings.secrets),
     )
     log.event(SessionStarted(sid, str(settings.workspace), settings.provider, settings.model))
-    runtime, store = SkillRuntime(discovery, stage, estimator), open_store(settings, sid, on_disk)
+    runtime = SkillRuntime(discovery, stage, estimator, memo)
+    store = open_store(settings, sid, on_disk)
     parts = (engine, agent, env.approvals, snapshots, log, runtime, compactor)
     return Session(settings, *parts, sid, ui, emit, store)

@@ -233,3 +233,28 @@ def test_mock_script_arguments_and_usage_are_read_like_a_servers(tmp_path: Path)
     assert model.complete(Request("", (), ())).usage is None
     usage = model.complete(Request("", (), ())).usage
     assert usage is not None and usage.prompt_tokens == 3
+
+
+def test_remembered_fits_are_audited_once_the_tokenizer_is_there(tmp_path: Path) -> None:
+    """A plausible forged answer is used at start-up, then checked exactly: wrong ones are
+    counted, replaced and saved; a memo told not to trust the file asks everything again."""
+    asked: list[str] = []
+
+    def fits(text: str, limit: int) -> bool:
+        asked.append(text)
+        return len(text) <= limit
+
+    where = tmp_path / "fits.json"
+    honest = FitsMemo(where, "o200k_base", fits)
+    assert honest("a" * 12, 10) is False and honest("a" * 8, 10) is True
+    honest.save()
+    data = json.loads(where.read_text())
+    where.write_text(json.dumps({**data, "answers": dict.fromkeys(data["answers"], True)}))
+    forged = FitsMemo(where, "o200k_base", fits)
+    assert forged("a" * 12, 10) is True and forged("a" * 8, 10) is True  # plausible: used
+    assert forged.pending and len(asked) == 2
+    assert forged.audit() == 1 and not forged.pending and len(asked) == 4
+    assert json.loads(where.read_text())["answers"] == data["answers"]
+    assert FitsMemo(where, "o200k_base", fits).audit() == 0  # nothing used, nothing asked
+    fresh = FitsMemo(where, "o200k_base", fits, trust=False)
+    assert fresh("a" * 8, 10) and not fresh.pending and len(asked) == 5

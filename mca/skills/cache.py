@@ -12,11 +12,11 @@ read (a read and a hash, not a parse), its SHA-256 must be the entry's, the body
 file's body exactly, and every text in the fields must stand in the file's frontmatter. A
 poisoned entry is dropped and the file parsed again.
 
-`FitsMemo` remembers whether a catalog fits its token budget; an answer the text could not
-give (a "fits" for more than MAX_CHARS_PER_TOKEN characters a token, a "does not fit" for
-fewer bytes than the limit) is dropped and asked of the tokenizer again. Without loading the
-tokenizer that is as far as an answer can be checked: a forged "fits" may overstate what fits
-by a third at most, never many times over.
+`FitsMemo` remembers whether a catalog fits its token budget, so start-up needs no tokenizer.
+An answer the text could not give (a "fits" for more than MAX_CHARS_PER_TOKEN characters a
+token, a "does not fit" for fewer bytes than the limit) is dropped at once and asked again.
+Every other answer read from the file is audited exactly once the tokenizer is loaded, before
+the catalog is first sent (`audit`); a wrong one is dropped and the catalog rebuilt.
 """
 
 from __future__ import annotations
@@ -181,11 +181,19 @@ class FitsMemo:
     Keys are the encoding, the limit and a SHA-256 of the text, so an answer is only reused for
     exactly the question it answered. Damaged or foreign files are ignored and rewritten."""
 
-    def __init__(self, path: Path | None, encoding: str, fits: Callable[[str, int], bool]) -> None:
+    def __init__(
+        self,
+        path: Path | None,
+        encoding: str,
+        fits: Callable[[str, int], bool],
+        trust: bool = True,
+    ) -> None:
+        """trust=False: the file proved wrong; every answer is asked again, the file rewritten."""
         self.path, self.encoding, self.fits = path, encoding, fits
         self.known: dict[str, bool] = {}
-        self.changed = False
-        if path is not None:
+        self.unchecked: dict[str, tuple[str, int]] = {}  # answers taken on the file's word
+        self.changed = not trust
+        if path is not None and trust:
             answers = _load(path, "answers")
             self.known = {k: v for k, v in answers.items() if isinstance(v, bool)}
 
@@ -197,8 +205,28 @@ class FitsMemo:
             answer = None  # poisoned: asked again, and the answer replaced
         if answer is None:
             answer, self.changed = self.fits(text, limit), True
+            self.unchecked.pop(key, None)
+        else:
+            self.unchecked[key] = (text, limit)
         self.known[key] = answer  # most recently used last
         return answer
+
+    @property
+    def pending(self) -> bool:
+        """Whether answers read from the file were used and not yet checked."""
+        return bool(self.unchecked)
+
+    def audit(self) -> int:
+        """Ask the tokenizer every answer that was taken from the file; a wrong one is replaced
+        and saved. Returns how many were wrong (a catalog built on them must be rebuilt)."""
+        wrong = 0
+        for key, (text, limit) in self.unchecked.items():
+            answer = self.fits(text, limit)
+            if self.known.get(key) is not answer:
+                self.known[key], self.changed, wrong = answer, True, wrong + 1
+        self.unchecked.clear()
+        self.save()
+        return wrong
 
     def save(self) -> None:
         if self.path is None or not self.changed:

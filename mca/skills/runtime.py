@@ -22,15 +22,19 @@ def catalog_budget(settings: Settings) -> Budget:
     return Budget.for_window(settings.context_window if settings.context_window_known else None)
 
 
-def run_discovery(settings: Settings, estimator: Estimator) -> Discovery:
-    """Roots -> scan -> catalog for these settings."""
+def open_discovery(
+    settings: Settings, estimator: Estimator, trust_memo: bool = True
+) -> tuple[Discovery, FitsMemo]:
+    """Roots -> scan -> catalog for these settings, and the memo of the catalog's fits, whose
+    answers read from disk are still to be audited (`SkillRuntime.refresh` does it)."""
     roots = session_roots(
         settings.workspace, settings.home, settings.user_home, settings.skills_dirs
     )
     budget = catalog_budget(settings)
     key = sha256("\n".join(str(r.path) for r in roots).encode("utf-8", "surrogateescape"))
     cache = ParseCache(settings.home / "cache" / f"skills-{key[:16]}.json")
-    memo = FitsMemo(settings.home / "cache" / "fits.json", estimator.encoding, estimator.fits)
+    where = settings.home / "cache" / "fits.json"
+    memo = FitsMemo(where, estimator.encoding, estimator.fits, trust_memo)
 
     def shown(path: Path) -> str:
         return display_path(path, settings.workspace, settings.user_home)
@@ -38,6 +42,14 @@ def run_discovery(settings: Settings, estimator: Estimator) -> Discovery:
     fits = memo if budget.unit == "tokens" else char_fits
     d = discover(roots, budget, fits, settings.policy, cache, shown)
     memo.save()
+    return d, memo
+
+
+def run_discovery(settings: Settings, estimator: Estimator) -> Discovery:
+    """Discovery for a one-shot command: remembered fits are audited at once."""
+    d, memo = open_discovery(settings, estimator)
+    if memo.pending and memo.audit():
+        d, _ = open_discovery(settings, estimator, trust_memo=False)
     return d
 
 
@@ -79,19 +91,27 @@ class SkillRuntime:
     discovery: Discovery
     stage: SkillStage
     estimator: Estimator
+    memo: FitsMemo | None = None  # fits taken from disk, audited before the first turn
     signature: tuple[object, ...] = ()
 
     def __post_init__(self) -> None:
         self.signature = self.signature or self.discovery.signature()
 
     def refresh(self, settings: Settings) -> str:
-        """Rediscover when the skills changed on disk since the last look: '' when nothing
-        did (a stat per directory and SKILL.md, no reading), else what changed."""
+        """Before a turn: rediscover when the skills changed on disk since the last look (a
+        stat per directory and SKILL.md, no reading) or when a catalog fit remembered on disk
+        proves wrong now that the tokenizer is loaded: '' when neither, else what changed."""
+        wrong = self.memo.audit() if self.memo is not None and self.memo.pending else 0
+        self.memo = None
         now = self.discovery.signature()
-        if now == self.signature:
+        if now == self.signature and not wrong:
             return ""
-        new = run_discovery(settings, self.estimator)
-        what = changes(self.discovery, new) or "files changed, skills the same"
+        new, self.memo = open_discovery(settings, self.estimator, trust_memo=not wrong)
+        what = "skills changed on disk: " + (
+            changes(self.discovery, new) or "files changed, skills the same"
+        )
+        if wrong:
+            what = f"{wrong} catalog fit(s) remembered in $MCA_HOME/cache were wrong, dropped"
         self.discovery, self.signature = new, new.signature()
         self.stage.update(new.skills)
         return what

@@ -551,13 +551,14 @@ def poisoned_fits_memo_cannot_blow_the_catalog_budget(w: World) -> None:
     _many_skills(w)
     first = _system_prompt(w)
     memo = w.mcahome / "cache" / "fits.json"
-    data = json.loads(memo.read_text())
-    data["answers"] = dict.fromkeys(data["answers"], True)
-    memo.write_text(json.dumps(data))
-    second = _system_prompt(w)
-    # a forged "fits" is checked against what a tokenizer could say: the catalog stays near
-    # its budget (a few lines longer at most), never the 40 whole descriptions (~10x)
-    assert len(second) < 1.5 * len(first) < 40 * 900, (len(first), len(second))
+    honest = json.loads(memo.read_text())
+    assert not all(honest["answers"].values())  # the 40 skills do not all fit
+    for forged in (True, False):  # every remembered answer turned "fits", then "does not"
+        memo.write_text(json.dumps({**honest, "answers": dict.fromkeys(honest["answers"], forged)}))
+        # each answer read back is checked by the tokenizer before the catalog is first sent:
+        # the model gets exactly the catalog an honest memo gives, and the file is mended
+        assert _system_prompt(w) == first
+        assert json.loads(memo.read_text())["answers"] == honest["answers"]
 
 
 @scenario
