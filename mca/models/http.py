@@ -22,6 +22,7 @@ import httpx
 from mca.config import Settings
 from mca.errors import ContextOverflow, ModelError, ModelHTTPError, StreamError
 from mca.models import shape
+from mca.models.body import ACCEPT_ENCODING, BadEncoding, body_text, read_body
 from mca.models.sse import StreamAssembler, capped_lines, over_cap, read_stream, sse_events
 from mca.sanitize import excerpt, scrub
 from mca.types import Request, Response, TextSink, Usage
@@ -54,7 +55,12 @@ Notice = Callable[[str], None]
 def make_client(settings: Settings, transport: httpx.BaseTransport | None = None) -> httpx.Client:
     """One client per session: connection reuse and explicit timeouts."""
     timeout = httpx.Timeout(connect=10.0, read=settings.read_timeout, write=30.0, pool=10.0)
-    return httpx.Client(timeout=timeout, transport=transport, follow_redirects=False)
+    return httpx.Client(
+        timeout=timeout,
+        transport=transport,
+        follow_redirects=False,
+        headers={"Accept-Encoding": ACCEPT_ENCODING},  # only what mca inflates itself
+    )
 
 
 @dataclass
@@ -78,16 +84,6 @@ class RetryPolicy:
                 return min(seconds, self.cap * 4)
         backoff: float = min(self.cap, self.base * 2 ** (attempt - 1))
         return backoff * (0.5 + self.jitter() / 2)
-
-
-def read_capped(response: httpx.Response, cap: int) -> bytes | None:
-    """The body, or None as soon as it is longer than `cap` bytes (the rest is never read)."""
-    data = bytearray()
-    for chunk in response.iter_bytes():
-        data += chunk
-        if len(data) > cap:
-            return None
-    return bytes(data)
 
 
 def _error_text(raw: bytes) -> str:
@@ -216,7 +212,7 @@ def send(
         if response.status_code < 300:
             return response
         with _reading(settings, "the error's body"):
-            body = read_capped(response, ERROR_BODY_BYTES) or b""
+            body = read_body(response, ERROR_BODY_BYTES) or b""
         response.close()
         error = http_error(response, settings, body)
         retry = response.status_code in RETRY_STATUSES and not isinstance(error, ContextOverflow)
@@ -259,12 +255,14 @@ def _reading(settings: Settings, what: str) -> Iterator[None]:
         ) from None
     except httpx.HTTPError as e:
         raise StreamError(f"{what} was cut off: {e!r}") from None
+    except BadEncoding as e:
+        raise StreamError(f"{what}: {e}") from None
 
 
 def read_json(response: httpx.Response, settings: Settings) -> Any:
     """A whole non-streamed JSON body, of at most MCA_MAX_RESPONSE_BYTES."""
     with _reading(settings, "the response"):
-        body = read_capped(response, settings.max_response_bytes)
+        body = read_body(response, settings.max_response_bytes)
     if body is None:
         raise over_cap("the answer", settings.max_response_bytes)
     encoding = response.encoding or "utf-8"
@@ -278,7 +276,7 @@ def iter_sse(
     a line longer than MCA_MAX_RESPONSE_BYTES too."""
 
     def lines() -> Iterator[str]:
-        for line in capped_lines(response.iter_text(), settings.max_response_bytes):
+        for line in capped_lines(body_text(response), settings.max_response_bytes):
             deadline.check(settings)  # keep-alives alone never extend a request forever
             yield line
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import httpx
 
+from mca.models.body import ACCEPT_ENCODING, read_body
+
 PROBE_SECONDS = 2.0
 PROBE_BYTES = 1024 * 1024  # a probe's answer is a small JSON object; more is not read
 
@@ -21,11 +23,9 @@ def _json(client: httpx.Client, method: str, url: str, **kw: Any) -> Any:
     import json
 
     with client.stream(method, url, **kw) as response:
-        data = bytearray()
-        for chunk in response.iter_bytes():
-            data += chunk
-            if len(data) > PROBE_BYTES:
-                raise ValueError("too large")
+        data = read_body(response, PROBE_BYTES)  # BadEncoding is a ValueError too
+    if data is None:
+        raise ValueError("too large")
     return json.loads(data)
 
 
@@ -69,7 +69,10 @@ def discover_window(
 ) -> tuple[int, str] | None:
     """(window, where it came from), or None when no server says."""
     timeout = httpx.Timeout(PROBE_SECONDS)
-    with httpx.Client(timeout=timeout, transport=transport, follow_redirects=False) as client:
+    headers = {"Accept-Encoding": ACCEPT_ENCODING}
+    with httpx.Client(
+        timeout=timeout, transport=transport, follow_redirects=False, headers=headers
+    ) as client:
         for label, probe in PROBES:
             try:
                 window = probe(client, base_url, model)

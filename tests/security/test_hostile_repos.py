@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.security import (
+    scenarios_gaps,  # noqa: F401  (registers its scenarios)
     scenarios_io,  # noqa: F401  (registers its scenarios)
     scenarios_keys,  # noqa: F401  (registers its scenarios)
 )
