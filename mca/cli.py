@@ -263,7 +263,10 @@ def _dispatch(argv: Sequence[str], env: Mapping[str, str]) -> int:
     subs = _subcommands()
     found, rest = split_globals(argv)
     if rest and rest[0] in subs:
-        return subs[rest[0]](_for_subcommand(rest[0], found, rest[1:]), env)
+        from mca.sanitize import scrubbed_stdio
+
+        with scrubbed_stdio(_secrets(env)):  # a command's output is scrubbed like a turn's
+            return subs[rest[0]](_for_subcommand(rest[0], found, rest[1:]), env)
     if env.get("SELFTEST") == "1":
         return subs["selftest"](argv, env)
     args = main_parser().parse_args(argv)

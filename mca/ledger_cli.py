@@ -139,6 +139,14 @@ def lab_report(repo: Path, sentences: Sequence[str] = LAB_SENTENCES) -> dict[str
     return compare(d, sentences, est, DEFAULT_SKILL_BUDGET, ws)
 
 
+def _scrubbed(sentence: str, env: Mapping[str, str]) -> str:
+    from mca.crash import home_of
+    from mca.keys import secrets_of
+    from mca.sanitize import scrub
+
+    return scrub(sentence, secrets_of(env, home_of(env)))
+
+
 def run_ledger_command(argv: Sequence[str], env: Mapping[str, str], policy_for: PolicyFor) -> int:
     """Entry for `mca ledger compare`; `policy_for` turns MCA_LAB into the policy discovery
     runs (the --lab report always prices the lab's packs as production loads them)."""
@@ -153,15 +161,16 @@ def run_ledger_command(argv: Sequence[str], env: Mapping[str, str], policy_for: 
         "--lab", action="store_true", help="the lab's four packs only, its two sentences by default"
     )
     args = p.parse_args(argv)
+    given = [_scrubbed(x, env) for x in args.sentences]  # shown cut short: scrubbed before
     if args.lab:
         from mca.content import lab_content
 
         with lab_content() as repo:
-            report = lab_report(repo, list(args.sentences) or LAB_SENTENCES)
+            report = lab_report(repo, given or LAB_SENTENCES)
         text = json.dumps(report, indent=2) if args.json else compare_text(report)
         sys.stdout.write(text + "\n")
         return 0
-    sentences = list(args.sentences) or [ln.strip() for ln in sys.stdin if ln.strip()]
+    sentences = given or [_scrubbed(ln.strip(), env) for ln in sys.stdin if ln.strip()]
     if not sentences:
         sys.stderr.write("mca ledger compare: no sentences (give them as arguments or on stdin)\n")
         return 1

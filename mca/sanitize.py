@@ -18,9 +18,12 @@ and the crash report of the command line, the session log, saved sessions, the R
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
-from collections.abc import Iterable
-from typing import Any
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any, TextIO
 
 _TABLE: dict[int, str] = {i: "^" + chr(i + 64) for i in range(32) if chr(i) not in "\n\t"}
 _TABLE[0x7F] = "^?"
@@ -201,3 +204,44 @@ class StreamScrubber:
     def flush(self) -> str:
         out, self.held = self.held, ""
         return out
+
+
+class ScrubbedWriter(io.TextIOBase):
+    """A text stream (stdout, stderr) that passes everything written to it through a
+    StreamScrubber; `close_out` writes what is still held back."""
+
+    def __init__(self, target: TextIO, secrets: Iterable[str]) -> None:
+        super().__init__()
+        self.target, self.scrubber = target, StreamScrubber(secrets)
+
+    def write(self, text: str) -> int:
+        self.target.write(self.scrubber.feed(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.target.flush()
+
+    def close_out(self) -> None:
+        self.target.write(self.scrubber.flush())
+        self.target.flush()
+
+    def isatty(self) -> bool:
+        return self.target.isatty()
+
+    def fileno(self) -> int:
+        return self.target.fileno()
+
+
+@contextlib.contextmanager
+def scrubbed_stdio(secrets: Iterable[str]) -> Iterator[None]:
+    """sys.stdout and sys.stderr scrubbed for the block (the one-shot commands' output)."""
+    secrets = tuple(secrets)
+    saved = sys.stdout, sys.stderr
+    out, err = ScrubbedWriter(saved[0], secrets), ScrubbedWriter(saved[1], secrets)
+    sys.stdout, sys.stderr = out, err
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+        out.close_out()
+        err.close_out()
