@@ -41,6 +41,10 @@ class ContainmentError(OSError):
     """An opened path turned out to be outside the allowed root (a swapped symlink)."""
 
 
+class SharedDirectory(OSError):
+    """A directory of mca's own turned out to be shared with every user (such as /tmp)."""
+
+
 class NotRegularFile(OSError):
     """The path is a FIFO, a device, a socket or a directory: mca only reads regular files."""
 
@@ -183,7 +187,8 @@ def private_dir(path: Path) -> Path:
     """Create `path` and any missing parents as 0700 directories, and tighten `path` itself.
 
     Only `path` (a directory of mca's own, such as $MCA_HOME) is ever chmod-ed, never a parent
-    that already existed, and never through a symlink.
+    that already existed, and never through a symlink. A directory every user may write to
+    (sticky or world-writable, such as /tmp) is refused, never tightened: SharedDirectory.
     """
     missing = []
     p = path
@@ -193,9 +198,14 @@ def private_dir(path: Path) -> Path:
     for d in reversed(missing):
         with contextlib.suppress(FileExistsError):
             d.mkdir(mode=0o700)
-    with contextlib.suppress(OSError):
+    try:
         st = os.lstat(path)
-        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and st.st_mode & 0o077:
+    except OSError:
+        return path
+    if stat.S_ISDIR(st.st_mode) and st.st_mode & (stat.S_ISVTX | stat.S_IWOTH):
+        raise SharedDirectory(errno.EPERM, "a directory every user can write to, not mca's own")
+    if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and st.st_mode & 0o077:
+        with contextlib.suppress(OSError):
             os.chmod(path, stat.S_IMODE(st.st_mode) & 0o700)
     return path
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from mca.errors import McaError, ScriptExhausted
-from mca.fsutil import NotRegularFile, open_private
+from mca.fsutil import NotRegularFile, SharedDirectory, open_private, private_dir
+from mca.home import prepare_home
 from mca.ledger import Calibration
 from mca.models.mock import ScriptedModel
 from mca.records import ledger_from, message_from
@@ -258,3 +259,31 @@ def test_remembered_fits_are_audited_once_the_tokenizer_is_there(tmp_path: Path)
     assert FitsMemo(where, "o200k_base", fits).audit() == 0  # nothing used, nothing asked
     fresh = FitsMemo(where, "o200k_base", fits, trust=False)
     assert fresh("a" * 8, 10) and not fresh.pending and len(asked) == 5
+
+
+@pytest.mark.parametrize("mode", [0o1777, 0o777, 0o1755])
+def test_a_shared_directory_is_never_made_mca_s_own(tmp_path: Path, mode: int) -> None:
+    """MCA_HOME=/tmp (or any directory every user may write to) is refused, and its mode is
+    left alone: tightening it would lock every other user out of /tmp."""
+    import stat
+    import subprocess
+    import sys
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(mode)
+    with pytest.raises(SharedDirectory):
+        private_dir(shared)
+    assert prepare_home(shared) != ""
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "MCA_HOME": str(shared), "MOCK": "1"}
+    run = subprocess.run(
+        [sys.executable, "-m", "mca", "-C", str(tmp_path), "-p", "hi"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert f"MCA_HOME {shared} cannot be used" in run.stderr, run.stderr
+    assert stat.S_IMODE(shared.stat().st_mode) == mode and not any(shared.iterdir())
+    private_dir(shared / "own")  # below it, a directory of mca's own is fine
+    assert stat.S_IMODE((shared / "own").stat().st_mode) == 0o700
