@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 
@@ -71,7 +72,9 @@ def multi_rows() -> list[dict[str, str]]:
 
 def test_manifest_lists_every_file_once() -> None:
     listed = [r["file"] for r in manifest()]
-    on_disk = sorted(str(p.relative_to(EVALS)) for p in EVALS.glob("*/*.json"))
+    # Two listdirs, not glob("*/*.json"): Python 3.11's glob leaves a scandir iterator open.
+    on_disk = sorted(f"{d}/{n}" for d in ("single", "multi") for n in os.listdir(EVALS / d))
+    on_disk = [f for f in on_disk if f.endswith(".json")]
     assert sorted(listed) == on_disk and len(set(listed)) == len(listed)
     for row in manifest():
         assert SOURCE.match(row["source"]), row
@@ -121,6 +124,11 @@ def test_packs_refs_exist() -> None:
 def test_corpus_refs_exist_and_multi_names_are_installed() -> None:
     for row in single_rows():
         assert (skill_dir(row["skill"]) / "SKILL.md").is_file(), row
+    single = {
+        (row["skill"], str(item["query"])): item["should_trigger"]
+        for row in single_rows()
+        for item in load(row)
+    }
     for row in multi_rows():
         refs = installed(row)
         names = {ref: read_skill_file(skill_dir(ref) / "SKILL.md").fields["name"] for ref in refs}
@@ -133,6 +141,9 @@ def test_corpus_refs_exist_and_multi_names_are_installed() -> None:
                 assert ref is not None, (row["file"], expected)
                 # Tuning never sees a held-out skill's queries, in any file.
                 assert split_of(ref) == row["split"], (row["file"], expected)
+            for ref in refs:  # a query both files label must get the same answer in both
+                said = single.get((ref, str(item["query"])))
+                assert said in (None, names[ref] == expected), (row["file"], ref, item)
 
 
 def test_no_secret_looking_strings() -> None:
