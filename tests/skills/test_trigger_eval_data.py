@@ -136,6 +136,8 @@ def test_corpus_refs_exist_and_multi_names_are_installed() -> None:
         names = {ref: read_skill_file(skill_dir(ref) / "SKILL.md").fields["name"] for ref in refs}
         by_name = {str(v): k for k, v in names.items()}
         assert len(by_name) == len(refs), f"{row['file']}: two installed skills share a name"
+        dirs = {skill_dir(ref).name for ref in refs}  # so they install side by side
+        assert len(dirs) == len(refs), f"{row['file']}: two installed skills share a directory name"
         for item in load(row):
             expected = item["expected"]
             if expected is not None:
