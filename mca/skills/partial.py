@@ -37,7 +37,9 @@ class _Scan:
     inside: int = 0
     inside_closer: str = ""
     heading: int = 0
-    open_at_end: str = ""  # the fence open where the allowance ends ('' when none)
+    last: int = 0  # where the line the allowance ends in starts
+    last_fence: str = ""  # the fence open at that line's start ('' when none)
+    last_is_fence: bool = False  # that line is a fence line itself: never cut inside it
 
 
 def _scan(body: str, limit: int) -> _Scan:
@@ -53,11 +55,11 @@ def _scan(body: str, limit: int) -> _Scan:
                 s.heading = pos
         elif pos > 0 and pos + len(fence) + 1 <= limit:
             s.inside, s.inside_closer = pos, fence
+        s.last, s.last_fence, s.last_is_fence = pos, fence, bool(_FENCE.match(line))
         fence = _fence_after(line, fence)
         if nl < 0:
             break
         pos = nl + 1
-    s.open_at_end = fence
     return s
 
 
@@ -85,15 +87,16 @@ def _char_boundary(body: str, pos: int) -> int:
     return pos
 
 
-def _inside_line(body: str, allowance: int, fence: str) -> tuple[int, str]:
-    """A cut inside a long line: after the last space in its second half, else anywhere."""
-    closer = f"\n{fence}\n" if fence else ""
+def _inside_line(body: str, allowance: int, s: _Scan) -> tuple[int, str]:
+    """A cut inside the long line the allowance ends in: after its last space in the second
+    half of the allowance, else at a character; (0, '') when that line is a fence line."""
+    closer = f"\n{s.last_fence}\n" if s.last_fence else ""
     limit = allowance - len(closer)
-    if limit <= 0:
+    if s.last_is_fence or limit <= s.last:
         return 0, ""
-    space = max(body.rfind(" ", 0, limit), body.rfind("\t", 0, limit))
+    space = max(body.rfind(" ", s.last, limit), body.rfind("\t", s.last, limit))
     pos = space + 1 if space >= limit * LINE_SHARE else _char_boundary(body, limit)
-    return pos, closer
+    return (pos, closer) if pos > s.last else (0, "")
 
 
 def cut_body(body: str, allowance: int) -> Cut | None:
@@ -112,7 +115,7 @@ def cut_body(body: str, allowance: int) -> Cut | None:
     elif s.inside >= allowance * LINE_SHARE:
         end, closer = s.inside, f"{s.inside_closer}\n"
     else:
-        end, closer = _inside_line(body, allowance, s.open_at_end)
+        end, closer = _inside_line(body, allowance, s)
         if end <= s.outside:
             end, closer = s.outside, ""
     if end <= 0:

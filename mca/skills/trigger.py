@@ -76,8 +76,8 @@ def mentioned(sentence: str, name: str) -> str:
     low = sentence.lower()
     if name.lower() not in low:
         return ""
-    for form in (f"${name}", f"/{name}"):
-        if re.search(rf"(?:^|\s){re.escape(form)}(?:$|[^\w-])", low):
+    for form in (f"${name}", f"/{name}"):  # compared lowercased, as the sentence is
+        if re.search(rf"(?:^|\s){re.escape(form.lower())}(?:$|[^\w-])", low):
             return form
     return name if _mention_rx(name.lower()).search(low) else ""
 
