@@ -15,7 +15,7 @@ FALSE = ("false", "False", "FALSE")
 BOOLEAN_SWITCHES = ("disable-model-invocation", "user-invocable")
 
 # Every client switch found in the 455 SKILL.md files of ../shared/corpus/skills (frontmatter
-# keys, counted by tests/skills/test_switches.py), and what mca does with it.
+# keys, counted by tests/skills/test_wishes.py), and what mca does with it.
 SWITCHES: dict[str, tuple[int, str]] = {
     "disable-model-invocation": (
         24,

@@ -67,7 +67,10 @@ class SlashCommands:
         )
         width = max(len(n) for n in names)
         lines = [f"{n:<{width}}  {c.help}" for n, c in sorted(names.items())]
-        skills = self.repl.session.skills.discovery.skills
+        try:
+            skills = self.repl.session.skills.discovery.skills
+        except McaError:  # the commands still help; the error shows on the next turn
+            skills = {}
         self.say("\n".join(lines + skill_help(skills, self.table)))
 
     def skill_refusal(self, name: str) -> str | None:

@@ -8,6 +8,7 @@ import os
 import re
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -147,17 +148,11 @@ def test_slash_planner_loads_the_part_that_fits() -> None:
 
 @pytest.mark.parametrize("sentence", ["$planner go", "use the planner skill", "plan it"])
 def test_only_an_explicit_wish_loads_a_head(sentence: str) -> None:
-    planner = replace_triggers(sk("planner", planner_body()), ("plan it",))
+    planner = replace(sk("planner", planner_body()), triggers=("plan it",))
     [decision] = evaluate([planner], sentence, budget=BUDGET, root=ROOT).decisions
     assert decision.loaded == sentence.startswith("$")
     if not decision.loaded:
         assert decision.reason.startswith("body is ")
-
-
-def replace_triggers(skill: Skill, triggers: tuple[str, ...]) -> Skill:
-    from dataclasses import replace
-
-    return replace(skill, triggers=triggers)
 
 
 def test_a_name_with_regex_metacharacters_is_named_literally() -> None:
@@ -225,8 +220,6 @@ def test_a_mention_outranks_a_file() -> None:
 # -- disable-model-invocation, user-invocable --------------------------------------------------
 def named_only(name: str = "deploy", body: str = "Deploy body.") -> Skill:
     skill = sk(name, body, **{"disable-model-invocation": "true"})
-    from dataclasses import replace
-
     return replace(skill, triggers=("deploy",), paths=("deploy/**",))
 
 
@@ -242,8 +235,6 @@ def test_a_named_only_skill_loads_when_named_and_keeps_no_domain_otherwise() -> 
     for sentence in ("$deploy now", "/deploy now"):
         result = evaluate([named_only()], sentence, budget=BUDGET, root=ROOT)
         assert [d.loaded for d in result.decisions] == [True]
-    from dataclasses import replace
-
     rival = replace(sk("ship", "Ship body."), triggers=("deploy",), domain="release")
     quiet = replace(named_only(), domain="release")
     result = evaluate([quiet, rival], "deploy it", budget=BUDGET, root=ROOT)
@@ -283,8 +274,6 @@ def run_tool(env: ToolEnv, state: TurnState, **args: Any) -> str:
 
 @pytest.fixture
 def stage_env(env: ToolEnv) -> tuple[SkillStage, ToolEnv]:
-    from dataclasses import replace
-
     skills = {s.name: s for s in (sk("planner", planner_body()), named_only())}
     stage = SkillStage(skills, budget=BUDGET, root=ROOT, emit=lambda e: None)
     return stage, replace(env, skills=stage)
