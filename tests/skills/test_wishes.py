@@ -365,3 +365,19 @@ def test_a_name_with_capitals_is_named_in_any_case() -> None:
     for sentence in ("/SEOAgent audit this page", "/seoagent audit", "use $SeoAgent"):
         [hit] = judge([sk("SEOAgent", "b")], sentence, [])
         assert hit.reasons[0].kind == "mention" and hit.reasons[0].detail[0] in "$/"
+
+
+def test_a_head_is_taken_out_whole_when_a_rival_is_named() -> None:
+    """The text retired is the text that went in (a head), so the other skill of the same
+    message stays."""
+    planner = replace(sk("planner", planner_body()), domain="plan")
+    rival = replace(sk("roadmap", "ROADMAP-BODY"), domain="plan")
+    small = sk("small", "SMALL-BODY")
+    stage = SkillStage(
+        {s.name: s for s in (planner, rival, small)}, budget=BUDGET, root=ROOT, emit=lambda e: None
+    )
+    history = stage("$small and /planner please", [], 1)
+    assert set(history[0].skills) == {"small", "planner"} and "## Step 0" in history[0].content
+    history += stage("now use $roadmap", history, 2)
+    assert history[0].skills == ("small",) and "SMALL-BODY" in history[0].content
+    assert "## Step 0" not in history[0].content and "ROADMAP-BODY" in history[1].content
