@@ -63,6 +63,21 @@ def user_invocable(skill: Skill) -> bool:
     return flag(skill.fields, "user-invocable", True)
 
 
+def _hint(value: Value) -> str | None:
+    # `argument-hint: [file path]` is a YAML list; Claude Code shows it with its brackets.
+    if isinstance(value, str):
+        return " ".join(value.split())
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "[" + ", ".join(" ".join(str(v).split()) for v in value) + "]"
+    return None
+
+
+def argument_hint(skill: Skill) -> str:
+    """What /help shows after /NAME ('' when the skill gives no usable hint)."""
+    value = skill.fields.get("argument-hint")
+    return (_hint(value) or "") if value is not None else ""
+
+
 def switch_problems(fields: Mapping[str, Value]) -> list[tuple[str, str, str]]:
     """(code, key, message) for each client switch that is not as mca can use it."""
     out = []
@@ -73,8 +88,9 @@ def switch_problems(fields: Mapping[str, Value]) -> list[tuple[str, str, str]]:
             message = f"field {key!r} must be true or false, got {shown!r}; the field is ignored"
             out.append(("field-dropped", key, message))
     hint = fields.get("argument-hint")
-    if hint is not None and not isinstance(hint, str):
-        out.append(("field-dropped", "argument-hint", "field 'argument-hint' must be a string"))
+    if hint is not None and _hint(hint) is None:
+        message = "field 'argument-hint' must be text (or [text] as Claude Code writes it)"
+        out.append(("field-dropped", "argument-hint", message))
     if "hooks" in fields:
         out.append(("unknown-field", "hooks", f"field 'hooks': {SWITCHES['hooks'][1]}"))
     return out

@@ -225,15 +225,14 @@ class SlashCommands:
 def skill_help(skills: Mapping[str, Skill], commands: Mapping[str, Command]) -> list[str]:
     """/help's lines about skills: which /NAME sends a turn naming that skill (with its
     argument-hint), and which skills a built-in command shadows ($NAME still names them)."""
-    from mca.skills.switches import user_invocable
+    from mca.skills.switches import argument_hint, user_invocable
 
     offered = [s for n, s in sorted(skills.items()) if user_invocable(s)]
     if not offered:
         return []
     lines = ["skills (/NAME text sends text naming the skill; $NAME works anywhere in a sentence):"]
     for s in offered[:HELP_SKILLS_MAX]:
-        hint = s.fields.get("argument-hint")
-        shown = f"/{s.name}" + (f" {' '.join(hint.split())}" if isinstance(hint, str) else "")
+        shown = " ".join(filter(None, (f"/{s.name}", argument_hint(s))))
         if f"/{s.name}" in commands:
             shown = f"${s.name}  (/{s.name} is the built-in command)"
         lines.append(f"  {shown}")

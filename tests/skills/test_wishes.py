@@ -22,7 +22,7 @@ from mca.skills.model import Skill
 from mca.skills.parse import parse_text, read_skill_file
 from mca.skills.partial import cut_body, partial_block
 from mca.skills.stage import SkillStage, evaluate
-from mca.skills.switches import SWITCHES, model_invocable, user_invocable
+from mca.skills.switches import SWITCHES, argument_hint, model_invocable, user_invocable
 from mca.skills.trigger import FILE_POINTS, MENTION_POINTS, judge
 from mca.skills.validate import validate
 from mca.tools import get_tool
@@ -378,3 +378,17 @@ def test_a_head_is_taken_out_whole_when_a_rival_is_named() -> None:
     history += stage("now use $roadmap", history, 2)
     assert history[0].skills == ("small",) and "SMALL-BODY" in history[0].content
     assert "## Step 0" not in history[0].content and "ROADMAP-BODY" in history[1].content
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [('"what to plan"', "what to plan"), ("[file or directory]", "[file or directory]")],
+)
+def test_an_argument_hint_as_text_or_as_claude_code_writes_it(
+    tmp_path: Path, make_skill: MakeSkill, value: str, shown: str
+) -> None:
+    text = skill_text("h", body="b\n", argument_hint=value)
+    path = make_skill(tmp_path, "h", text)
+    cand = validate(path, parse_text(text, str(path)), None)
+    assert cand.skill is not None and argument_hint(cand.skill) == shown
+    assert not [d for d in cand.diagnostics if "argument-hint" in d.message]
