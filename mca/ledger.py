@@ -143,7 +143,7 @@ class _Builder:
                 continue
             body = block.body
             hit = reasons[name].hit.line().split("  ", 2)[-1] if name in reasons else ""
-            self.add(f"skill body: {name}", "stage2", body, f"{hit} → loaded")
+            self.add(f"skill body: {name}", "stage2", body, f"{hit} → {block.partial or 'loaded'}")
             rest = rest.replace(body, "", 1)
             for cmd in block.attachments:
                 self.add(f"attachment: {cmd}", "stage3", cmd + "\n", f"script of {name}")
@@ -175,10 +175,15 @@ class _Builder:
                 history.append(text)
         self.add_many(f"conversation history ({len(history)} messages)", "history", history)
         this_turn = []
+        partial = {b.name: b.partial for b in stage.read if b.partial} if stage else {}
         for m in msgs[sentence_at + 1 :]:
             if m.kind == KIND_SKILLS:  # a skill the model read this turn: an activation
                 label = f"skill read by the model: {', '.join(m.skills)}"
-                self.add(label, "stage2", message_text(m), "read_file → gates passed, protected")
+                why = "; ".join(
+                    ["read_file → gates passed, protected"]
+                    + [partial[n] for n in m.skills if n in partial]
+                )
+                self.add(label, "stage2", message_text(m), why)
             else:
                 this_turn.append(message_text(m))
         self.add_many("this turn's tool calls and results", "tools-turn", this_turn)

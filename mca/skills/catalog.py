@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from mca.provenance import defang
 from mca.skills.model import Diagnostic, Skill
+from mca.skills.switches import model_invocable
 
 CATALOG_SHARE = 0.02  # of the context window, in estimated tokens, when the window is known
 FALLBACK_CHARS = 8000  # when it is not
@@ -49,9 +50,14 @@ class Catalog:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
+NAMED_ONLY_MARK = "(only when the user names it)"  # disable-model-invocation: true
+
+
 def _entry(skill: Skill, description: str | None) -> str:
     name = defang(" ".join(skill.name.split()))
-    return f"- {name}: {defang(description)}" if description else f"- {name}"
+    mark = "" if model_invocable(skill) else NAMED_ONLY_MARK
+    text = " ".join(filter(None, (mark, defang(description) if description else "")))
+    return f"- {name}: {text}" if text else f"- {name}"
 
 
 def _shorten(text: str, limit: int | None) -> str:

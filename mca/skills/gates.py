@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from mca.skills.inject import Block
 from mca.skills.model import Skill
+from mca.skills.partial import partial_block
+from mca.skills.switches import named
 from mca.skills.trigger import Hit
 
 
@@ -54,6 +56,7 @@ def apply_gates(
     a lower-scoring rival never takes its place. `held` maps a domain to the skill of it
     already in context from an earlier turn: that skill keeps its domain, unless the user
     names a rival explicitly ($name), which then replaces it (Decision.replaces says which).
+    A skill named explicitly ($name or /name) that is over the budget loads its head instead.
     """
     decisions: list[Decision] = []
     winners: dict[str, _Winner] = {d: _Winner(n) for d, n in (held or {}).items()}
@@ -73,20 +76,30 @@ def apply_gates(
             else:
                 decisions.append(Decision(hit, False, _rival(skill, winner, in_context)))
                 continue
-        block = render(skill)
-        size = len(block.text)
-        if used + size > budget:
-            reason = f"body is {size} chars, only {budget - used} left"
-            decisions.append(Decision(hit, False, reason, block))
+        block, refused = _fit(hit, render, budget - used)
+        if refused:
+            decisions.append(Decision(hit, False, refused, block))
             winners.setdefault(skill.domain_key, _Winner(skill.name, "did not fit the budget"))
             continue
+        size = len(block.text)
         winners[skill.domain_key] = _Winner(skill.name)
         used += size
-        reason = f"expanded, {size} chars"
+        reason = block.partial or f"expanded, {size} chars"
         if replaces:
             reason += f"; replaces {replaces} (in context since turn {in_context[replaces]})"
         decisions.append(Decision(hit, True, reason, block, replaces))
     return decisions
+
+
+def _fit(hit: Hit, render: Callable[[Skill], Block], left: int) -> tuple[Block, str]:
+    """The block that fits in `left` (a named skill's head when the whole does not), and ''; or
+    the whole block and why it does not fit."""
+    block = render(hit.skill)
+    size = len(block.text)
+    if size <= left:
+        return block, ""
+    part = partial_block(hit.skill, render, left) if named(hit) else None
+    return (part, "") if part is not None else (block, f"body is {size} chars, only {left} left")
 
 
 def _rival(skill: Skill, winner: _Winner, in_context: Mapping[str, int]) -> str:
@@ -116,5 +129,8 @@ def gate_read(
         return False, f"same {skill.domain} domain as {winner}, {how}", None
     block = render(skill)
     if len(block.text) > left:
-        return False, f"body is {len(block.text)} chars, only {left} left", block
+        part = partial_block(skill, render, left)  # the model asked for it by name
+        if part is None:
+            return False, f"body is {len(block.text)} chars, only {left} left", block
+        return True, f"{part.partial} (read by the model)", part
     return True, f"expanded, {len(block.text)} chars (read by the model)", block

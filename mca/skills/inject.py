@@ -43,6 +43,7 @@ class Block:
     text: str
     body: str
     attachments: list[str] = field(default_factory=list)  # stage three command lines
+    partial: str = ""  # 'partial: N of M chars; the rest: ...' when only the head fitted
 
 
 def list_resources(skill_dir: Path) -> dict[str, list[str]]:

@@ -23,6 +23,7 @@ from mca.skills.gates import Decision, gate_read
 from mca.skills.inject import Block, stage_two_text
 from mca.skills.model import Skill, xml_escape
 from mca.skills.policy import PRODUCTION, Policy
+from mca.skills.switches import withhold
 from mca.skills.trigger import Hit, SkillSet, sentence_paths
 from mca.tools.paths import resolve_in
 from mca.types import KIND_REFERENCE, KIND_SKILLS, Message
@@ -108,7 +109,9 @@ def evaluate(
     held = {
         by_name[n].domain_key: n for n in sorted(present, key=present.__getitem__) if n in by_name
     }
-    decisions = policy.gates(hits, budget, policy.render, present, held)
+    allowed, kept_out = withhold(hits)  # a skill's own switch, whatever the policy
+    decisions = policy.gates(allowed, budget, policy.render, present, held)
+    decisions += [Decision(hit, False, why) for hit, why in kept_out]
     result = StageResult(hits, decisions, paths=paths)
     result.injected_text = stage_two_text(result.blocks)
     refs = [p for p in written if f"@{p}" in sentence]
@@ -177,6 +180,7 @@ class SkillStage:
         self._skills = skills
         self._files: dict[Path, str] | None = None  # real SKILL.md path -> name, on first use
         self._inodes: dict[tuple[int, int], str] = {}  # (device, inode) -> name, with _files
+        self._shown: dict[str, str] = {}  # name -> the block text that went in (maybe a head)
 
     def __call__(
         self, sentence: str, history: list[Message], turn: int, touched: Sequence[str] = ()
@@ -197,6 +201,7 @@ class SkillStage:
         self.last = result
         self.history.append((turn, result))
         self._log(result, turn)
+        self._shown.update((b.name, b.text) for b in result.blocks)
         for d in result.decisions:
             if d.loaded and d.replaces:
                 self._retire(d.replaces, history)
@@ -220,7 +225,7 @@ class SkillStage:
     def _retire(self, name: str, history: list[Message]) -> None:
         """Take a replaced skill's block out of the messages that carried it."""
         skill = self.skill_set.by_name.get(name)
-        block = self.policy.render(skill).text if skill is not None else ""
+        block = self._shown.get(name) or (self.policy.render(skill).text if skill else "")
         for i, m in enumerate(history):
             if m.kind != KIND_SKILLS or name not in m.skills:
                 continue
@@ -282,10 +287,25 @@ class SkillStage:
             return False, f"skill {name!r} not loaded: {reason}", None
         if result is not None:
             result.read.append(block)
+        self._shown[name] = block.text
         text = READ_HEADER + "\n\n" + block.text
         message = Message("user", text, kind=KIND_SKILLS, protected=True, turn=turn, skills=(name,))
         note = f"mca put the skill {name!r} in the conversation (the next message): {reason}"
         return True, note, message
+
+    def body_in_context(self, name: str, history: Sequence[Message]) -> str:
+        """The body of a skill in context (its head may be all that fitted), to read on with
+        read_file skill:NAME offset=N; a skill not in context is read whole first."""
+        skill = self.skill_set.by_name.get(name)
+        if skill is None:
+            known = ", ".join(sorted(self.skill_set.by_name)) or "none"
+            raise ToolError(f"no skill named {name!r} is loaded (loaded: {known})")
+        if name not in _present(history):
+            raise ToolError(
+                f"skill {name!r} is not in the conversation: read_file skill:{name} (without"
+                " offset or column) loads it first"
+            )
+        return skill.body
 
     def _log(self, result: StageResult, turn: int) -> None:
         for d in result.decisions:

@@ -11,6 +11,7 @@ from mca.globs import glob_match, literal_prefix
 from mca.skills.model import Skill
 
 MENTION_POINTS = 100
+FILE_POINTS = 30  # the name as a file's extension: evidence, weaker than naming the skill
 PATH_POINTS = 10
 KEYWORD_POINTS = 3
 
@@ -25,7 +26,7 @@ _REF_RX = re.compile(r"(?:^|(?<=\s))@([^\s]+)")
 class Reason:
     """One reason a skill matched, with its points."""
 
-    kind: str  # mention / path / keyword
+    kind: str  # mention / file / path / keyword
     detail: str
     points: int
 
@@ -75,8 +76,8 @@ def mentioned(sentence: str, name: str) -> str:
     low = sentence.lower()
     if name.lower() not in low:
         return ""
-    for form in (f"${name}", f"/{name}"):
-        if re.search(rf"(?:^|\s){re.escape(form)}(?:$|[^\w-])", low):
+    for form in (f"${name}", f"/{name}"):  # compared lowercased, as the sentence is
+        if re.search(rf"(?:^|\s){re.escape(form.lower())}(?:$|[^\w-])", low):
             return form
     return name if _mention_rx(name.lower()).search(low) else ""
 
@@ -175,11 +176,35 @@ class _Index:
         return found
 
 
+_EXTENSION = re.compile(r"[a-z0-9]{1,8}\Z")
+
+
+@functools.lru_cache(maxsize=65536)
+def _file_rx(name: str) -> re.Pattern[str]:
+    # A file's stem (or nothing: '.bpmn files', '*.bpmn'), a dot, the name, and no more of a
+    # word: 'refund.bpmn', 'a.bpmn.xml'; not 'e.g.bpmnx'.
+    return re.compile(rf"(?:^|(?<=[\w\-)\]*\s]))\.{re.escape(name)}(?![\w\-])")
+
+
+def file_reason(name: str, low: str) -> Reason | None:
+    """A file in the (lowercased) sentence whose extension is the skill's (lowercased) name:
+    'Q4 sales final.xlsx' for xlsx, 'refund.bpmn' for bpmn."""
+    if f".{name}" not in low or not _EXTENSION.match(name):
+        return None
+    m = _file_rx(name).search(low)
+    if m is None:
+        return None
+    start = max(low.rfind(c, 0, m.start()) for c in " \t\n\"'`(<[@") + 1
+    return Reason("file", low[start : m.end()], FILE_POINTS)
+
+
 def _score(skill: Skill, sentence: str, low: str, paths: Sequence[tuple[str, str]]) -> list[Reason]:
     reasons: list[Reason] = []
     name, triggers = skill.lowered
     if name in low and (form := mentioned(sentence, skill.name)):
         reasons.append(Reason("mention", form, MENTION_POINTS))
+    if name in low and (file := file_reason(name, low)):
+        reasons.append(file)
     if paths:
         reasons += _path_reasons(skill.paths, paths)
     for trigger, needle in triggers:

@@ -18,6 +18,7 @@ from mca.skills.model import (
     Skill,
 )
 from mca.skills.parse import ParsedSkill
+from mca.skills.switches import SWITCHES, switch_problems
 from mca.skills.yaml import Value
 
 SPEC_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
@@ -142,8 +143,10 @@ def _spec_fields(c: _Checker) -> None:
     if isinstance(tools, dict):
         c.invalid("allowed-tools", "a string or a list", tools)
     for key in c.parsed.fields:
-        if key not in SPEC_FIELDS and key not in EXTENSION_FIELDS:
+        if key not in SPEC_FIELDS and key not in EXTENSION_FIELDS and key not in SWITCHES:
             c.add("unknown-field", f"field {key!r} is not used by mca (kept as is)", key)
+    for code, key, message in switch_problems(c.parsed.fields):
+        c.add(code, message, key)
 
 
 def _extensions(c: _Checker) -> tuple[str, int, tuple[str, ...], tuple[str, ...]]:

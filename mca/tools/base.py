@@ -32,6 +32,10 @@ class SkillAccess(Protocol):
         self, name: str, turn: int, history: Sequence[Message]
     ) -> tuple[bool, str, Message | None]: ...
 
+    def body_in_context(self, name: str, history: Sequence[Message]) -> str:
+        """A skill's whole body, to read on past the part that fitted; raises ToolError."""
+        ...
+
 
 class NoSkills:
     """The skill access of a session with no skill runtime (tests, the registry check)."""
@@ -46,6 +50,9 @@ class NoSkills:
         self, name: str, turn: int, history: Sequence[Message]
     ) -> tuple[bool, str, Message | None]:
         return False, f"skill:{name}: no skills are loaded in this session", None
+
+    def body_in_context(self, name: str, history: Sequence[Message]) -> str:
+        raise ToolError(f"skill:{name}: no skills are loaded in this session")
 
 
 class Asker(Protocol):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -15,7 +16,7 @@ from mca.globs import glob_match
 from mca.tools.base import ToolEnv, TurnState, arg_int, arg_str
 from mca.tools.ignore import Ignore
 from mca.tools.paths import inside, relative_label, resolve_in, resolve_in_skill
-from mca.tools.window import Line, read_window
+from mca.tools.window import Line, Window, read_window
 
 MAX_READ_BYTES = 256 * 1024
 MAX_READ_LINES = 2000
@@ -100,6 +101,8 @@ def read_file(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
     offset = arg_int(args, "offset", 1, 1, 10**9)
     limit = arg_int(args, "limit", MAX_READ_LINES, 1, MAX_READ_LINES)
     column = arg_int(args, "column", 1, 1, 10**10)
+    if path.startswith("skill:") and (offset > 1 or column > 1):
+        return _skill_rest(env, turn, path, (offset, limit, column))
     if path.startswith("skill:"):
         return _activate(env, turn, path.removeprefix("skill:").strip())
     target, skill = _resolve_readable(env, path)
@@ -125,8 +128,24 @@ def read_file(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
         turn.touched.add(relative_label(target, env.root.resolve()))
     if binary:
         return f"{path}: binary file, {st.st_size} bytes; not shown"
+    return _listing(path, win, offset, st.st_size)
+
+
+def _skill_rest(env: ToolEnv, turn: TurnState, path: str, where: tuple[int, int, int]) -> str:
+    """read_file skill:NAME offset=N: the body of a skill in context, from line N, as a file
+    would be read (the way on past the head of a skill that did not fit the budget)."""
+    offset, limit, column = where
+    name = path.removeprefix("skill:").strip()
+    body = env.skills.body_in_context(name, [*turn.history, *turn.pending])
+    data = body.encode("utf-8", "surrogatepass")
+    win = read_window(io.BytesIO(data), len(data), offset, limit, MAX_READ_BYTES, column=column)
+    return _listing(path, win, offset, len(data))
+
+
+def _listing(path: str, win: Window, offset: int, size: int) -> str:
+    """Numbered lines of a window, under a header saying which lines and how to read on."""
     out = [f"{line.number:6}\t{_show(line)}" for line in win.lines]
-    total = f"{win.total} lines total" if win.total is not None else f"{st.st_size:,} bytes"
+    total = f"{win.total} lines total" if win.total is not None else f"{size:,} bytes"
     header = f"{path}: {total}"
     last = offset + len(out) - 1
     more = win.total is None or last < win.total

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -11,7 +11,10 @@ from mca.errors import McaError
 from mca.ui.render import ledger_summary, ledger_table, snapshot_lines, tools_text, undo_lines
 
 if TYPE_CHECKING:
+    from mca.skills.model import Skill
     from mca.ui.repl import Repl
+
+HELP_SKILLS_MAX = 40  # /help lists this many skills; /skills lists them all
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,25 @@ class SlashCommands:
             "run a shell command yourself (no approval, no sandbox: you typed it)", self.help
         )
         width = max(len(n) for n in names)
-        self.say("\n".join(f"{n:<{width}}  {c.help}" for n, c in sorted(names.items())))
+        lines = [f"{n:<{width}}  {c.help}" for n, c in sorted(names.items())]
+        try:
+            skills = self.repl.session.skills.discovery.skills
+        except McaError:  # the commands still help; the error shows on the next turn
+            skills = {}
+        self.say("\n".join(lines + skill_help(skills, self.table)))
+
+    def skill_refusal(self, name: str) -> str | None:
+        """For /NAME that is no command: None when no skill has that name, '' when it may be
+        used this way, else why not."""
+        from mca.skills.switches import user_invocable
+
+        skill = self.repl.session.skills.discovery.skills.get(name[1:])
+        if skill is None or user_invocable(skill):
+            return None if skill is None else ""
+        return (
+            f"{name} is a skill that is not offered as a command (user-invocable: false in its"
+            " SKILL.md); the model can still read it"
+        )
 
     def undo(self, arg: str) -> None:
         self.say(undo_lines(self.repl.session.undo(force=arg.strip() == "--force")))
@@ -199,3 +220,22 @@ class SlashCommands:
         text = conversation_markdown(session.messages, "mca conversation", meta)
         where = session.export(arg.strip(), scrub(text, session.settings.secrets).encode())
         self.say(f"wrote {where} ({len(text.splitlines())} lines)")
+
+
+def skill_help(skills: Mapping[str, Skill], commands: Mapping[str, Command]) -> list[str]:
+    """/help's lines about skills: which /NAME sends a turn naming that skill (with its
+    argument-hint), and which skills a built-in command shadows ($NAME still names them)."""
+    from mca.skills.switches import argument_hint, user_invocable
+
+    offered = [s for n, s in sorted(skills.items()) if user_invocable(s)]
+    if not offered:
+        return []
+    lines = ["skills (/NAME text sends text naming the skill; $NAME works anywhere in a sentence):"]
+    for s in offered[:HELP_SKILLS_MAX]:
+        shown = " ".join(filter(None, (f"/{s.name}", argument_hint(s))))
+        if f"/{s.name}" in commands:
+            shown = f"${s.name}  (/{s.name} is the built-in command)"
+        lines.append(f"  {shown}")
+    if len(offered) > HELP_SKILLS_MAX:
+        lines.append(f"  ... and {len(offered) - HELP_SKILLS_MAX} more (/skills lists them)")
+    return lines

@@ -134,9 +134,13 @@ class Repl:
 
     def _skills(self) -> list[str]:
         """Skill names for completion: none until the session is ready (never waits)."""
+        from mca.skills.switches import user_invocable
+
         if self._session is None:
             return []
-        return sorted(self._session.skills.discovery.skills)
+        return sorted(
+            n for n, s in self._session.skills.discovery.skills.items() if user_invocable(s)
+        )
 
     def _ask(self, question: str) -> str:
         if self.plain:
@@ -213,8 +217,12 @@ class Repl:
         name, _, arg = line.strip().partition(" ")
         command = self.commands.get(name)
         try:
-            if command is None and name[1:] in self._skill_names():
-                self.handle_turn(line.strip())  # the stage reads /name as an explicit mention
+            refused = None if command is not None else self.slash.skill_refusal(name)
+            if refused == "":  # a skill: the stage reads /name as an explicit mention
+                self.handle_turn(line.strip())
+                return
+            if refused:
+                self.ui.say(refused)
                 return
             if command is None:
                 self.ui.say(
@@ -227,9 +235,6 @@ class Repl:
             self.ui.say(f"error: {e}")
         except Exception as e:  # a bug: say so in one line and keep the session
             self._bug(e)
-
-    def _skill_names(self) -> set[str]:
-        return set(self.session.skills.discovery.skills)
 
     def shell(self, command: str) -> None:
         """`!command`: the person's own command, run at once; its output may join the chat."""

@@ -209,6 +209,27 @@ def test_skill_by_name_and_unknown_names(ws: Path) -> None:
     assert "loaded  release-notes" in why
 
 
+def test_print_mode_loads_the_head_of_a_named_skill_over_the_budget(ws: Path) -> None:
+    """mca -p "/planner ..." loads the part that fits and says how to read the rest (it loaded
+    nothing before: the body is over the 12,000-character skill budget)."""
+    skill = ws / ".agents" / "skills" / "planner"
+    skill.mkdir(parents=True)
+    steps = "".join(f"## Step {i}\n\n" + "Do it well. " * 40 + "\n\n" for i in range(60))
+    (skill / "SKILL.md").write_text(
+        "---\nname: planner\ndescription: Plan features.\n---\n# Planner\n\n" + steps
+    )
+    r = mca(ws, "-p", "/planner Add user profile editing", "--json")
+    assert r.returncode == 0, r.stderr
+    [decision] = json.loads(r.stdout)["skills"]["decisions"]
+    assert decision["loaded"] and decision["chars"] <= 12_000
+    assert (
+        decision["reason"].startswith("partial: ")
+        and "read_file skill:planner" in (decision["reason"])
+    )
+    text = mca(ws, "-p", "/planner Add user profile editing")
+    assert "mention /planner (100)  → partial: " in text.stderr
+
+
 def test_model_chooser(ws: Path) -> None:
     env = {"OPENAI_API_KEY": "k1", "HOME": str(ws.parent), "MCA_HOME": str(ws.parent / "h")}
     current = load_settings(env, workspace=ws)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -211,3 +212,42 @@ def test_always_is_scoped_to_the_program(run_repl: RunRepl, ws: Path, tmp_path: 
     )
     assert (ws / "one").exists() and not (ws / "two").exists()  # `touch one`: always
     assert out.count("run_command wants to run exactly this") == 3  # one, two, ls
+
+
+def _skill(ws: Path, name: str, body: str, **fields: str) -> None:
+    d = ws / ".agents" / "skills" / name
+    d.mkdir(parents=True)
+    extra = "".join(f"{k}: {v}\n" for k, v in fields.items())
+    (d / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: Use for {name}.\n{extra}---\n{body}"
+    )
+
+
+def test_slash_skill_over_the_budget_loads_its_head(run_repl: RunRepl, ws: Path) -> None:
+    """/NAME rest of sentence names the skill; a built-in command wins over a skill of the same
+    name ($NAME still names it); /help lists the skills; an unknown /word stays an error."""
+    steps = "".join(f"## Step {i}\n\n" + "Do it well. " * 40 + "\n\n" for i in range(60))
+    _skill(ws, "planner", "# Planner\n\n" + steps, **{"argument-hint": '"what to plan"'})
+    _skill(ws, "diff", "DIFF-SKILL-BODY\n")
+    _skill(ws, "hidden", "HIDDEN-BODY\n", **{"user-invocable": "false"})
+    keys = [
+        "/help",
+        "/planner Add user profile editing",
+        "/why",
+        "/diff",
+        "/hidden now",
+        "/nope",
+        "$diff please",
+        "/why",
+    ]
+    out, repl = run_repl(ENTER.join(keys) + ENTER + CTRL_D, HOME=str(ws.parent))
+    assert "  /planner what to plan\n" in out and "  $diff  (/diff is the built-in command)" in out
+    assert "/hidden" not in out[: out.index("skill planner  score 100")]
+    assert re.search(r"loaded  planner: partial: \d+ of \d+ chars; the rest: read_file", out)
+    assert "no file changes in this session" in out  # /diff: the command
+    assert "/hidden is a skill that is not offered as a command (user-invocable: false" in out
+    assert "unknown command /nope" in out
+    assert "loaded  diff: expanded" in out
+    sent = [m for m in repl.session.agent.messages if m.kind == "skills"]
+    assert [m.skills for m in sent] == [("planner",), ("diff",)]
+    assert "read_file skill:planner offset=" in sent[0].content

@@ -212,6 +212,34 @@ def test_tab_completes_skill_names_and_slash_skill_runs_it(ws: Path) -> None:
     term.close()
 
 
+def test_slash_skill_over_the_budget_on_a_terminal(ws: Path) -> None:
+    """/planner completes and loads its head; a skill hidden from /NAME does not complete; a
+    built-in command wins over a skill of its name."""
+    root = ws / ".agents" / "skills"
+    steps = "".join(f"## Step {i}\n\n" + "Do it well. " * 40 + "\n\n" for i in range(60))
+    for name, extra, body in (
+        ("planner", "", "# Planner\n\n" + steps),
+        ("hidden", "user-invocable: false\n", "hidden body\n"),
+        ("diff", "", "diff skill body\n"),
+    ):
+        (root / name).mkdir(parents=True)
+        text = f"---\nname: {name}\ndescription: Use for {name}.\n{extra}---\n{body}"
+        (root / name / "SKILL.md").write_text(text)
+    term = Screen(ws, [], env_for(ws, MOCK="1"))
+    term.expect("skills: 3 loaded")
+    term.child.send("/hid\t")
+    term.wait_for(lambda _: term.line_at_cursor() == "mca> /hid", "no completion for /hid")
+    term.child.send("\x15/pla\t")
+    term.on_screen("mca> /planner")
+    term.child.send(" Add user profile editing\r")
+    term.expect(r"mention /planner \(100\)  \S+ partial: \d+ of \d+ chars")
+    term.wait_for(lambda _: term.line_at_cursor() == "mca>", "the next prompt")
+    term.child.send("/diff\r")
+    term.on_screen("no file changes in this session")
+    term.wait_for(lambda _: term.line_at_cursor() == "mca>", "the prompt after /diff")
+    term.close()
+
+
 def test_shell_command_and_model_switch_on_a_terminal(ws: Path) -> None:
     def handle(r: Received) -> Reply:
         if not r.path.endswith("/chat/completions"):
