@@ -79,6 +79,11 @@ class SPECS:
         integer(64 * 1024, 1024**3),
         DEFAULT_MAX_RESPONSE_BYTES,
     )
+    # what a workspace checkpoint keeps (bytes per file, bytes in all; a total of 0: none)
+    checkpoint_file_cap = Spec(
+        "MCA_CHECKPOINT_FILE_CAP", "checkpoint_file_cap", integer(0, 2**40), 8 << 20
+    )
+    checkpoint_cap = Spec("MCA_CHECKPOINT_CAP", "checkpoint_cap", integer(0, 2**50), 512 << 20)
     mode = Spec("MCA_MODE", "mode", choice(*MODES), "auto-edit", "--mode")  # see MODES
     # what commands mca runs for the model may reach (mca.sandbox.policy.Mode)
     sandbox = Spec("MCA_SANDBOX", "sandbox", choice(*SANDBOX_MODES), "workspace-write", "--sandbox")
@@ -133,6 +138,8 @@ class Settings:
     retry_base: float = SPECS.retry_base.default
     max_tokens: int = SPECS.max_tokens.default
     max_response_bytes: int = SPECS.max_response_bytes.default
+    checkpoint_file_cap: int = SPECS.checkpoint_file_cap.default
+    checkpoint_cap: int = SPECS.checkpoint_cap.default
     prices: tuple[tuple[str, float, float], ...] = ()  # config.toml [prices]: model, in, out
     providers: Registry = field(default=PROVIDERS, repr=False, compare=False)
 
@@ -300,6 +307,8 @@ def load_settings(
         retry_base=src.get(SPECS.retry_base),
         max_tokens=src.get(SPECS.max_tokens),
         max_response_bytes=src.get(SPECS.max_response_bytes),
+        checkpoint_file_cap=src.get(SPECS.checkpoint_file_cap),
+        checkpoint_cap=src.get(SPECS.checkpoint_cap),
         mode=src.get(SPECS.mode),
         sandbox=src.get(SPECS.sandbox),
         sandbox_source=(src.raw(SPECS.sandbox) or Raw("", "")).source,

@@ -279,3 +279,42 @@ def unlink_contained(path: Path, root: Path | None = None) -> None:
         os.unlink(path.name, dir_fd=dfd)
     finally:
         os.close(dfd)
+
+
+def symlink_contained(path: Path, target: str, root: Path | None = None) -> None:
+    """Make `path` a symlink to `target` (text, never followed here), replacing what is there
+    (not a directory) atomically, through a directory handle checked to be inside `root`."""
+    dfd = _open_dir(path.parent, root)
+    try:
+        tmp = f".{path.name}.mca-tmp-{os.getpid()}-{os.urandom(4).hex()}"
+        os.symlink(target, tmp, dir_fd=dfd)
+        try:
+            os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+    finally:
+        os.close(dfd)
+
+
+def mkdir_contained(path: Path, mode: int, root: Path | None = None) -> None:
+    """Create one directory (its parent must exist inside `root`); an existing one is kept."""
+    dfd = _open_dir(path.parent, root)
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(path.name, mode, dir_fd=dfd)
+        st = os.stat(path.name, dir_fd=dfd, follow_symlinks=False)
+        if not stat.S_ISDIR(st.st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, f"{path}: is {file_kind(st.st_mode)}")
+    finally:
+        os.close(dfd)
+
+
+def rmdir_contained(path: Path, root: Path | None = None) -> None:
+    """Remove one empty directory inside `root` (OSError when it is not empty)."""
+    dfd = _open_dir(path.parent, root)
+    try:
+        os.rmdir(path.name, dir_fd=dfd)
+    finally:
+        os.close(dfd)

@@ -10,6 +10,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from mca.checkpoints.scan import Caps
+from mca.checkpoints.store import CheckpointStore
+from mca.checkpoints.turns import Checkpoints
 from mca.config import Settings
 from mca.events import EventSink, Notice
 from mca.fsutil import private_dir
@@ -54,21 +57,26 @@ def open_log(settings: Settings, name: str, on_disk: bool, show: EventSink) -> S
 
 def open_snapshots(
     settings: Settings, sid: str, started: str, home_problem: str
-) -> tuple[SnapshotStore, list[str]]:
-    """The workspace's store in $MCA_HOME, or a private temporary one when that is unusable."""
-    if not home_problem:
-        store = SnapshotStore(
-            settings.workspace, store_dir(settings.home, settings.workspace), sid, started
-        )
-        return store, store.start()
-    temp = Path(tempfile.mkdtemp(prefix="mca-snapshots-"))
-    store = SnapshotStore(settings.workspace, temp / "store", sid, started, ephemeral=True)
+) -> tuple[Checkpoints, list[str]]:
+    """The workspace's snapshot store in $MCA_HOME (a private temporary one when that is
+    unusable), and the checkpoints beside it (checkpoints.snapshots is the store)."""
+    ws = settings.workspace
+    temp = Path(tempfile.mkdtemp(prefix="mca-snapshots-")) if home_problem else None
+    base = temp / "store" if temp else store_dir(settings.home, ws)
+    checkpoint_store = CheckpointStore(base / "checkpoints")
+    store = SnapshotStore(
+        ws, base, sid, started, ephemeral=bool(temp), prune_also=checkpoint_store.prune
+    )
+    caps = Caps(settings.checkpoint_file_cap, settings.checkpoint_cap)
+    checkpoints = Checkpoints(ws, checkpoint_store, store, caps)
+    if temp is None:
+        return checkpoints, store.start()
     notice = (
         f"warning: MCA_HOME {settings.home} cannot be used ({home_problem}): the session log,"
         f" calibration and history are off, and /undo only covers this session (snapshots in"
         f" {temp})"
     )
-    return store, [notice, *store.start()]
+    return checkpoints, [notice, *store.start()]
 
 
 def open_store(settings: Settings, sid: str, on_disk: bool) -> SessionStore:

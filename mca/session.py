@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mca import rewind
 from mca.agent import Agent
+from mca.checkpoints.turns import Checkpoints
 from mca.compact import Compactor
 from mca.config import Settings
 from mca.engine import Engine
@@ -23,7 +25,6 @@ from mca.events import (
     SessionEnded,
     SessionResumed,
     SessionStarted,
-    Undone,
 )
 from mca.home import new_ids, open_log, open_snapshots, open_store, prepare_home
 from mca.ledger import Calibration, LedgerBook, TurnLedger, build_ledger
@@ -90,7 +91,8 @@ class Session:
     engine: Engine  # the model and system prompt in use
     agent: Agent
     approvals: Approvals  # the approval mode lives here
-    snapshots: SnapshotStore
+    snapshots: SnapshotStore  # the file tools' writes, one by one
+    checkpoints: Checkpoints  # the whole workspace before and after each turn
     log: SessionLog
     skills: SkillRuntime
     compactor: Compactor
@@ -123,7 +125,10 @@ class Session:
         ledger=False the caller shows the answer first and calls finish_turn after."""
         self.refresh_skills()
         self.compacted_before = self.compactor.last
-        result = self.agent.run_turn(sentence)
+        try:
+            result = self.agent.run_turn(sentence)
+        finally:
+            self.checkpoints.end_turn()
         if ledger:
             self.finish_turn(result)
         return result
@@ -144,6 +149,7 @@ class Session:
         self.agent.turn = saved.turns
         self.ledger.turns[:] = saved.ledgers
         self.store.carry(saved)
+        self.checkpoints.sessions |= {saved.id.split("-")[0], saved.came_from.split("-")[0]}
         self.log.event(SessionResumed(saved.id, saved.turns))
 
     def switch_model(self, settings: Settings) -> str:
@@ -242,14 +248,16 @@ class Session:
         return write_export(self.agent.env, self.turns, name, f"mca-{self.id}.md", data)
 
     def undo(self, force: bool = False) -> UndoReport:
-        """/undo: revert the newest turn not yet undone (logged)."""
-        report = self.snapshots.undo(force=force)
-        self.log.event(Undone(report.turn_label, report.restored, report.removed, report.skipped))
-        return report
+        """/undo: the newest turn (or /rewind) not yet undone, files and all (logged)."""
+        return rewind.undo(self, force)
+
+    def rewind(self, turn: int) -> rewind.Rewound:
+        """/rewind N: the workspace and the conversation back to before turn N (undoable)."""
+        return rewind.rewind(self, turn)
 
     def undoable(self) -> list[dict[str, Any]]:
         """The turns /undo can still revert, newest first."""
-        return [m for _, m in self.snapshots.undoable()]
+        return self.checkpoints.undoable()
 
     def changes(self) -> list[tuple[str, bytes | None, bytes | None]]:
         """(path, before this session, now) for each file this session changed."""
@@ -322,7 +330,7 @@ def _prompt(settings: Settings, discovery: Discovery) -> tuple[SystemPrompt, str
 
 
 def _tools(
-    settings: Settings, discovery: Discovery, snapshots: SnapshotStore, ui: UI, emit: EventSink
+    settings: Settings, discovery: Discovery, checkpoints: Checkpoints, ui: UI, emit: EventSink
 ) -> tuple[SkillStage, ToolEnv]:
     """The skill stage, and the tools' environment around it (reading a skill activates it)."""
     stage = SkillStage(
@@ -336,7 +344,8 @@ def _tools(
     root, home = settings.workspace, settings.home
     box = sandbox_for(settings)
     roots = tuple(r.path for r in discovery.roots)
-    env = ToolEnv(root, snapshots, approvals, emit, stage, home, settings.user_home, box, roots)
+    snapshots, user_home = checkpoints.snapshots, settings.user_home
+    env = ToolEnv(root, snapshots, approvals, emit, stage, home, user_home, box, roots, checkpoints)
     return stage, env
 
 
@@ -378,8 +387,8 @@ def open_session(
     if settings.provider != "mock":
         estimator.preload()  # loads while the first request is out, not before it
     discovery, memo = _skills(settings, estimator, log)
-    snapshots, notices = open_snapshots(settings, sid, started, home_problem)
-    stage, env = _tools(settings, discovery, snapshots, ui, emit)
+    checkpoints, notices = open_snapshots(settings, sid, started, home_problem)
+    stage, env = _tools(settings, discovery, checkpoints, ui, emit)
     prompt, agents_problem = _prompt(settings, discovery)
     notices = [*_startup_notices(settings, discovery, agents_problem), *notices]
     notices += unsandboxed_notice(settings, env.sandbox)
@@ -399,5 +408,5 @@ def open_session(
     log.event(SessionStarted(sid, str(settings.workspace), settings.provider, settings.model))
     runtime = SkillRuntime(discovery, stage, estimator, memo)
     store = open_store(settings, sid, on_disk)
-    parts = (engine, agent, env.approvals, snapshots, log, runtime, compactor)
+    parts = (engine, agent, env.approvals, env.snapshots, checkpoints, log, runtime, compactor)
     return Session(settings, *parts, sid, ui, emit, store)

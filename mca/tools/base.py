@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mca.errors import ToolError
-from mca.events import EventSink
+from mca.events import EventSink, Notice
 from mca.tools.allow import AlwaysRules, Answer, CommandQuestion
 from mca.tools.schema import check_object
 from mca.tools.snapshots import SnapshotStore
 from mca.types import Message
 
 if TYPE_CHECKING:
+    from mca.checkpoints.turns import Checkpoints
     from mca.sandbox.box import Sandbox
 
 
@@ -88,6 +89,12 @@ class ToolEnv:
     user_home: Path | None = None  # the user's ~, for skill paths the model was given as ~/...
     sandbox: Sandbox | None = None  # where run_command's commands run (None or inactive: not)
     skill_roots: tuple[Path, ...] = ()  # where skills load from: writes there are protected
+    checkpoints: Checkpoints | None = None  # the workspace, walked before a turn's first change
+
+    def before_change(self, turn: int) -> None:
+        """A file write or a command is about to run in `turn`: checkpoint the workspace."""
+        if self.checkpoints is not None and (warning := self.checkpoints.before_change(turn)):
+            self.emit(Notice(f"warning: {warning}"))
 
 
 @dataclass

@@ -194,6 +194,7 @@ def run_command(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
         raise ToolError(f"not run: {READ_ONLY}; say what you would run instead")
     box = env.sandbox if env.sandbox is not None and env.sandbox.active else None
     _approve(env, command, box)
+    env.before_change(turn.number)  # what the command changes, /undo can put back
     done = _run(env, command, timeout, box, Grant())
     if box is not None:
         done = _maybe_again(env, command, timeout, box, done)

@@ -93,6 +93,8 @@ def _commit(
     try:
         bits = target.stat().st_mode & 0o777 if old is not None else None
         note = f"turn {turn.number}" if own is None else f"after turn {turn.number}"
+        if own is None:  # the person's own write (/export) is no turn's change
+            env.before_change(turn.number)
         env.snapshots.before_write(turn.number, rel, target, data, note, own or "")
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, data, bits, root=env.root.resolve())

@@ -1,4 +1,4 @@
-"""Snapshot before write, and undo (over 400 lines: write order, lock and checks read as one).
+"""Snapshot before write, and undo.
 
 The store is mca's own state, so it lives where a repository cannot write:
 
@@ -25,8 +25,9 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from mca.errors import PathRefused, UndoError
@@ -38,13 +39,13 @@ from mca.fsutil import (
     sha256,
     unlink_contained,
 )
+from mca.tools.manifest import HASH, validate_manifest
 from mca.tools.paths import resolve_in
 
 KEEP_SNAPSHOT_SESSIONS = 20  # the newest sessions whose snapshots (for /undo) are kept
 MAX_SNAPSHOT_BYTES = 32 * 1024 * 1024  # a larger file is not overwritten: undo could not restore it
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 LEGACY_DIR = ".mca/snapshots"
-_HASH = re.compile(r"[0-9a-f]{64}\Z")
 _MANIFEST = re.compile(r"[0-9A-Za-z]+-[0-9A-Za-z_]+-\d{4,}(?:x\d{4})?\.json\Z")
 _TMP = re.compile(r"\.(?P<name>.+)\.mca-tmp-(?P<pid>\d+)-[0-9a-f]+\Z")
 
@@ -53,51 +54,6 @@ def store_dir(home: Path, workspace: Path) -> Path:
     """The snapshot store for a workspace: one directory per real path, under $MCA_HOME."""
     real = str(workspace.resolve())
     return home / "snapshots" / sha256(real.encode("utf-8", "surrogateescape"))[:16]
-
-
-class BadManifest(ValueError):
-    """A manifest that is not what mca writes; it is reported and never acted on."""
-
-
-def _check_rel(rel: Any) -> str:
-    if not isinstance(rel, str) or not rel or "\x00" in rel or "\\" in rel:
-        raise BadManifest(f"bad path {rel!r}")
-    p = PurePosixPath(rel)
-    if p.is_absolute() or ".." in p.parts or str(p) != rel or rel == ".":
-        raise BadManifest(f"path {rel!r} is not a plain relative path")
-    return rel
-
-
-def _check_hash(value: Any, what: str, optional: bool) -> None:
-    if value is None and optional:
-        return
-    if not isinstance(value, str) or not _HASH.match(value):
-        raise BadManifest(f"{what} is not a sha256 ({value!r})")
-
-
-def validate_manifest(data: Any) -> dict[str, Any]:
-    """The manifest if it has exactly the shape mca writes; BadManifest otherwise."""
-    if not isinstance(data, dict):
-        raise BadManifest(f"not a JSON object ({type(data).__name__})")
-    if not isinstance(data.get("session"), str) or not isinstance(data.get("turn"), int):
-        raise BadManifest("no session or turn")
-    files = data.get("files")
-    if not isinstance(files, list):
-        raise BadManifest("no list of files")
-    for f in files:
-        if not isinstance(f, dict):
-            raise BadManifest("a file entry is not an object")
-        _check_rel(f.get("path"))
-        if not isinstance(f.get("existed"), bool):
-            raise BadManifest(f"{f.get('path')}: 'existed' is not true or false")
-        _check_hash(f.get("old"), "old", optional=not f["existed"])
-        _check_hash(f.get("new"), "new", optional=False)
-        for h in f.get("seen", []):
-            _check_hash(h, "seen", optional=False)
-        mode = f.get("mode")
-        if f["existed"] and (not isinstance(mode, int) or not 0 <= mode <= 0o7777):
-            raise BadManifest(f"{f['path']}: bad mode {mode!r}")
-    return data
 
 
 @dataclass
@@ -110,6 +66,7 @@ class UndoReport:
     unchanged: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # changed since mca wrote them
     problems: list[str] = field(default_factory=list)  # "path: why it was not restored"
+    notes: list[str] = field(default_factory=list)  # what the undo did not cover
 
     @property
     def complete(self) -> bool:
@@ -130,7 +87,14 @@ class SnapshotStore:
     """Per-workspace store of pre-write states, grouped by session and turn."""
 
     def __init__(
-        self, root: Path, base: Path, session: str, started: str, *, ephemeral: bool = False
+        self,
+        root: Path,
+        base: Path,
+        session: str,
+        started: str,
+        *,
+        ephemeral: bool = False,
+        prune_also: Callable[[int], None] | None = None,  # the checkpoints beside it
     ) -> None:
         self.root = root
         self.ephemeral = ephemeral  # a temporary store: removed (with its parent) on close
@@ -140,6 +104,7 @@ class SnapshotStore:
         self.started = started
         self.problems: list[str] = []  # manifests skipped as unreadable or malformed
         self._lock_fd: int | None = None
+        self.prune_also = prune_also
 
     # -- the session's lifetime ----------------------------------------------------------
     def start(self, keep_sessions: int = KEEP_SNAPSHOT_SESSIONS) -> list[str]:
@@ -210,7 +175,13 @@ class SnapshotStore:
     def free_step(self, turn: int) -> str:
         """A manifest of its own for a write the person made after `turn` (/export): it sorts
         after the turn's and before the next one's, so /undo reverts it alone."""
-        n = next(n for n in range(1, 10**4) if not self._manifest_path(turn, f"x{n:04d}").exists())
+        checkpoint = self.base / "checkpoints" / "records"  # a /rewind takes a step too
+        n = next(
+            n
+            for n in range(1, 10**4)
+            if not self._manifest_path(turn, f"x{n:04d}").exists()
+            and not (checkpoint / self._manifest_path(turn, f"x{n:04d}").name).exists()
+        )
         return f"x{n:04d}"
 
     def _load(self, path: Path) -> dict[str, Any]:
@@ -316,10 +287,28 @@ class SnapshotStore:
         if not candidates:
             extra = f" ({len(self.problems)} damaged manifest(s) skipped)" if self.problems else ""
             raise UndoError(f"nothing to undo: no file changes recorded in this workspace{extra}")
-        path, manifest = candidates[0]
+        return self._undo_manifest(*candidates[0], force, set())
+
+    def undo_with(self, stem: str, force: bool, handled: set[str]) -> UndoReport | None:
+        """Undo the manifest named `stem` (if any, and not undone yet) after a workspace
+        checkpoint put back the paths in `handled`: the rest (ignored files) are undone here."""
+        path = self.base / "turns" / f"{stem}.json"
+        if not _MANIFEST.match(path.name) or not path.is_file():
+            return None
+        manifest = self._load(path)
+        return (
+            None if manifest.get("undone") else self._undo_manifest(path, manifest, force, handled)
+        )
+
+    def _undo_manifest(
+        self, path: Path, manifest: dict[str, Any], force: bool, handled: set[str]
+    ) -> UndoReport:
         report = UndoReport(f"session {manifest['session']} turn {manifest['turn']}")
         for entry in manifest["files"]:
             if entry.get("restored") or entry.get("problem"):
+                continue
+            if entry["path"] in handled:
+                entry["restored"] = True
                 continue
             try:
                 self._undo_entry(entry, force, report)
@@ -396,12 +385,14 @@ class SnapshotStore:
                 unlink_contained(p, self.base.resolve() / "turns")
             else:
                 keep_objects.update(f["old"] for f in m["files"] if f.get("old"))
+        if self.prune_also is not None:
+            self.prune_also(keep_sessions)
         removed = 0
         objects = self.base / "objects"
         if objects.is_symlink() or not objects.is_dir():
             return 0
         for e in os.scandir(objects):
-            if _HASH.match(e.name) and e.name not in keep_objects:
+            if HASH.match(e.name) and e.name not in keep_objects:
                 with contextlib.suppress(OSError):
                     unlink_contained(Path(e.path), objects.resolve())
                     removed += 1

@@ -1,0 +1,201 @@
+"""The checkpoint store on disk, beside the workspace's snapshot store (never in the workspace):
+
+    $MCA_HOME/snapshots/<workspace>/checkpoints/          (0700)
+        objects/<sha256>                 file contents (0600), checked against the name on read
+        trees/<sha256>.json              one manifest per distinct workspace state
+        records/<started>-<session>-<turn>[x<step>].json    one per turn that changed something
+                                         (and per /rewind): the trees before and after it
+
+Record names sort like the snapshot store's manifests, so /undo walks both in one order.
+Everything read back is untrusted data: paths must be plain relative ones, kinds known, hashes
+hex, and a blob must hash to its name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from mca.checkpoints.scan import KINDS, Entry, Tree
+from mca.errors import UndoError
+from mca.fsutil import atomic_write, private_dir, read_regular, sha256, unlink_contained
+from mca.tools.manifest import HASH as _HASH
+from mca.tools.manifest import BadManifest, check_rel
+
+MAX_TREE_BYTES = 256 * 1024 * 1024
+MAX_RECORD_BYTES = 1024 * 1024
+_RECORD = re.compile(r"[0-9A-Za-z]+-[0-9A-Za-z_]+-\d{4,}(?:x\d{4})?\.json\Z")
+_TREE = re.compile(r"[0-9a-f]{64}\.json\Z")
+
+
+def _entry(row: Any) -> tuple[str, Entry, tuple[int, int, int, int] | None]:
+    """One manifest row, checked: [path, kind, mode, size, blob, target, stamp or null]."""
+    if not isinstance(row, list) or len(row) != 7:
+        raise BadManifest("a tree row is not a list of seven")
+    rel, kind, mode, size, blob, target, stamp = row
+    check_rel(rel)
+    if kind not in KINDS or not isinstance(target, str) or not isinstance(blob, str):
+        raise BadManifest(f"{rel}: bad kind {kind!r}")
+    if not isinstance(mode, int) or not 0 <= mode <= 0o777 or not isinstance(size, int):
+        raise BadManifest(f"{rel}: bad mode or size")
+    if kind == "file" and not _HASH.match(blob):
+        raise BadManifest(f"{rel}: blob is not a sha256")
+    ok = stamp is None or (
+        isinstance(stamp, list) and len(stamp) == 4 and all(isinstance(n, int) for n in stamp)
+    )
+    if not ok:
+        raise BadManifest(f"{rel}: bad stamp")
+    return rel, Entry(kind, mode, size, blob, target), tuple(stamp) if stamp else None
+
+
+class CheckpointStore:
+    """Blobs, trees and records of one workspace."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self._known: set[str] = set()  # blobs known to be on disk
+        self._saved: tuple[dict[str, Entry], str] | None = None  # the last tree written
+
+    def ensure(self) -> None:
+        """Create the store's directories (0700)."""
+        for d in ("objects", "trees", "records"):
+            private_dir(self.base / d)
+
+    # -- blobs -------------------------------------------------------------------------------
+    def put(self, data: bytes) -> str:
+        """Store bytes once; their sha256."""
+        name = sha256(data)
+        if name not in self._known:
+            obj = self.base / "objects" / name
+            if not os.path.lexists(obj):
+                atomic_write(obj, data, 0o600)
+            self._known.add(name)
+        return name
+
+    def blob(self, name: str, cap: int) -> bytes:
+        """A stored blob, checked against its name."""
+        try:
+            data = read_regular(self.base / "objects" / name, cap=cap)
+        except FileNotFoundError:
+            raise UndoError("its saved copy is missing from the checkpoint store") from None
+        if sha256(data) != name:
+            raise UndoError("its saved copy is damaged (the content does not match its hash)")
+        return data
+
+    # -- trees -------------------------------------------------------------------------------
+    def save_tree(self, tree: Tree) -> str:
+        """Write a tree (unless it is the one last written); its id."""
+        if self._saved is not None and self._saved[0] == tree.entries:
+            return self._saved[1]
+        rows = [
+            [rel, e.kind, e.mode, e.size, e.blob, e.target, tree.stamps.get(rel)]
+            for rel, e in tree.entries.items()
+        ]
+        doc = {"entries": rows, "special": tree.special, "unreadable": tree.unreadable}
+        data = json.dumps(doc, separators=(",", ":")).encode()
+        name = sha256(data)
+        path = self.base / "trees" / f"{name}.json"
+        if not os.path.lexists(path):
+            atomic_write(path, data, 0o600)
+        self._saved = (dict(tree.entries), name)
+        return name
+
+    def load_tree(self, name: str) -> Tree:
+        """A tree read back and checked; UndoError when it is missing or not what mca wrote."""
+        if not _HASH.match(name):
+            raise UndoError(f"checkpoint tree {name!r} is not a sha256")
+        try:
+            data = read_regular(self.base / "trees" / f"{name}.json", cap=MAX_TREE_BYTES)
+            if sha256(data) != name:
+                raise BadManifest("the content does not match its hash")
+            doc = json.loads(data)
+            tree = Tree()
+            for row in doc["entries"]:
+                rel, entry, stamp = _entry(row)
+                tree.entries[rel] = entry
+                if stamp is not None:
+                    tree.stamps[rel] = stamp
+            tree.special = [str(p) for p in doc.get("special", [])]
+            tree.unreadable = [str(p) for p in doc.get("unreadable", [])]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise UndoError(f"checkpoint tree {name[:12]} is unreadable: {e}") from None
+        self._saved = (dict(tree.entries), name)
+        return tree
+
+    # -- records -----------------------------------------------------------------------------
+    def record_path(self, stem: str) -> Path:
+        return self.base / "records" / f"{stem}.json"
+
+    def save_record(self, stem: str, record: dict[str, Any]) -> None:
+        atomic_write(self.record_path(stem), json.dumps(record, indent=1).encode(), 0o600)
+
+    def records(self) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+        """(stem, record) oldest first, and what was skipped as damaged."""
+        out: list[tuple[str, dict[str, Any]]] = []
+        problems: list[str] = []
+        try:
+            names = sorted(e.name for e in os.scandir(self.base / "records") if e.is_file())
+        except OSError:
+            return out, problems
+        for name in names:
+            if not _RECORD.match(name):
+                continue
+            try:
+                raw = read_regular(self.base / "records" / name, cap=MAX_RECORD_BYTES)
+                out.append((name[: -len(".json")], _check_record(json.loads(raw))))
+            except (OSError, ValueError) as e:
+                problems.append(f"checkpoint record {name} is unreadable: {e}")
+        return out, problems
+
+    def prune(self, keep_sessions: int) -> None:
+        """Drop records of all but the newest sessions, then trees and blobs nothing kept
+        refers to. Only under the snapshot store's exclusive lock (no other session is live)."""
+        records, _ = self.records()
+        sessions = sorted({stem.rsplit("-", 1)[0] for stem, _ in records})
+        keep = set(sessions[-keep_sessions:]) if keep_sessions > 0 else set()
+        trees: set[str] = set()
+        for stem, record in records:
+            if stem.rsplit("-", 1)[0] not in keep:
+                with contextlib.suppress(OSError):
+                    unlink_contained(self.record_path(stem), (self.base / "records").resolve())
+                continue
+            trees.update(t for t in (record["before"], record.get("after")) if t)
+        blobs: set[str] = set()
+        for name in list(trees):
+            try:
+                tree = self.load_tree(name)
+            except UndoError:
+                trees.discard(name)
+                continue
+            blobs.update(e.blob for e in tree.entries.values() if e.blob)
+        blobs.update(r["conversation"] for _, r in records if r.get("conversation"))
+        self._sweep("trees", lambda n: n.endswith(".json") and n[:-5] not in trees, _TREE)
+        self._sweep("objects", lambda n: n not in blobs, _HASH)
+        self._known &= blobs
+        self._saved = None
+
+    def _sweep(self, sub: str, drop: Any, shape: re.Pattern[str]) -> None:
+        where = (self.base / sub).resolve()
+        with contextlib.suppress(OSError):
+            for e in os.scandir(where):
+                if shape.match(e.name) and drop(e.name):
+                    with contextlib.suppress(OSError):
+                        unlink_contained(Path(e.path), where)
+
+
+def _check_record(data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict) or not isinstance(data.get("session"), str):
+        raise BadManifest("not a checkpoint record")
+    if not isinstance(data.get("turn"), int) or data.get("kind") not in ("turn", "rewind"):
+        raise BadManifest("no turn or kind")
+    for key in ("before", "after", "conversation"):
+        value = data.get(key)
+        if not (value is None and key != "before") and not (
+            isinstance(value, str) and _HASH.match(value)
+        ):
+            raise BadManifest(f"{key} is not a sha256")
+    return data
