@@ -37,7 +37,9 @@ def rewind(session: Session, turn: int) -> Rewound:
     done = session.checkpoints.rewind(
         turn, session.turns, scrub(talk, session.settings.secrets).encode()
     )
-    agent.messages[:] = [m for m in agent.messages if m.turn < turn]
+    # a reply carries no turn number (0): the cut is at the first message of `turn` or later
+    cut = next((i for i, m in enumerate(agent.messages) if m.turn >= turn), len(agent.messages))
+    del agent.messages[cut:]
     session.ledger.turns[:] = [t for t in session.ledger.turns if t.turn < turn]
     session.store.turn(agent.messages, None)
     r = done.report

@@ -169,5 +169,5 @@ class _Walk:
             stamp = (len(data), st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
         self.total += entry.size
         self.tree.entries[rel] = entry
-        if max(stamp[1], stamp[2]) < self.racy_from:
+        if stamp[1] < self.racy_from:  # as git does: a recent mtime may hide a second write
             self.tree.stamps[rel] = stamp

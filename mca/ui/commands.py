@@ -33,7 +33,12 @@ class SlashCommands:
         self.table: dict[str, Command] = {
             "/help": Command("list the commands", self.help),
             "/undo": Command(
-                "revert the last turn's file changes (--force: even if edited)", self.undo
+                "revert the last turn's changes, commands' too (--force: even if edited)",
+                self.undo,
+            ),
+            "/rewind": Command(
+                "files and conversation back to before turn N (no N: pick from a list)",
+                self.rewind,
             ),
             "/snapshots": Command("list the turns /undo can revert", self.snapshots),
             "/diff": Command("everything mca changed in this session, as one diff", self.diff),
@@ -88,6 +93,11 @@ class SlashCommands:
 
     def undo(self, arg: str) -> None:
         self.say(undo_lines(self.repl.session.undo(force=arg.strip() == "--force")))
+
+    def rewind(self, arg: str) -> None:
+        from mca.ui.rewind import rewind
+
+        rewind(self.repl.session, self.repl.ui, arg.strip())
 
     def snapshots(self, arg: str) -> None:
         self.say(snapshot_lines(self.repl.session.undoable()))

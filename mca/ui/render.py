@@ -25,6 +25,7 @@ from mca.sanitize import command_block, exact, exact_line, visible
 from mca.ui.ansi import CYAN, GREEN, RED, RESET
 
 if TYPE_CHECKING:  # this module is on the path to the first prompt: import nothing heavy
+    from mca.checkpoints.turns import Rewound
     from mca.ledger import TurnLedger
     from mca.tools.base import Tool
     from mca.tools.snapshots import UndoReport
@@ -109,7 +110,22 @@ def undo_lines(report: UndoReport) -> str:
         for p in report.skipped
     ]
     out += [f"  not restored {p}" for p in report.problems]
+    out += [f"  {note}" for note in report.notes]
     return "\n".join(out)
+
+
+def rewind_lines(done: Rewound) -> str:
+    """What /rewind did to the files and the conversation."""
+    if not done.found:
+        files = "no file changed since then (or checkpoints are off): files are as they are"
+    else:
+        r = done.report
+        files = undo_lines(r).replace(f"undid {r.turn_label}:", "files:", 1)
+        files = files if r.restored or r.removed or r.problems else files + "\n  none changed"
+    return (
+        f"rewound to before turn {done.turn}: the conversation holds the turns before it\n"
+        f"{files}\n/undo takes the rewind back"
+    )
 
 
 def snapshot_lines(manifests: Sequence[Mapping[str, Any]]) -> str:
