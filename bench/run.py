@@ -22,6 +22,8 @@ from typing import Any
 
 import pexpect
 
+from bench.checkpoints import bench_checkpoints
+
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 MCA = str(BIN / "mca")
@@ -643,6 +645,7 @@ def main() -> int:
         ("ledger", lambda: bench_ledger(results)),
         ("overhead", lambda: bench_overhead(results)),
         ("sandbox", lambda: bench_sandbox(results)),
+        ("checkpoints", lambda: bench_checkpoints(results, QUICK)),
         ("grade", lambda: bench_grade(results)),
         ("savings", lambda: bench_savings(results)),
     ]

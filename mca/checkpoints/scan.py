@@ -14,11 +14,12 @@ not read again. A file changed within RACY_NS of the scan is not trusted to its 
 from __future__ import annotations
 
 import os
-import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISDIR, S_ISLNK, S_ISREG
+from typing import NamedTuple
 
 from mca.fsutil import FileTooLarge, NotRegularFile, read_regular_stat
 from mca.tools.ignore import Ignore
@@ -31,9 +32,9 @@ RACY_NS = 100_000_000
 Stamp = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One path of a tree. Equal entries mean the same state (size follows from the blob)."""
+class Entry(NamedTuple):
+    """One path of a tree. Equal entries mean the same state (size follows from the blob).
+    A tuple: a walk makes thousands, and a frozen dataclass costs several times more."""
 
     kind: str
     mode: int = 0  # permission bits (files and directories)
@@ -65,6 +66,10 @@ class Tree:
 
 
 BlobSink = Callable[[bytes], str]  # stores bytes, returns their sha256
+
+
+def _name(e: os.DirEntry[str]) -> str:
+    return e.name
 
 
 class Scanner:
@@ -104,18 +109,20 @@ class _Walk:
         path = os.path.join(self.s.real, rel_dir) if rel_dir else str(self.s.real)
         try:
             with os.scandir(path) as it:
-                found = sorted(it, key=lambda e: e.name)
+                found = sorted(it, key=_name)
         except OSError as err:
             self.tree.unreadable.append(f"{rel_dir or '.'}: {err.strerror or err}")
             return
         if any(e.name == ".gitignore" for e in found):
             self.ignore.enter(rel_dir)
         mark = len(self.stack)
+        prefix = f"{rel_dir}/" if rel_dir else ""
         for e in found:
-            if e.name in SKIPPED_NAMES or TEMP_MARK in e.name:
+            name = e.name
+            if name in SKIPPED_NAMES or TEMP_MARK in name:
                 continue
-            rel = f"{rel_dir}/{e.name}" if rel_dir else e.name
-            if "\\" in e.name:  # manifests refuse it (a path separator elsewhere)
+            rel = prefix + name
+            if "\\" in name:  # manifests refuse it (a path separator elsewhere)
                 self.tree.unreadable.append(f"{rel}: a backslash in the name; not covered")
                 continue
             try:
@@ -123,26 +130,25 @@ class _Walk:
             except OSError as err:
                 self.tree.unreadable.append(f"{rel}: {err.strerror or err}")
                 continue
-            self.entry(rel, e.path, st)
+            mode = st.st_mode
+            if self.ignore.ignored(rel, S_ISDIR(mode)):
+                continue
+            if S_ISREG(mode):
+                self.file(rel, e.path, st)
+            elif S_ISDIR(mode):
+                self.tree.entries[rel] = Entry(DIR, mode & 0o777)
+                self.stack.append(rel)
+            elif S_ISLNK(mode):
+                self.link(rel, e.path)
+            else:
+                self.tree.special.append(rel)
         self.stack[mark:] = reversed(self.stack[mark:])  # the first name is walked first
 
-    def entry(self, rel: str, path: str, st: os.stat_result) -> None:
-        mode = st.st_mode
-        if stat.S_ISDIR(mode):
-            if not self.ignore.ignored(rel, True):
-                self.tree.entries[rel] = Entry(DIR, stat.S_IMODE(mode) & 0o777)
-                self.stack.append(rel)
-        elif self.ignore.ignored(rel, False):
-            return
-        elif stat.S_ISLNK(mode):
-            try:
-                self.tree.entries[rel] = Entry(LINK, target=os.readlink(path))
-            except OSError as err:
-                self.tree.unreadable.append(f"{rel}: {err.strerror or err}")
-        elif stat.S_ISREG(mode):
-            self.file(rel, path, st)
-        else:
-            self.tree.special.append(rel)
+    def link(self, rel: str, path: str) -> None:
+        try:
+            self.tree.entries[rel] = Entry(LINK, target=os.readlink(path))
+        except OSError as err:
+            self.tree.unreadable.append(f"{rel}: {err.strerror or err}")
 
     def file(self, rel: str, path: str, st: os.stat_result) -> None:
         size = st.st_size
@@ -150,9 +156,10 @@ class _Walk:
             self.tree.entries[rel] = Entry(OVER, size=size)
             return
         stamp = (size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        mode = st.st_mode & 0o777
         old = self.previous.entries.get(rel)
-        if old is not None and old.kind == FILE and self.previous.stamps.get(rel) == stamp:
-            entry = Entry(FILE, stat.S_IMODE(st.st_mode) & 0o777, size, old.blob)
+        if old is not None and self.previous.stamps.get(rel) == stamp and old.kind == FILE:
+            entry = old if old.mode == mode else old._replace(mode=mode)
         else:
             try:
                 data, st = read_regular_stat(Path(path), self.s.real, cap=self.s.caps.file)
@@ -165,7 +172,7 @@ class _Walk:
             except OSError as err:
                 self.tree.unreadable.append(f"{rel}: {err.strerror or err}")
                 return
-            entry = Entry(FILE, stat.S_IMODE(st.st_mode) & 0o777, len(data), self.s.put(data))
+            entry = Entry(FILE, st.st_mode & 0o777, len(data), self.s.put(data))
             stamp = (len(data), st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
         self.total += entry.size
         self.tree.entries[rel] = entry

@@ -72,7 +72,7 @@ class CheckpointStore:
         if name not in self._known:
             obj = self.base / "objects" / name
             if not os.path.lexists(obj):
-                atomic_write(obj, data, 0o600)
+                _write_once(obj, data)
             self._known.add(name)
         return name
 
@@ -100,7 +100,7 @@ class CheckpointStore:
         name = sha256(data)
         path = self.base / "trees" / f"{name}.json"
         if not os.path.lexists(path):
-            atomic_write(path, data, 0o600)
+            _write_once(path, data)
         self._saved = (dict(tree.entries), name)
         return name
 
@@ -185,6 +185,22 @@ class CheckpointStore:
                 if shape.match(e.name) and drop(e.name):
                     with contextlib.suppress(OSError):
                         unlink_contained(Path(e.path), where)
+
+
+def _write_once(path: Path, data: bytes) -> None:
+    """A blob or tree, named by its hash: written whole (temp file, then rename), not synced.
+    A crash may lose one; reading it back then fails its hash check, and the undo that needed
+    it says so (a sync per blob would make the first checkpoint of a large workspace slow)."""
+    tmp = path.with_name(f".{path.name}.mca-tmp-{os.getpid()}-{os.urandom(4).hex()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _check_record(data: Any) -> dict[str, Any]:
