@@ -280,6 +280,7 @@ class Session:
         self.log.event(SessionEnded(self.turns))
         self.log.close()
         self.snapshots.close()
+        self.checkpoints.close()
         self.engine.model.close()
 
 

@@ -59,6 +59,7 @@ class Tree:
     stamps: dict[str, Stamp] = field(default_factory=dict)  # for the next, incremental walk
     special: list[str] = field(default_factory=list)  # FIFOs, devices, sockets: skipped
     unreadable: list[str] = field(default_factory=list)  # "path: why"
+    ignore_dirs: set[str] = field(default_factory=set)  # directories with a .gitignore (walked)
 
     def over(self) -> list[str]:
         """Files over a cap: recorded by size, never restored."""
@@ -66,6 +67,11 @@ class Tree:
 
 
 BlobSink = Callable[[bytes], str]  # stores bytes, returns their sha256
+Watch = Callable[[str], None]  # told of every directory a walk records
+
+
+def _no_watch(rel_dir: str) -> None:
+    return None
 
 
 def _name(e: os.DirEntry[str]) -> str:
@@ -81,21 +87,23 @@ class Scanner:
         self.put = put
         self.caps = caps
 
-    def scan(self, previous: Tree | None = None) -> Tree:
+    def scan(self, previous: Tree | None = None, watch: Watch = _no_watch) -> Tree:
         """The workspace now (reusing `previous`'s hashes for files whose stamp is the same)."""
-        walk = _Walk(self, previous or Tree(), time.time_ns() - RACY_NS)
+        walk = Walk(self, previous or Tree(), watch)
+        watch("")
         walk.run()
         return walk.tree
 
 
-class _Walk:
+class Walk:
     """One walk, depth first in name order (the total cap then leaves out the same files every
     time), with a stack of its own: a hostile tree may be deeper than Python's recursion."""
 
-    def __init__(self, scanner: Scanner, previous: Tree, racy_from: int) -> None:
+    def __init__(self, scanner: Scanner, previous: Tree, watch: Watch) -> None:
         self.s = scanner
         self.previous = previous
-        self.racy_from = racy_from
+        self.racy_from = time.time_ns() - RACY_NS
+        self.watch = watch
         self.ignore = Ignore(scanner.real)
         self.tree = Tree()
         self.total = 0
@@ -115,6 +123,7 @@ class _Walk:
             return
         if any(e.name == ".gitignore" for e in found):
             self.ignore.enter(rel_dir)
+            self.tree.ignore_dirs.add(rel_dir)
         mark = len(self.stack)
         prefix = f"{rel_dir}/" if rel_dir else ""
         for e in found:
@@ -130,19 +139,23 @@ class _Walk:
             except OSError as err:
                 self.tree.unreadable.append(f"{rel}: {err.strerror or err}")
                 continue
-            mode = st.st_mode
-            if self.ignore.ignored(rel, S_ISDIR(mode)):
-                continue
-            if S_ISREG(mode):
-                self.file(rel, e.path, st)
-            elif S_ISDIR(mode):
-                self.tree.entries[rel] = Entry(DIR, mode & 0o777)
-                self.stack.append(rel)
-            elif S_ISLNK(mode):
-                self.link(rel, e.path)
-            else:
-                self.tree.special.append(rel)
+            self.entry(rel, e.path, st)
         self.stack[mark:] = reversed(self.stack[mark:])  # the first name is walked first
+
+    def entry(self, rel: str, path: str, st: os.stat_result) -> None:
+        mode = st.st_mode
+        if self.ignore.ignored(rel, S_ISDIR(mode)):
+            return
+        if S_ISREG(mode):
+            self.file(rel, path, st)
+        elif S_ISDIR(mode):
+            self.tree.entries[rel] = Entry(DIR, mode & 0o777)
+            self.stack.append(rel)
+            self.watch(rel)
+        elif S_ISLNK(mode):
+            self.link(rel, path)
+        else:
+            self.tree.special.append(rel)
 
     def link(self, rel: str, path: str) -> None:
         try:

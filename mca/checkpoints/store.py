@@ -17,17 +17,19 @@ import contextlib
 import json
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mca.checkpoints.scan import KINDS, Entry, Tree
 from mca.errors import UndoError
-from mca.fsutil import atomic_write, private_dir, read_regular, sha256, unlink_contained
+from mca.fsutil import private_dir, read_regular, sha256, unlink_contained
 from mca.tools.manifest import HASH as _HASH
 from mca.tools.manifest import BadManifest, check_rel
 
 MAX_TREE_BYTES = 256 * 1024 * 1024
 MAX_RECORD_BYTES = 1024 * 1024
+MAX_CHAIN = 64  # deltas on a full tree at most: a load reads at most this many files more
 _RECORD = re.compile(r"[0-9A-Za-z]+-[0-9A-Za-z_]+-\d{4,}(?:x\d{4})?\.json\Z")
 _TREE = re.compile(r"[0-9a-f]{64}\.json\Z")
 
@@ -52,13 +54,20 @@ def _entry(row: Any) -> tuple[str, Entry, tuple[int, int, int, int] | None]:
     return rel, Entry(kind, mode, size, blob, target), tuple(stamp) if stamp else None
 
 
+@dataclass
+class _Saved:
+    entries: dict[str, Entry]
+    id: str
+    depth: int  # deltas between it and a full tree
+
+
 class CheckpointStore:
     """Blobs, trees and records of one workspace."""
 
     def __init__(self, base: Path) -> None:
         self.base = base
         self._known: set[str] = set()  # blobs known to be on disk
-        self._saved: tuple[dict[str, Entry], str] | None = None  # the last tree written
+        self._saved: _Saved | None = None  # the last tree written or read: the next delta's base
 
     def ensure(self) -> None:
         """Create the store's directories (0700)."""
@@ -72,7 +81,7 @@ class CheckpointStore:
         if name not in self._known:
             obj = self.base / "objects" / name
             if not os.path.lexists(obj):
-                _write_once(obj, data)
+                _write_whole(obj, data)
             self._known.add(name)
         return name
 
@@ -88,42 +97,72 @@ class CheckpointStore:
 
     # -- trees -------------------------------------------------------------------------------
     def save_tree(self, tree: Tree) -> str:
-        """Write a tree (unless it is the one last written); its id."""
-        if self._saved is not None and self._saved[0] == tree.entries:
-            return self._saved[1]
-        rows = [
-            [rel, e.kind, e.mode, e.size, e.blob, e.target, tree.stamps.get(rel)]
-            for rel, e in tree.entries.items()
-        ]
-        doc = {"entries": rows, "special": tree.special, "unreadable": tree.unreadable}
+        """Write a tree (unless it is the one last written or read); its id. Written as what
+        changed since that one (a delta, up to MAX_CHAIN deep), so a checkpoint after a turn
+        that changed three files writes three rows, not the workspace's 5,000."""
+        last = self._saved
+        if last is not None and last.entries == tree.entries:
+            return last.id
+        doc: dict[str, Any] = {"base": None, "special": tree.special}
+        doc["unreadable"] = tree.unreadable
+        if last is not None and last.depth < MAX_CHAIN:
+            old = last.entries
+            items = [(r, e) for r, e in tree.entries.items() if old.get(r) != e]
+            doc |= {"base": last.id, "gone": [r for r in old if r not in tree.entries]}
+        else:
+            items = list(tree.entries.items())
+        stamps = tree.stamps
+        doc["entries"] = [[r, *e, stamps.get(r)] for r, e in items]
         data = json.dumps(doc, separators=(",", ":")).encode()
         name = sha256(data)
         path = self.base / "trees" / f"{name}.json"
         if not os.path.lexists(path):
-            _write_once(path, data)
-        self._saved = (dict(tree.entries), name)
+            _write_whole(path, data)
+        depth = last.depth + 1 if doc["base"] and last is not None else 0
+        self._saved = _Saved(dict(tree.entries), name, depth)
         return name
+
+    def _doc(self, name: str) -> dict[str, Any]:
+        if not _HASH.match(name):
+            raise BadManifest(f"{name!r} is not a sha256")
+        data = read_regular(self.base / "trees" / f"{name}.json", cap=MAX_TREE_BYTES)
+        if sha256(data) != name:
+            raise BadManifest("the content does not match its hash")
+        doc = json.loads(data)
+        if not isinstance(doc, dict) or not isinstance(doc.get("entries"), list):
+            raise BadManifest("not a tree")
+        return doc
+
+    def chain(self, name: str) -> list[str]:
+        """The tree's id and the ids of the trees it is a delta of, newest first."""
+        out = [name]
+        while (base := self._doc(out[-1]).get("base")) is not None:
+            if len(out) > MAX_CHAIN or not isinstance(base, str):
+                raise BadManifest("a chain of deltas longer than mca writes")
+            out.append(base)
+        return out
 
     def load_tree(self, name: str) -> Tree:
         """A tree read back and checked; UndoError when it is missing or not what mca wrote."""
-        if not _HASH.match(name):
-            raise UndoError(f"checkpoint tree {name!r} is not a sha256")
         try:
-            data = read_regular(self.base / "trees" / f"{name}.json", cap=MAX_TREE_BYTES)
-            if sha256(data) != name:
-                raise BadManifest("the content does not match its hash")
-            doc = json.loads(data)
+            ids = self.chain(name)
             tree = Tree()
-            for row in doc["entries"]:
-                rel, entry, stamp = _entry(row)
-                tree.entries[rel] = entry
-                if stamp is not None:
-                    tree.stamps[rel] = stamp
-            tree.special = [str(p) for p in doc.get("special", [])]
-            tree.unreadable = [str(p) for p in doc.get("unreadable", [])]
+            for tid in reversed(ids):  # the full tree first, then each delta over it
+                doc = self._doc(tid)
+                for rel in doc.get("gone", []):
+                    tree.entries.pop(check_rel(rel), None)
+                    tree.stamps.pop(rel, None)
+                for row in doc["entries"]:
+                    rel, entry, stamp = _entry(row)
+                    tree.entries[rel] = entry
+                    tree.stamps.pop(rel, None)
+                    if stamp is not None:
+                        tree.stamps[rel] = stamp
+                tree.special = [str(p) for p in doc.get("special", [])]
+                tree.unreadable = [str(p) for p in doc.get("unreadable", [])]
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise UndoError(f"checkpoint tree {name[:12]} is unreadable: {e}") from None
-        self._saved = (dict(tree.entries), name)
+        self._saved = _Saved(dict(tree.entries), name, len(ids) - 1)
         return tree
 
     # -- records -----------------------------------------------------------------------------
@@ -131,14 +170,17 @@ class CheckpointStore:
         return self.base / "records" / f"{stem}.json"
 
     def save_record(self, stem: str, record: dict[str, Any]) -> None:
-        atomic_write(self.record_path(stem), json.dumps(record, indent=1).encode(), 0o600)
+        """Whole or not at all (a rename), not synced: a record lost in a crash leaves that
+        turn to its snapshot manifest, which is synced (a sync here costs a turn ~7 ms)."""
+        _write_whole(self.record_path(stem), json.dumps(record, indent=1).encode())
 
     def records(self) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
         """(stem, record) oldest first, and what was skipped as damaged."""
         out: list[tuple[str, dict[str, Any]]] = []
         problems: list[str] = []
         try:
-            names = sorted(e.name for e in os.scandir(self.base / "records") if e.is_file())
+            with os.scandir(self.base / "records") as it:
+                names = sorted(e.name for e in it if e.is_file(follow_symlinks=False))
         except OSError:
             return out, problems
         for name in names:
@@ -168,8 +210,8 @@ class CheckpointStore:
         for name in list(trees):
             try:
                 tree = self.load_tree(name)
-            except UndoError:
-                trees.discard(name)
+                trees.update(self.chain(name))
+            except (UndoError, OSError, ValueError):
                 continue
             blobs.update(e.blob for e in tree.entries.values() if e.blob)
         blobs.update(r["conversation"] for _, r in records if r.get("conversation"))
@@ -180,17 +222,17 @@ class CheckpointStore:
 
     def _sweep(self, sub: str, drop: Any, shape: re.Pattern[str]) -> None:
         where = (self.base / sub).resolve()
-        with contextlib.suppress(OSError):
-            for e in os.scandir(where):
+        with contextlib.suppress(OSError), os.scandir(where) as it:
+            for e in it:
                 if shape.match(e.name) and drop(e.name):
                     with contextlib.suppress(OSError):
                         unlink_contained(Path(e.path), where)
 
 
-def _write_once(path: Path, data: bytes) -> None:
-    """A blob or tree, named by its hash: written whole (temp file, then rename), not synced.
-    A crash may lose one; reading it back then fails its hash check, and the undo that needed
-    it says so (a sync per blob would make the first checkpoint of a large workspace slow)."""
+def _write_whole(path: Path, data: bytes) -> None:
+    """Written whole (temp file, then rename), not synced. A crash may lose a blob or a tree;
+    reading it back then fails its hash check, and the undo that needed it says so (a sync per
+    blob made the first checkpoint of 5,000 files take 15 s)."""
     tmp = path.with_name(f".{path.name}.mca-tmp-{os.getpid()}-{os.urandom(4).hex()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:

@@ -19,6 +19,8 @@ from typing import Any
 from mca.checkpoints.restore import Change, Outcome, Restorer, same
 from mca.checkpoints.scan import Caps, Scanner, Tree
 from mca.checkpoints.store import CheckpointStore
+from mca.checkpoints.update import update
+from mca.checkpoints.watch import Watcher
 from mca.errors import UndoError
 from mca.tools.snapshots import SnapshotStore, UndoReport
 
@@ -50,6 +52,8 @@ class Checkpoints:
         self.sessions = {snapshots.session}  # whose turns the conversation holds (/resume adds)
         self._last: Tree | None = None  # the newest walk: the next one reuses its hashes
         self._open: tuple[int, str] | None = None  # (turn, tree before it) of the turn in flight
+        self._watcher: Watcher | None = None  # which paths changed since the last walk
+        self._walked = False  # _last came from a walk (or an update) of this session
 
     @property
     def enabled(self) -> bool:
@@ -60,10 +64,31 @@ class Checkpoints:
         return f"{s.started}-{s.session}-{turn:04d}{step}"
 
     def _scan(self) -> Tree:
-        if self._last is None:
-            self._last = self._newest_on_disk()
-        self._last = self.scanner.scan(self._last)
+        """The workspace now: from the watcher's events when they can be trusted, else a walk
+        (which reuses the hashes of files whose stamp did not change)."""
+        if self._watcher is None and self._last is None:
+            self._watcher = Watcher.open(str(self.scanner.real))
+        watcher = self._watcher
+        changed = watcher.drain() if watcher is not None else None
+        if watcher is not None and changed is not None and self._last is not None and self._walked:
+            watched = set(watcher.dirs.values())
+            tree = update(self.scanner, self._last, changed, watcher.watch, watched)
+            if tree is not None and not watcher.broken:
+                self._last = tree
+                return tree
+        previous = self._last if self._last is not None else self._newest_on_disk()
+        if self._watcher is not None:
+            self._watcher.reset()
+        watch = self._watcher.watch if self._watcher is not None else _ignore
+        self._last = self.scanner.scan(previous, watch)
+        self._walked = True
         return self._last
+
+    def close(self) -> None:
+        """Stop watching the workspace."""
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
 
     def _newest_on_disk(self) -> Tree | None:
         """The latest tree an earlier session left: its stamps make this first walk cheap."""
@@ -156,9 +181,7 @@ class Checkpoints:
 
     def _apply(self, changes: list[Change]) -> Outcome:
         restorer = Restorer(self.root, lambda name: self.store.blob(name, self.caps.file))
-        outcome = restorer.apply(changes)
-        self._last = None if outcome.problems else self._last
-        return outcome
+        return restorer.apply(changes)
 
     def undoable(self) -> list[dict[str, Any]]:
         """What /undo can still revert, newest first, as snapshot manifests look (session,
@@ -224,14 +247,13 @@ class Checkpoints:
 
     def not_covered(self, tree: Tree) -> list[str]:
         """What /undo and /rewind do not put back, said every time."""
-        mb = self.caps.file / 1024 / 1024
+        cap = self.caps.file
+        size = f"{cap / 1024 / 1024:g} MB" if cap >= 1024 * 1024 else f"{cap:,} bytes"
         notes = ["not covered: files outside the workspace, .git/, and what .gitignore ignores"]
         over = tree.over()
         if over:
             shown = ", ".join(over[:5]) + (f" and {len(over) - 5} more" if len(over) > 5 else "")
-            notes.append(
-                f"not covered (over the {mb:g} MB cap per file, or the total cap): {shown}"
-            )
+            notes.append(f"not covered (over the {size} cap per file, or the total): {shown}")
         if tree.special:
             notes.append(f"not covered (FIFOs, devices, sockets): {', '.join(tree.special[:5])}")
         return notes
@@ -249,3 +271,7 @@ def _merge(report: UndoReport, extra: UndoReport) -> None:
     report.unchanged += extra.unchanged
     report.skipped += extra.skipped
     report.problems += extra.problems
+
+
+def _ignore(rel_dir: str) -> None:
+    return None

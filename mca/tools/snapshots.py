@@ -364,8 +364,8 @@ class SnapshotStore:
 
     def _clean_temp(self, target: Path) -> None:
         """Remove temp files a killed mca left beside the target."""
-        with contextlib.suppress(OSError):
-            for e in os.scandir(target.parent):
+        with contextlib.suppress(OSError), os.scandir(target.parent) as it:
+            for e in it:
                 m = _TMP.match(e.name)
                 if m and m["name"] == target.name and not _alive(int(m["pid"])):
                     unlink_contained(Path(e.path), self.real_root)
@@ -391,7 +391,9 @@ class SnapshotStore:
         objects = self.base / "objects"
         if objects.is_symlink() or not objects.is_dir():
             return 0
-        for e in os.scandir(objects):
+        with os.scandir(objects) as it:
+            found = list(it)
+        for e in found:
             if HASH.match(e.name) and e.name not in keep_objects:
                 with contextlib.suppress(OSError):
                     unlink_contained(Path(e.path), objects.resolve())

@@ -65,6 +65,7 @@ def test_hostile_workspace_comes_back_and_nothing_outside_changes(ws: Path, how:
     else:
         done = s.rewind(1)
         text = "\n".join(done.report.notes + done.report.problems)
+        print("DBG", done.report)
     assert state(outside) == outside_before
     # every covered path is back, byte for byte and mode for mode; the ignored log and the
     # file over the cap keep what the command did, and the output says so

@@ -1,0 +1,98 @@
+"""The watcher's shortcut gives the tree a full walk gives: random changes to a small workspace
+(files, links, directories made, removed, renamed and swapped for one another, modes), and
+after each batch the updated tree is compared with a fresh walk. Deltas of trees read back
+whole; a long chain of them too."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mca.checkpoints.scan import Caps, Scanner
+from mca.checkpoints.store import MAX_CHAIN, CheckpointStore
+from mca.checkpoints.update import update
+from mca.checkpoints.watch import Watcher
+from mca.fsutil import sha256
+
+CAPS = Caps(file=1 << 20, total=1 << 30)
+NAMES = ["a", "b", "c", "d"]
+
+
+def _change(ws: Path, rng: random.Random) -> None:
+    """One random change somewhere in the workspace."""
+    parent = ws
+    for _ in range(rng.randrange(3)):
+        parent = parent / rng.choice(NAMES)
+        if not parent.is_dir() or parent.is_symlink():
+            parent = parent.parent
+            break
+    path = parent / rng.choice(NAMES)
+    op = rng.choice(["write", "append", "mkdir", "remove", "rename", "link", "chmod"])
+    exists = os.path.lexists(path)
+    if exists and (op == "remove" or (op in ("write", "mkdir", "link") and rng.random() < 0.5)):
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        exists = False
+    if op == "write" and not exists:
+        path.write_text(rng.choice(["x", "y", "xy"]))
+    elif op == "append" and path.is_file() and not path.is_symlink():
+        with path.open("a") as f:
+            f.write("z")
+    elif op == "mkdir" and not exists:
+        path.mkdir()
+        (path / rng.choice(NAMES)).write_text("inside")
+    elif op == "link" and not exists:
+        path.symlink_to(rng.choice(["a", "../outside", "/etc"]))
+    elif op == "rename" and exists:
+        target = ws / rng.choice(NAMES)
+        if not os.path.lexists(target) and not str(target).startswith(str(path) + "/"):
+            path.rename(target)
+    elif op == "chmod" and exists and not path.is_symlink():
+        path.chmod(rng.choice([0o600, 0o644, 0o755]))
+
+
+@pytest.mark.skipif(Watcher.open("/") is None, reason="no inotify on this machine")
+@pytest.mark.parametrize("seed", range(6))
+def test_the_shortcut_and_a_walk_agree(ws: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    scanner = Scanner(ws, sha256, CAPS)
+    watcher = Watcher.open(str(ws.resolve()))
+    assert watcher is not None
+    tree = scanner.scan(None, watcher.watch)
+    for _ in range(40):
+        for _ in range(rng.randrange(1, 4)):
+            _change(ws, rng)
+        changed = watcher.drain()
+        assert changed is not None
+        updated = update(scanner, tree, changed, watcher.watch, set(watcher.dirs.values()))
+        walked = scanner.scan()
+        assert updated is not None and updated.entries == walked.entries
+        tree = updated
+    watcher.close()
+
+
+def test_a_gitignore_change_means_a_walk(ws: Path) -> None:
+    scanner = Scanner(ws, sha256, CAPS)
+    tree = scanner.scan()
+    assert update(scanner, tree, {".gitignore"}, lambda d: None, set()) is None
+
+
+def test_deltas_read_back_whole_and_a_chain_is_capped(tmp_path: Path, ws: Path) -> None:
+    store = CheckpointStore(tmp_path / "store")
+    store.ensure()
+    scanner = Scanner(ws, store.put, CAPS)
+    ids, trees = [], []
+    for i in range(MAX_CHAIN + 3):
+        (ws / f"f{i % 7}").write_text(str(i))
+        if i % 5 == 0 and (ws / "f1").exists():
+            (ws / "f1").unlink()
+        tree = scanner.scan()
+        ids.append(store.save_tree(tree))
+        trees.append(tree.entries)
+    fresh = CheckpointStore(tmp_path / "store")
+    for tid, entries in zip(ids, trees, strict=True):
+        assert fresh.load_tree(tid).entries == entries
+        assert len(fresh.chain(tid)) <= MAX_CHAIN + 1
