@@ -122,10 +122,9 @@ def test_a_damaged_blob_is_reported_not_written(ws: Path) -> None:
     _workspace(ws)
     s = session(ws, *command_turn("echo new > a.txt"))
     s.run_turn("change")
-    objects = store_dir(ws.parent / "home", ws) / "checkpoints" / "objects"
-    for blob in objects.iterdir():
-        if blob.read_bytes() == b"hello world\n":
-            blob.write_bytes(b"tampered\n")
+    packs = store_dir(ws.parent / "home", ws) / "checkpoints" / "packs"
+    for pack in packs.glob("*.pack"):  # small blobs live in packs: same length, other bytes
+        pack.write_bytes(pack.read_bytes().replace(b"hello world\n", b"HELLO WORLD\n"))
     report = s.undo()
     assert (ws / "a.txt").read_text() == "new\n" and "damaged" in " ".join(report.problems)
     s.close()
