@@ -108,7 +108,7 @@ class CheckpointStore:
         changed since that one (a delta, up to MAX_CHAIN deep), so a checkpoint after a turn
         that changed three files writes three rows, not the workspace's 5,000."""
         last = self._saved
-        if last is not None and last.entries == tree.entries:
+        if last is not None and (last.entries is tree.entries or last.entries == tree.entries):
             return last.id
         self.packs.flush()  # the blobs a tree names are on disk before the tree
         doc: dict[str, Any] = {"base": None, "special": tree.special}
@@ -127,7 +127,7 @@ class CheckpointStore:
         if not os.path.lexists(path):
             _write_whole(path, data)
         depth = last.depth + 1 if doc["base"] and last is not None else 0
-        self._saved = _Saved(dict(tree.entries), name, depth)
+        self._saved = _Saved(tree.entries, name, depth)  # trees are not changed once made
         return name
 
     def _doc(self, name: str) -> dict[str, Any]:

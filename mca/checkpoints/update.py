@@ -37,6 +37,8 @@ def update(
     """`previous` with every path in `changed` looked at again; None: walk everything.
     `watched`: the directories still watched (one removed and made again, even with the same
     inode number, lost its watch: it is walked again)."""
+    if not changed:
+        return previous  # nothing happened since: the same tree (no copy, no comparison)
     if any(PurePosixPath(p).name == ".gitignore" for p in changed):
         return None
     if any(e.kind == OVER and e.size <= scanner.caps.file for e in previous.entries.values()):
