@@ -36,7 +36,8 @@ _MASK = (
 _IN_Q_OVERFLOW = 0x00004000
 _IN_IGNORED = 0x00008000
 _HEADER = struct.Struct("iIII")  # wd, mask, cookie, len
-MAX_WATCHES = 65_536  # a larger workspace is walked instead (each watch costs kernel memory)
+MAX_WATCHES = 4_096  # more directories are walked instead: watches are a per-user budget
+# (editors and file watchers share it), and mca should not take much of it
 
 
 def _libc() -> ctypes.CDLL | None:
