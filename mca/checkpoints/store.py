@@ -26,7 +26,7 @@ from mca.checkpoints.scan import KINDS, Entry, Tree
 from mca.errors import UndoError
 from mca.fsutil import private_dir, read_regular, sha256, unlink_contained
 from mca.tools.manifest import HASH as _HASH
-from mca.tools.manifest import BadManifest, check_rel
+from mca.tools.manifest import BadManifest, check_rel, checked_object
 
 MAX_TREE_BYTES = 256 * 1024 * 1024
 MAX_RECORD_BYTES = 1024 * 1024
@@ -92,15 +92,12 @@ class CheckpointStore:
 
     def blob(self, name: str, cap: int) -> bytes:
         """A stored blob, checked against its name."""
-        try:
-            data = self.packs.get(name)
-            if data is None:
-                data = read_regular(self.base / "objects" / name, cap=cap)
-        except FileNotFoundError:
-            raise UndoError("its saved copy is missing from the checkpoint store") from None
-        if sha256(data) != name:
-            raise UndoError("its saved copy is damaged (the content does not match its hash)")
-        return data
+
+        def read() -> bytes:
+            packed = self.packs.get(name)
+            return read_regular(self.base / "objects" / name, cap=cap) if packed is None else packed
+
+        return checked_object(read, name, "checkpoint store")
 
     # -- trees -------------------------------------------------------------------------------
     def save_tree(self, tree: Tree) -> str:

@@ -4,8 +4,12 @@ mca writes (plain relative paths inside the workspace, sha256 hashes, permission
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Any
+
+from mca.errors import UndoError
+from mca.fsutil import sha256
 
 HASH = re.compile(r"[0-9a-f]{64}\Z")
 
@@ -53,4 +57,18 @@ def validate_manifest(data: Any) -> dict[str, Any]:
         mode = f.get("mode")
         if f["existed"] and (not isinstance(mode, int) or not 0 <= mode <= 0o7777):
             raise BadManifest(f"{f['path']}: bad mode {mode!r}")
+    return data
+
+
+def checked_object(read: Callable[[], bytes | None], name: str, store: str) -> bytes:
+    """A stored copy's bytes, checked against its name (its sha256); UndoError when it is
+    missing (`read` returns None or finds no file) or damaged."""
+    try:
+        data = read()
+    except FileNotFoundError:
+        data = None
+    if data is None:
+        raise UndoError(f"its saved copy is missing from the {store}")
+    if sha256(data) != name:
+        raise UndoError("its saved copy is damaged (the content does not match its hash)")
     return data

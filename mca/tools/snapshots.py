@@ -39,7 +39,7 @@ from mca.fsutil import (
     sha256,
     unlink_contained,
 )
-from mca.tools.manifest import HASH, validate_manifest
+from mca.tools.manifest import HASH, checked_object, validate_manifest
 from mca.tools.paths import resolve_in
 
 KEEP_SNAPSHOT_SESSIONS = 20  # the newest sessions whose snapshots (for /undo) are kept
@@ -354,13 +354,10 @@ class SnapshotStore:
         return True, sha256(data)
 
     def _object(self, name: str) -> bytes:
-        try:
-            data = read_regular(self.base / "objects" / name, cap=MAX_SNAPSHOT_BYTES)
-        except FileNotFoundError:
-            raise UndoError("its saved copy is missing from the snapshot store") from None
-        if sha256(data) != name:
-            raise UndoError("its saved copy is damaged (the content does not match its hash)")
-        return data
+        path = self.base / "objects" / name
+        return checked_object(
+            lambda: read_regular(path, cap=MAX_SNAPSHOT_BYTES), name, "snapshot store"
+        )
 
     def _clean_temp(self, target: Path) -> None:
         """Remove temp files a killed mca left beside the target."""
