@@ -111,7 +111,15 @@ def main_parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="pick a saved conversation to go on with (or open the one with this id)",
     )
-    p.add_argument("--json", action="store_true", help="with -p: print one JSON object")
+    p.add_argument(
+        "--json", action="store_true", help="with -p: print one JSON object (--output-format json)"
+    )
+    p.add_argument(
+        "--output-format",
+        choices=("text", "json", "stream-json"),
+        help="with -p: the answer as text (default), one JSON object, or stream-json: one JSON"
+        " event per line as the turn happens (docs/EVENTS.md)",
+    )
     p.add_argument("--yes", action="store_true", help="the same as --mode yolo")
     p.add_argument(
         "--mode",
@@ -259,6 +267,19 @@ def prompt_text(given: str, stdin: TextIO) -> str:
     return text.strip("\n")
 
 
+def _output_format(args: argparse.Namespace) -> str:
+    """What -p prints: --output-format, or --json for its `json`; either without -p is an
+    error (the REPL has one format: the terminal)."""
+    from mca.errors import ConfigError
+
+    given = "--json" if args.json else f"--output-format {args.output_format}"
+    if args.prompt is None and (args.json or args.output_format):
+        raise ConfigError(f"{given} goes with -p (mca -p SENTENCE {given})")
+    if args.json and args.output_format not in (None, "json"):
+        raise ConfigError(f"--json and --output-format {args.output_format}: give one of them")
+    return "json" if args.json else args.output_format or "text"
+
+
 def _dispatch(argv: Sequence[str], env: Mapping[str, str]) -> int:
     subs = _subcommands()
     found, rest = split_globals(argv)
@@ -276,13 +297,14 @@ def _dispatch(argv: Sequence[str], env: Mapping[str, str]) -> int:
     if args.resume_last and args.resume is not None:
         raise ConfigError("--continue and --resume: give one of them")
     resume = "last" if args.resume_last else args.resume
+    output = _output_format(args)
     if args.prompt is not None:
         if args.message is not None:
             raise ConfigError(f"-p and a first message {args.message!r}: give one of them")
         from mca.ui.oneshot import run_oneshot
 
         sentence = prompt_text(args.prompt, sys.stdin)
-        return run_oneshot(settings, sentence, as_json=args.json, resume=resume)
+        return run_oneshot(settings, sentence, output=output, resume=resume)
     from mca.config import ModelChooser
     from mca.ui.repl import run_repl
 

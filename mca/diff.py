@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 
 from mca.sanitize import exact, file_line
+from mca.words import plural
 
 MAX_DIFF_LINES = 80  # a diff shown after the fact (not for approval) is folded past this
 NEW_FILE_HEAD = 10
@@ -52,8 +53,8 @@ def unified(path: str, old: bytes | None, new: bytes, limit: int | None = MAX_DI
     if old is None:
         head = new_lines if limit is None else new_lines[:NEW_FILE_HEAD]
         more = len(new_lines) - len(head)
-        tail = [f"… {more} more lines"] if more > 0 else []
-        count = f"new file {shown_path} ({len(new_lines)} lines)"
+        tail = [f"… {plural(more, 'more line')}"] if more > 0 else []
+        count = f"new file {shown_path} ({plural(len(new_lines), 'line')})"
         return "\n".join([count, *note, *(_show(f"+{line}") for line in head), *tail])
     source = f"a/{shown_path}" if old else "/dev/null"
     diff = list(
@@ -66,7 +67,7 @@ def unified(path: str, old: bytes | None, new: bytes, limit: int | None = MAX_DI
     body = [*note, *diff[:2], *(d if d.startswith("@@") else _show(d) for d in diff[2:])]
     if limit is not None and len(body) > limit:
         hidden = len(body) - limit
-        body = [*body[:limit], f"… {hidden} more diff lines not shown"]
+        body = [*body[:limit], f"… {plural(hidden, 'more diff line')} not shown"]
     return "\n".join(body)
 
 
@@ -76,7 +77,7 @@ def session_diff(changes: list[tuple[str, bytes | None, bytes | None]]) -> str:
     for rel, before, now in changes:
         if now is None:
             gone = len(_lines(before or b"", "\n"))
-            parts.append(f"deleted file {exact(rel)} (it had {gone} lines)")
+            parts.append(f"deleted file {exact(rel)} (it had {plural(gone, 'line')})")
         else:
             parts.append(unified(rel, before or b"", now, limit=MAX_SESSION_DIFF_LINES))
     return "\n".join(parts)

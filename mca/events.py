@@ -14,6 +14,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     from mca.ledger import TurnLedger
 
+# The version of the records' shapes, as `mca -p --output-format stream-json` writes them
+# (mca/data/events.schema.json, docs/EVENTS.md): raised when a field is renamed or removed or
+# changes meaning; adding a kind or a field keeps it.
+EVENTS_SCHEMA_VERSION = 1
+
 
 @dataclass(frozen=True)
 class Event:
@@ -232,6 +237,8 @@ class SessionStarted(Event):
     workspace: str
     provider: str
     model: str
+    mode: str = ""  # the approval mode (mca.config.MODES)
+    schema_version: int = EVENTS_SCHEMA_VERSION
 
 
 @dataclass(frozen=True)
@@ -265,3 +272,65 @@ class Undone(Event):
     restored: Sequence[str]
     removed: Sequence[str]
     skipped: Sequence[str]
+
+
+# -- one turn as a stream (mca -p --output-format stream-json) ---------------------------------
+@dataclass(frozen=True)
+class TextDelta(Event):
+    """A piece of the model's text as it arrives (a key split across pieces is still caught)."""
+
+    kind: ClassVar[str] = "text.delta"
+    text: str
+
+
+@dataclass(frozen=True)
+class ApprovalAsked(Event):
+    """A question put to the person: a command to run, a protected path or an edit to write."""
+
+    kind: ClassVar[str] = "approval.asked"
+    what: str  # "command", "protected-write" or "edit" (--mode ask)
+    subject: str  # the command whole, or the path
+    detail: str  # where the command runs, why the path is protected, or the diff
+
+
+@dataclass(frozen=True)
+class ApprovalAnswered(Event):
+    kind: ClassVar[str] = "approval.answered"
+    what: str
+    subject: str
+    answer: str  # "yes", "no" or "always"
+
+
+@dataclass(frozen=True)
+class UsageReported(Event):
+    """A turn's tokens: as the provider reported them, or 0 when it reported none."""
+
+    kind: ClassVar[str] = "usage"
+    turn: int
+    prompt_tokens: int
+    completion_tokens: int
+    reported_by_provider: bool
+    model_calls: int
+
+
+@dataclass(frozen=True)
+class Failed(Event):
+    """The turn failed (the model, the network, a setting): what a person would read."""
+
+    kind: ClassVar[str] = "error"
+    message: str
+    exit_code: int
+
+
+@dataclass(frozen=True)
+class TurnEnded(Event):
+    """The last record of a turn: its answer and why it ended."""
+
+    kind: ClassVar[str] = "turn.end"
+    turn: int
+    answer: str
+    stop_reason: str  # STOP_REASONS
+    notice: str  # something to say about the answer ('' when nothing)
+
+
+STOP_REASONS = ("end", "step_limit", "error", "interrupted")

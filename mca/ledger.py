@@ -28,6 +28,7 @@ from mca.types import (
     Request,
     ToolSpec,
 )
+from mca.words import plural
 
 CALIBRATION_FILE = "calibration.json"
 CALIBRATION_WINDOW = 20  # samples in the moving average
@@ -173,7 +174,9 @@ class _Builder:
                 self.add("your sentence", "sentence", text)
             else:
                 history.append(text)
-        self.add_many(f"conversation history ({len(history)} messages)", "history", history)
+        self.add_many(
+            f"conversation history ({plural(len(history), 'message')})", "history", history
+        )
         this_turn = []
         partial = {b.name: b.partial for b in stage.read if b.partial} if stage else {}
         for m in msgs[sentence_at + 1 :]:

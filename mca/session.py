@@ -45,6 +45,7 @@ from mca.tools.base import Approvals, Asker, ToolEnv
 from mca.tools.snapshots import SnapshotStore, UndoReport
 from mca.turn import TurnResult
 from mca.types import KIND_SHELL, Message, Model
+from mca.words import plural
 
 if TYPE_CHECKING:
     from mca.sandbox.box import Sandbox
@@ -115,7 +116,7 @@ class Session:
         tokens = self.skills.estimator.count(d.catalog.text)
         self.emit(
             Notice(
-                f"{what} · catalog rebuilt, {len(d.skills)} skills,"
+                f"{what} · catalog rebuilt, {plural(len(d.skills), 'skill')},"
                 f" {tokens:,} tokens ({self.skills.estimator.label})"
             )
         )
@@ -204,11 +205,16 @@ class Session:
             return "nothing to compact: the conversation is only the last turns"
         return (
             f"compacted: {report.before_tokens:,} -> {report.after_tokens:,} tokens"
-            f" ({report.summarized_messages} messages summarised; protected skills kept:"
+            f" ({plural(report.summarized_messages, 'message')} summarised; protected skills kept:"
             f" {', '.join(report.protected_kept) or 'none'})"
         )
 
     # -- what the faces may read and change ------------------------------------------------
+    def started(self) -> SessionStarted:
+        """The session.start record: who answers, where, in which approval mode."""
+        s = self.settings
+        return SessionStarted(self.id, str(s.workspace), s.provider, s.model, self.mode)
+
     @property
     def messages(self) -> Sequence[Message]:
         """The conversation so far."""
@@ -406,8 +412,9 @@ def open_session(
         on_text=ui.text,
         redact=lambda text: scrub(text, settings.secrets),
     )
-    log.event(SessionStarted(sid, str(settings.workspace), settings.provider, settings.model))
     runtime = SkillRuntime(discovery, stage, estimator, memo)
     store = open_store(settings, sid, on_disk)
     parts = (engine, agent, env.approvals, env.snapshots, checkpoints, log, runtime, compactor)
-    return Session(settings, *parts, sid, ui, emit, store)
+    session = Session(settings, *parts, sid, ui, emit, store)
+    log.event(session.started())
+    return session

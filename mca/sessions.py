@@ -26,6 +26,7 @@ from mca.ledger import TurnLedger
 from mca.records import ledger_from, message_from
 from mca.sanitize import scrub
 from mca.types import Message
+from mca.words import plural
 
 MAX_RECORD_BYTES = 64 * 1024 * 1024  # one line: one turn's messages, or the whole history
 MAX_SESSION_BYTES = 4 * 1024**3  # a whole file: read a line at a time, so only time is at stake
@@ -195,7 +196,7 @@ def load_saved(path: Path, record_cap: int = MAX_RECORD_BYTES) -> Saved:
     saved.damaged = damaged
     if damaged:
         saved.notes.append(
-            f"{damaged} damaged or oversized record{'s' if damaged != 1 else ''} in {path.name}"
+            f"{plural(damaged, 'damaged or oversized record')} in {path.name}"
             " skipped; the rest of the conversation is resumed"
         )
     return saved
@@ -277,7 +278,7 @@ def listing(found: Sequence[Saved], now: float) -> list[str]:
     for i, s in enumerate(found, 1):
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started))
         ago = _ago(now - s.started)
-        turns = f"{s.turns} turn{'s' if s.turns != 1 else ''}"
+        turns = plural(s.turns, "turn")
         lines.append(f"{i:>2}. {when} ({ago})  {turns:<9} {s.id}  {s.first_sentence}")
     return lines
 

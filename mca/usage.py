@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from mca.words import plural
+
 if TYPE_CHECKING:  # on the REPL's path to its first prompt: import nothing heavy
     from mca.ledger import TurnLedger
     from mca.models.registry import Registry
@@ -117,7 +119,7 @@ def _tokens(n_in: int, n_out: int, estimated: bool) -> str:
 def turn_line(t: TurnUsage, totals: Totals) -> str:
     """The dim line after a turn."""
     source = "provider-reported" if t.reported else t.label
-    calls = f"{t.calls} model call{'s' if t.calls != 1 else ''}"
+    calls = plural(t.calls, "model call")
     session = _tokens(totals.input, totals.output, totals.estimated)
     return (
         f"{_tokens(t.input, t.output, not t.reported)} tokens ({source}) · {calls} ·"
@@ -138,9 +140,10 @@ def cost_text(
     calls = sum(t.calls for t in totals.turns)
     seconds = sum(t.seconds for t in totals.turns)
     lines = [
-        f"{len(totals.turns)} turns · {calls} model calls · {seconds:.1f} s waiting on turns",
+        f"{plural(len(totals.turns), 'turn')} · {plural(calls, 'model call')} ·"
+        f" {seconds:.1f} s waiting on turns",
         f"tokens: {_tokens(totals.input, totals.output, totals.estimated)}"
-        f" ({reported} of {len(totals.turns)} turns provider-reported"
+        f" ({reported} of {plural(len(totals.turns), 'turn')} provider-reported"
         + (", the rest estimated with the local tokenizer)" if totals.estimated else ")"),
     ]
     cached = sum(t.cached for t in totals.turns)

@@ -32,4 +32,4 @@ def test_crlf_files_are_split_at_crlf_and_say_so() -> None:
 
 
 def test_the_path_is_shown_exactly() -> None:
-    assert unified("a\u200b.txt", None, b"x\n").startswith("new file a\\u200b.txt (1 lines)")
+    assert unified("a\u200b.txt", None, b"x\n").startswith("new file a\\u200b.txt (1 line)")

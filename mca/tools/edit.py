@@ -21,6 +21,7 @@ from mca.tools import eol
 from mca.tools.base import READ_ONLY, ToolEnv, TurnState, arg_str
 from mca.tools.paths import relative_label, resolve_in
 from mca.tools.protect import protected_reason
+from mca.words import plural
 
 MAX_WRITE_BYTES = 10 * 1024 * 1024
 MAX_EDIT_BYTES = MAX_WRITE_BYTES
@@ -122,7 +123,7 @@ def write_file(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
     data = content.encode("utf-8")
     _commit(env, turn, target, rel, old, data)
     verb = "replaced" if old is not None else "created"
-    return f"{verb} {rel} ({len(data)} bytes, {count_lines(content)} lines)"
+    return f"{verb} {rel} ({plural(len(data), 'byte')}, {plural(count_lines(content), 'line')})"
 
 
 def edit_file(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:

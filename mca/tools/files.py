@@ -17,6 +17,7 @@ from mca.tools.base import ToolEnv, TurnState, arg_int, arg_str
 from mca.tools.ignore import Ignore
 from mca.tools.paths import inside, relative_label, resolve_in, resolve_in_skill
 from mca.tools.window import Line, Window, read_window
+from mca.words import plural
 
 MAX_READ_BYTES = 256 * 1024
 MAX_READ_LINES = 2000
@@ -127,7 +128,7 @@ def read_file(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
     else:
         turn.touched.add(relative_label(target, env.root.resolve()))
     if binary:
-        return f"{path}: binary file, {st.st_size} bytes; not shown"
+        return f"{path}: binary file, {plural(st.st_size, 'byte')}; not shown"
     return _listing(path, win, offset, st.st_size)
 
 
@@ -145,14 +146,14 @@ def _skill_rest(env: ToolEnv, turn: TurnState, path: str, where: tuple[int, int,
 def _listing(path: str, win: Window, offset: int, size: int) -> str:
     """Numbered lines of a window, under a header saying which lines and how to read on."""
     out = [f"{line.number:6}\t{_show(line)}" for line in win.lines]
-    total = f"{win.total} lines total" if win.total is not None else f"{size:,} bytes"
+    total = f"{plural(win.total, 'line')} total" if win.total is not None else f"{size:,} bytes"
     header = f"{path}: {total}"
     last = offset + len(out) - 1
     more = win.total is None or last < win.total
     if out and (offset > 1 or more):
         header += f"; showing lines {offset}-{last}"
         if more:
-            rest = f"{win.total - last} more lines: " if win.total is not None else ""
+            rest = f"{plural(win.total - last, 'more line')}: " if win.total is not None else ""
             header += f" ({rest}read again with offset={last + 1})"
     if not out:
         header += f"; offset {offset} is past the end" if win.total else "; the file is empty"

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from mca.errors import McaError
 from mca.ui.render import ledger_summary, ledger_table, snapshot_lines, tools_text, undo_lines
+from mca.words import plural
 
 if TYPE_CHECKING:
     from mca.skills.model import Skill
@@ -110,7 +111,7 @@ class SlashCommands:
             self.say("no file changes in this session (or all of them were undone)")
             return
         self.repl.ui.show_diff(session_diff(changes))
-        self.say(f"{len(changes)} file{'s' if len(changes) != 1 else ''} changed this session")
+        self.say(f"{plural(len(changes), 'file')} changed this session")
 
     def clear(self, arg: str) -> None:
         self.repl.session.clear()
@@ -229,7 +230,7 @@ class SlashCommands:
         meta = [f"session {session.id}, exported {when}", f"model {session.settings.model}"]
         text = conversation_markdown(session.messages, "mca conversation", meta)
         where = session.export(arg.strip(), scrub(text, session.settings.secrets).encode())
-        self.say(f"wrote {where} ({len(text.splitlines())} lines)")
+        self.say(f"wrote {where} ({plural(len(text.splitlines()), 'line')})")
 
 
 def skill_help(skills: Mapping[str, Skill], commands: Mapping[str, Command]) -> list[str]:

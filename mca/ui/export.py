@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 
 from mca.types import KIND_REFERENCE, KIND_SHELL, KIND_SKILLS, KIND_SUMMARY, Message
+from mca.words import plural
 
 MAX_RESULT_LINES = 40
 
@@ -22,7 +23,9 @@ def _cut(text: str) -> str:
     lines = text.splitlines()
     if len(lines) <= MAX_RESULT_LINES:
         return text
-    return "\n".join([*lines[:MAX_RESULT_LINES], f"… {len(lines) - MAX_RESULT_LINES} more lines"])
+    return "\n".join(
+        [*lines[:MAX_RESULT_LINES], f"… {plural(len(lines) - MAX_RESULT_LINES, 'more line')}"]
+    )
 
 
 def conversation_markdown(messages: Sequence[Message], title: str, meta: Sequence[str] = ()) -> str:

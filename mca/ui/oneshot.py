@@ -9,7 +9,15 @@ from typing import Any, TextIO
 
 from mca.config import Settings
 from mca.errors import McaError, error_line
-from mca.events import Event, ModelRetry, ModelWaiting
+from mca.events import (
+    Event,
+    Failed,
+    ModelRetry,
+    ModelWaiting,
+    SessionResumed,
+    TurnEnded,
+    UsageReported,
+)
 from mca.sanitize import (
     command_block,
     exact_line,
@@ -21,10 +29,12 @@ from mca.sanitize import (
 )
 from mca.session import Session, open_session
 from mca.tools.allow import Answer, CommandQuestion
-from mca.turn import TurnResult
+from mca.turn import StopReason, TurnResult
+from mca.ui.jsonl import StreamUI
 from mca.ui.render import ledger_table, progress_line
 from mca.ui.spinner import Spinner
 from mca.ui.stream import StreamWriter
+from mca.words import plural
 
 
 class StderrUI:
@@ -136,6 +146,7 @@ class StderrUI:
 def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
     """The --json object for a turn."""
     obj: dict[str, Any] = {
+        "session": session.id,
         "answer": result.answer,
         "turn": result.turn,
         "stopped": result.stopped or None,
@@ -163,7 +174,7 @@ def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
     return obj
 
 
-def _resume(session: Session, wanted: str) -> None:
+def _resume(session: Session, wanted: str) -> SessionResumed:
     from mca.sessions import pick
 
     if not wanted:
@@ -175,7 +186,8 @@ def _resume(session: Session, wanted: str) -> None:
     session.restore(saved)
     for note in saved.notes:
         _note(session.settings, f"mca: {note}")
-    _note(session.settings, f"mca: resumed {saved.id} ({saved.turns} turns)")
+    _note(session.settings, f"mca: resumed {saved.id} ({plural(saved.turns, 'turn')})")
+    return SessionResumed(saved.id, saved.turns)
 
 
 def _note(settings: Settings, text: str) -> None:
@@ -188,17 +200,24 @@ def _print_json(out: TextIO, obj: dict[str, Any], settings: Settings) -> None:
     out.write(json.dumps(scrub_data(obj, settings.secrets), indent=2, ensure_ascii=False) + "\n")
 
 
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+
+
 def run_oneshot(
     settings: Settings,
     sentence: str,
     *,
-    as_json: bool,
+    output: str = "text",
     out: TextIO | None = None,
     resume: str | None = None,
 ) -> int:
     """Run one turn; exit 0 on an answer, 1 when the turn stopped early or failed. With --json
-    a failed turn still prints its object, with `error` and the tool calls that did run."""
+    a failed turn still prints its object, with `error` and the tool calls that did run;
+    stream-json writes every event as a JSON line as the turn goes (run_streamed)."""
     out = out or sys.stdout
+    if output == "stream-json":
+        return run_streamed(settings, sentence, out=out, resume=resume)
+    as_json = output == "json"
     ui = StderrUI(settings, stream_to=None if as_json or not settings.stream else out)
     session = open_session(settings, ui)
     if resume is not None:
@@ -239,4 +258,48 @@ def run_oneshot(
     session.close()
     if result.notice:
         _note(settings, f"mca: {result.notice}")
+    return 1 if result.stop is not None else 0
+
+
+def _end_events(result: TurnResult) -> tuple[UsageReported, TurnEnded]:
+    """The last two lines of a streamed turn: its usage, then its answer and why it ended."""
+    u = result.usage
+    usage = UsageReported(
+        result.turn,
+        u.prompt_tokens,
+        u.completion_tokens,
+        result.usage_reported,
+        len(result.requests),
+    )
+    why = "step_limit" if result.stop is StopReason.STEP_LIMIT else "end"
+    return usage, TurnEnded(result.turn, result.answer, why, result.notice)
+
+
+def run_streamed(
+    settings: Settings, sentence: str, *, out: TextIO, resume: str | None = None
+) -> int:
+    """-p with --output-format stream-json: session.start, every event of the turn as it
+    happens, then usage and turn.end (error and turn.end when it fails) on `out`, one JSON
+    object per line. Questions are asked on the terminal, as without it."""
+    ui = StreamUI(out, settings.secrets, StderrUI(settings))
+    session = open_session(settings, ui)
+    try:
+        ui.start(session.started())
+        if resume is not None:
+            ui.event(_resume(session, resume))
+        result = session.run_turn(sentence, ledger=False)
+        ui.end_text()
+        for event in _end_events(result):
+            ui.event(event)
+        session.finish_turn(result)
+    except McaError as e:
+        ui.event(Failed(str(e), e.exit_code))
+        ui.event(TurnEnded(session.turns + 1, "", "error", ""))
+        sys.stderr.write(error_line(e, settings.secrets))
+        return e.exit_code
+    except KeyboardInterrupt:
+        ui.event(TurnEnded(session.turns + 1, "", "interrupted", ""))
+        raise
+    finally:
+        session.close()
     return 1 if result.stop is not None else 0

@@ -23,6 +23,7 @@ from mca.events import (
 from mca.plans import render_plan
 from mca.sanitize import command_block, exact, exact_line, visible
 from mca.ui.ansi import CYAN, GREEN, RED, RESET
+from mca.words import plural
 
 if TYPE_CHECKING:  # this module is on the path to the first prompt: import nothing heavy
     from mca.checkpoints.turns import Rewound
@@ -91,7 +92,7 @@ def tool_result_lines(name: str, ok: bool, result: str) -> str:
     shown = lines[:MAX_RESULT_PREVIEW]
     extra = len(lines) - len(shown)
     body = "\n".join(f"  {mark if i == 0 else ' '} {line}" for i, line in enumerate(shown))
-    return body + (f"\n    … {extra} more lines" if extra > 0 else "")
+    return body + (f"\n    … {plural(extra, 'more line')}" if extra > 0 else "")
 
 
 def plan_lines(plan: list[dict[str, str]]) -> str:
@@ -171,7 +172,8 @@ def ledger_table(entry: TurnLedger) -> str:
     """The per-turn ledger as a terminal table (a calibrated column once a factor exists)."""
     head = (
         f"turn {entry.turn} ledger · tokens estimated with {entry.encoding}"
-        f" · context window {entry.window:,} · {entry.model_calls} model call(s), last one shown"
+        f" · context window {entry.window:,} · {plural(entry.model_calls, 'model call')},"
+        " last one shown"
     )
     factor = entry.calibration
     cal_head = f" {'calibr.':>7}" if factor else ""

@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from mca.words import plural
+
 if TYPE_CHECKING:
     from mca.session import Session
     from mca.sessions import Saved
@@ -61,4 +63,5 @@ def resume(session: Session, ui: ReplUI, ask: Callable[[str], str], wanted: str)
         ui.say(note)
     skills = sorted({n for m in saved.messages for n in m.skills})
     held = f"; skills in context: {', '.join(skills)}" if skills else ""
-    ui.say(f"resumed {saved.id}: {saved.turns} turns, {len(saved.messages)} messages{held}")
+    turns, messages = plural(saved.turns, "turn"), plural(len(saved.messages), "message")
+    ui.say(f"resumed {saved.id}: {turns}, {messages}{held}")

@@ -141,7 +141,7 @@ def oneshot_with(
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             settings = load_settings(w.env(**env), workspace=w.ws, providers=providers)
-            code = run_oneshot(settings, sentence, as_json=False, out=out)
+            code = run_oneshot(settings, sentence, out=out)
         except ConfigError as e:
             err.write(f"mca: error: {e}\n")
     w.outputs += [out.getvalue(), err.getvalue()]

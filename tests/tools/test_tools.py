@@ -57,7 +57,7 @@ def test_read_file_numbers_lines_and_reports_total(env: ToolEnv, ws: Path) -> No
     assert out.splitlines()[0] == "a.txt: 3 lines total"
     assert "     2\ttwo" in out
     part = run(env, "read_file", path="a.txt", offset=2, limit=1)
-    assert "showing lines 2-2" in part and "1 more lines" in part and "three" not in part
+    assert "showing lines 2-2" in part and "1 more line:" in part and "three" not in part
 
 
 def test_read_file_caps_long_files_and_says_so(env: ToolEnv, ws: Path) -> None:
@@ -117,7 +117,7 @@ def test_symlinks_pointing_out_are_refused(env: ToolEnv, ws: Path) -> None:
 def test_symlink_inside_the_workspace_is_fine(env: ToolEnv, ws: Path) -> None:
     (ws / "real.txt").write_text("hi\n")
     (ws / "alias.txt").symlink_to(ws / "real.txt")
-    assert "1 lines total" in run(env, "read_file", path="alias.txt")
+    assert "1 line total" in run(env, "read_file", path="alias.txt")
 
 
 # -- list / find / search ----------------------------------------------------------------------
@@ -301,6 +301,6 @@ def test_tools_never_follow_cwd(env: ToolEnv, ws: Path, tmp_path: Path) -> None:
     old = os.getcwd()
     os.chdir(tmp_path)
     try:
-        assert "1 lines total" in run(env, "read_file", path="a.txt")
+        assert "1 line total" in run(env, "read_file", path="a.txt")
     finally:
         os.chdir(old)

@@ -47,7 +47,7 @@ def test_non_utf8_names_in_every_listing(env: ToolEnv, ws: Path) -> None:
 def test_a_30mb_one_line_file_is_read_in_windows(env: ToolEnv, ws: Path) -> None:
     (ws / "bundle.min.js").write_text("x=1;" * 7_500_000 + "END")
     first = run(env, "read_file", path="bundle.min.js")
-    assert "1 lines total" in first and "read on with column=2001" in first
+    assert "1 line total" in first and "read on with column=2001" in first
     assert len(first) < 5_000
     last = run(env, "read_file", path="bundle.min.js", column=29_999_997)
     assert last.split("\t", 1)[1].startswith("x=1;END")

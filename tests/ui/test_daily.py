@@ -115,7 +115,7 @@ def test_conversation_is_saved_private_and_scrubbed_then_continued(ws: Path) -> 
     assert PLANTED not in text, [ln for ln in text.splitlines() if PLANTED in ln]
     assert "[REDACTED]" in text
     again = mca(ws, "--continue", stdin="/ledger all\n")
-    assert "resumed" in again.stdout and "1 turns" in again.stdout, again.stdout
+    assert "resumed" in again.stdout and "1 turn," in again.stdout, again.stdout
     assert "\n   1 " in again.stdout  # /ledger all: the saved turn's ledger came back
     one = mca(ws, "-p", "list", "--continue")
     assert one.returncode == 0 and "resumed" in one.stderr
@@ -157,7 +157,7 @@ def test_resume_after_sigkill_keeps_finished_turns(ws: Path) -> None:
     child.expect(pexpect.EOF)
     child.close()
     r = mca(ws, "--continue", stdin="/export out.md\n")
-    assert "resumed" in r.stdout and "1 turns" in r.stdout, r.stdout
+    assert "resumed" in r.stdout and "1 turn," in r.stdout, r.stdout
     exported = (ws / "out.md").read_text()
     assert 'replace "world" with "there"' in exported and "sleep 30" not in exported
 
