@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mca.engine import Engine
-from mca.events import ContextCompacted, EventSink
+from mca.events import COMPACT_ASKED, ContextCompacted, EventSink
 from mca.ledger import message_text, tools_text
 from mca.prompt import SystemPrompt
 from mca.tokens import Estimator
@@ -104,7 +104,9 @@ class Compactor:
         """The server refused the context as too long: compact now, whatever the estimate."""
         return self.compact(history, turn, "the server said the context was too long")
 
-    def compact(self, history: list[Message], turn: int, reason: str = "/compact") -> list[Message]:
+    def compact(
+        self, history: list[Message], turn: int, reason: str = COMPACT_ASKED
+    ) -> list[Message]:
         """Summarise all but the last turns; keep protected messages verbatim."""
         keep_from = turn - self.keep_turns + 1
         older = [m for m in history if m.turn < keep_from]

@@ -393,13 +393,17 @@ class ModelChooser:
             env["MCA_PROVIDER"] = implied.name  # the name says which API it needs
             env.pop("MCA_BASE_URL", None)  # the server left behind speaks the other one
         overrides = {**self.overrides, "model": name}
-        settings = load_settings(
-            env,
-            workspace=self.workspace,
-            overrides=overrides,
-            providers=self.providers,
-            hosts=self.hosts,
-        )
+        try:
+            settings = load_settings(
+                env,
+                workspace=self.workspace,
+                overrides=overrides,
+                providers=self.providers,
+                hosts=self.hosts,
+            )
+        except ConfigError as e:  # the name came from /model, not from a --model flag
+            flag = f"{SPECS.model.flag}:"
+            raise ConfigError(f"/model {name}: {str(e).removeprefix(flag).strip()}") from None
         if settings.model != name:
             raise ConfigError(
                 f"cannot switch to {name!r}: {settings.mock_reason or 'the settings'} keeps"

@@ -87,6 +87,9 @@ class ToolReturned(Event):
     result: str
 
 
+COMPACT_ASKED = "/compact"  # the reason of a compaction the person asked for
+
+
 @dataclass(frozen=True)
 class ContextCompacted(Event):
     """What one compaction did (also the compactor's report, and the ledger's note of it)."""

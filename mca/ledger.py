@@ -216,7 +216,7 @@ def build_ledger(
     """Rows for every piece of the request, in the order they were sent."""
     b = _Builder(est)
     for label, text in system_pieces:
-        b.add(label, "stage1" if "catalog" in label else "system", text)
+        b.add(label, "stage1" if label.startswith("skill catalog") else "system", text)
     b.add(f"tool schemas ({len(request.tools)} tools)", "tools", tools_text(request.tools))
     b.messages(request.messages, turn, stage)
     b.considered(stage)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,22 +35,48 @@ class SystemPrompt:
     agents: str = ""
     catalog: str = ""
 
-    def pieces(self) -> list[tuple[str, str]]:
-        """(label, text) for every non-empty piece."""
-        out = [("system base prompt", self.base)]
+    def _parts(self) -> list[list[tuple[str, str]]]:
+        """The parts a blank line separates, each as its labelled pieces."""
+        parts = [[("system base prompt", self.base)]]
         if self.agents:
-            out.append(("AGENTS.md", self.agents))
+            parts.append(doc_pieces(self.agents))
         if self.catalog:
-            out.append(("skill catalog (stage one)", self.catalog))
-        return out
+            parts.append([("skill catalog (stage one)", self.catalog)])
+        return parts
+
+    def docs(self) -> list[tuple[str, str]]:
+        """(path, text as sent) of each instructions file, nearest last."""
+        return doc_pieces(self.agents) if self.agents else []
+
+    def pieces(self) -> list[tuple[str, str]]:
+        """(label, text) for every non-empty piece; each instructions file is one, labelled
+        with its path."""
+        return [piece for part in self._parts() for piece in part]
 
     def exact_pieces(self) -> list[tuple[str, str]]:
         """Pieces whose texts concatenate to exactly `text` (separators go with the next)."""
-        return [(label, ("\n\n" if i else "") + t) for i, (label, t) in enumerate(self.pieces())]
+        out: list[tuple[str, str]] = []
+        for i, ((label, first), *rest) in enumerate(self._parts()):
+            out += [(label, ("\n\n" if i else "") + first), *rest]
+        return out
 
     @property
     def text(self) -> str:
-        return "\n\n".join(text for _, text in self.pieces())
+        return "\n\n".join("".join(t for _, t in part) for part in self._parts())
+
+
+# A file's block starts a line (defang escapes any `<agents_md` inside a file's text).
+_DOC_BLOCK = re.compile(r'^<agents_md path="([^"\n]*)">$', re.M)
+
+
+def doc_pieces(agents: str) -> list[tuple[str, str]]:
+    """The instructions cut where each file's block starts, each piece labelled with that
+    file's path (the first also carries the heading); they concatenate to `agents`."""
+    found = list(_DOC_BLOCK.finditer(agents))
+    if not found:
+        return [("project instructions", agents)]
+    cuts = [0, *(m.start() for m in found[1:]), len(agents)]
+    return [(m.group(1), agents[cuts[i] : cuts[i + 1]]) for i, m in enumerate(found)]
 
 
 def project_doc_dirs(workspace: Path, user_home: Path | None = None) -> tuple[Path, list[Path]]:

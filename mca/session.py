@@ -41,10 +41,10 @@ from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
 from mca.tools import tool_specs
 from mca.tools.allow import Answer, CommandQuestion
-from mca.tools.base import Approvals, Asker, ToolEnv
+from mca.tools.base import Approvals, Asker, ToolEnv, TurnState
 from mca.tools.snapshots import SnapshotStore, UndoReport
 from mca.turn import TurnResult
-from mca.types import KIND_SHELL, Message, Model
+from mca.types import KIND_SHELL, Message, Model, Request
 from mca.words import plural
 
 if TYPE_CHECKING:
@@ -216,6 +216,11 @@ class Session:
         return SessionStarted(self.id, str(s.workspace), s.provider, s.model, self.mode)
 
     @property
+    def system_prompt(self) -> SystemPrompt:
+        """What the model is told before the conversation (/status lists its files)."""
+        return self.engine.prompt
+
+    @property
     def messages(self) -> Sequence[Message]:
         """The conversation so far."""
         return self.agent.messages
@@ -252,6 +257,20 @@ class Session:
         from mca.exports import write_export
 
         return write_export(self.agent.env, self.turns, name, f"mca-{self.id}.md", data)
+
+    def write_instructions(self, name: str, data: bytes) -> str:
+        """/init: an instructions file written through the tools' write path (contained,
+        protected paths ask, read-only refuses, snapshotted: /undo reverts it), then the
+        system prompt read again with it. Returns the path written, relative."""
+        from mca.tools.edit import write_for_person
+
+        rel = write_for_person(self.agent.env, TurnState(self.turns), name, data)
+        self.engine.prompt, _ = _prompt(self.settings, self.skills.discovery)
+        return rel
+
+    def ask_aside(self, request: Request) -> str:
+        """A request outside the conversation (/init's draft): the reply's text."""
+        return self.engine.model.complete(request).message.content
 
     def undo(self, force: bool = False) -> UndoReport:
         """/undo: the newest turn (or /rewind) not yet undone, files and all (logged)."""
@@ -291,8 +310,10 @@ class Session:
 
 
 def calibration_for(settings: Settings) -> Calibration:
-    """The calibration of this model at this base URL."""
-    return Calibration(settings.home, settings.model, settings.base_url)
+    """The calibration of this model at this base URL; a scripted mock's usage is the script's
+    own numbers, kept apart from the mock's (and from any other script's)."""
+    where = f"script {settings.mock_script}" if settings.mock_script else settings.base_url
+    return Calibration(settings.home, settings.model, where)
 
 
 def _skills(

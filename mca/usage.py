@@ -132,10 +132,16 @@ def cost_text(
     model: str,
     overrides: Mapping[str, tuple[float, float]],
     providers: Registry,
+    resumed: int = 0,
 ) -> str:
-    """/cost: the session's totals and, where a price is known, an estimated cost."""
+    """/cost: the session's totals and, where a price is known, an estimated cost. `resumed`:
+    the turns a resumed conversation had, run (and counted) by an earlier mca."""
+    earlier = (
+        f"the conversation's {plural(resumed, 'earlier turn')} ran in the session it was"
+        " resumed from, which counted them: not included here"
+    )
     if not totals.turns:
-        return "no turn yet"
+        return "no turn in this session yet" + (f"; {earlier}" if resumed else "")
     reported = sum(t.reported for t in totals.turns)
     calls = sum(t.calls for t in totals.turns)
     seconds = sum(t.seconds for t in totals.turns)
@@ -149,6 +155,8 @@ def cost_text(
     cached = sum(t.cached for t in totals.turns)
     if cached:
         lines.append(f"of the input, {cached:,} tokens were read from the provider's cache")
+    if resumed:
+        lines.append(earlier)
     found = price_for(model, overrides, providers)
     if model == "mock":
         lines.append("cost: nothing (the offline mock model)")

@@ -196,7 +196,7 @@ VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 MAX_WALK_FILES = 200_000
 
 
-def _files(root: Path, include_ignored: bool = False) -> Iterator[Path]:
+def workspace_files(root: Path, include_ignored: bool = False) -> Iterator[Path]:
     """Files below root, sorted, without VCS directories; .gitignore'd ones and noise
     directories (node_modules, .venv, ...) only when include_ignored."""
     ignore = None if include_ignored else Ignore(root)
@@ -238,7 +238,7 @@ def find_files(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
     pattern = pattern.removeprefix("./") or "*"
     root = env.root.resolve()
     hits: list[str] = []
-    for f in _files(root, include):
+    for f in workspace_files(root, include):
         rel = f.relative_to(root).as_posix()
         if glob_match(pattern, rel):
             hits.append(rel)
@@ -265,7 +265,7 @@ def search_text(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
     root = env.root.resolve()
     out: list[str] = []
     skills: set[str] = set()
-    for f in _files(root, include):
+    for f in workspace_files(root, include):
         rel = f.relative_to(root).as_posix()
         if path_glob and not glob_match(path_glob, rel):
             continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -58,8 +59,11 @@ class SlashCommands:
                 "show or set what runs without asking (ask, auto-edit, ...)", self.mode
             ),
             "/resume": Command("go on with a saved conversation (/resume ID)", self.resume),
-            "/status": Command("model, provider, mode, sandbox, window in one place", self.status),
+            "/status": Command(
+                "model, base URL, mode, sandbox, context, instruction files, skills", self.status
+            ),
             "/export": Command("write the conversation as Markdown (/export FILE)", self.export),
+            "/init": Command("write a first AGENTS.md for this workspace", self.init),
         }
 
     @property
@@ -160,7 +164,7 @@ class SlashCommands:
 
         sk = self.repl.session.skills
         if not sk.stage.history:
-            self.say("no turn yet: /why explains the skills of the last turn")
+            self.say("no turn in this session yet: /why explains the skills of its last turn")
             return
         turn, result = sk.stage.history[-1]
         tokens = sk.estimator.count(result.injected_text)
@@ -179,7 +183,8 @@ class SlashCommands:
         from mca.usage import cost_text
 
         s = self.repl.session.settings
-        self.say(cost_text(self.repl.totals, s.model, s.price_table, s.providers))
+        repl = self.repl
+        self.say(cost_text(repl.totals, s.model, s.price_table, s.providers, repl.resumed))
 
     def mode(self, arg: str) -> None:
         from mca.config import MODES
@@ -198,19 +203,9 @@ class SlashCommands:
         self.say("\n".join([*lines, f"sandbox: {session.sandbox_text()}"]))
 
     def status(self, arg: str) -> None:
-        session = self.repl.session
-        s = session.settings
-        skills = session.skills.discovery.skills
-        self.say(
-            "\n".join(
-                [
-                    f"model {s.model} via {s.provider} · base URL {s.base_url or '(none)'}",
-                    f"approval mode {session.mode} · sandbox {session.sandbox_text()}",
-                    f"workspace {s.workspace} · context window {s.context_window:,} tokens",
-                    f"{session.turns} turns · {len(skills)} skills",
-                ]
-            )
-        )
+        from mca.ui.status import status_text
+
+        self.say(status_text(self.repl.session))
 
     def compact(self, arg: str) -> None:
         self.say(self.repl.session.compact())
@@ -231,6 +226,34 @@ class SlashCommands:
         text = conversation_markdown(session.messages, "mca conversation", meta)
         where = session.export(arg.strip(), scrub(text, session.settings.secrets).encode())
         self.say(f"wrote {where} ({plural(len(text.splitlines()), 'line')})")
+
+    def init(self, arg: str) -> None:
+        from mca.errors import ToolError
+        from mca.initdoc import AGENTS_FILE, draft_request, template
+
+        session = self.repl.session
+        s = session.settings
+        target = s.workspace / AGENTS_FILE
+        if os.path.lexists(target):
+            question = f"{AGENTS_FILE} exists: overwrite it? (/undo puts it back) [y/N] "
+            if self.repl.ui.ask(question).strip().lower() not in ("y", "yes"):
+                self.say(f"{AGENTS_FILE} left as it is")
+                return
+        if s.provider == "mock":
+            text = template(s.workspace)
+            how = "from mca's template (no model is configured: with one, /init has it drafted)"
+        else:
+            self.say(f"asking {s.model} to draft {AGENTS_FILE} from a look at the workspace ...")
+            text = session.ask_aside(draft_request(s.workspace, s.secrets))
+            how = f"drafted by {s.model} from the workspace's files; read it before you rely on it"
+        try:
+            rel = session.write_instructions(AGENTS_FILE, text.strip().encode() + b"\n")
+        except ToolError as e:
+            raise McaError(f"{AGENTS_FILE} not written: {e}") from None
+        lines = plural(len(text.strip().splitlines()), "line")
+        self.say(
+            f"wrote {rel} ({lines}), {how}; in the context from the next turn; /undo reverts it"
+        )
 
 
 def skill_help(skills: Mapping[str, Skill], commands: Mapping[str, Command]) -> list[str]:

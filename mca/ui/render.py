@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mca.events import (
+    COMPACT_ASKED,
     CommandInterrupted,
     CommandStarted,
     ContextCompacted,
@@ -64,6 +65,8 @@ def progress_line(event: Event) -> str:
             )
         case SkillHit(line=line) | SkillRead(line=line):
             return f"skill {line}"
+        case ContextCompacted(reason=reason) if reason == COMPACT_ASKED:
+            return ""  # /compact asked for it and says what it did, once
         case ContextCompacted(before_tokens=before, after_tokens=after):
             return f"context compacted: {before:,} -> {after:,} tokens"
         case Notice(message=message) | ModelRetry(message=message):

@@ -105,6 +105,7 @@ class Repl:
         self.first, self.wanted = first, resume
         self.chooser = chooser
         self.totals = Totals()
+        self.resumed = 0  # turns the conversation had when it was resumed (run elsewhere)
         self.running = True
         self.last_interrupt = 0.0
 
@@ -197,7 +198,9 @@ class Repl:
         """Go on with a saved conversation: 'last', an id, or '' to pick from a list."""
         from mca.ui.resume import resume
 
-        resume(self.session, self.ui, self._ask, wanted)
+        turns = resume(self.session, self.ui, self._ask, wanted)
+        if turns is not None:
+            self.resumed = turns
 
     # -- input -----------------------------------------------------------------------------
     def handle_line(self, line: str) -> None:

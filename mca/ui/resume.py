@@ -43,8 +43,9 @@ def _choose(session: Session, ui: ReplUI, ask: Callable[[str], str]) -> Saved | 
     return found[int(answer) - 1]
 
 
-def resume(session: Session, ui: ReplUI, ask: Callable[[str], str], wanted: str) -> None:
-    """Go on with a saved conversation: 'last', an id, or '' to pick from a list."""
+def resume(session: Session, ui: ReplUI, ask: Callable[[str], str], wanted: str) -> int | None:
+    """Go on with a saved conversation: 'last', an id, or '' to pick from a list. Returns how
+    many turns it had (None: nothing resumed)."""
     from mca.sessions import pick
 
     if wanted:
@@ -52,7 +53,7 @@ def resume(session: Session, ui: ReplUI, ask: Callable[[str], str], wanted: str)
     else:
         chosen = _choose(session, ui, ask)
         if chosen is None:
-            return
+            return None
         saved = chosen
     if saved.workspace != str(session.settings.workspace):
         ui.say(f"note: that conversation was in {saved.workspace}; files refer to it")
@@ -65,3 +66,4 @@ def resume(session: Session, ui: ReplUI, ask: Callable[[str], str], wanted: str)
     held = f"; skills in context: {', '.join(skills)}" if skills else ""
     turns, messages = plural(saved.turns, "turn"), plural(len(saved.messages), "message")
     ui.say(f"resumed {saved.id}: {turns}, {messages}{held}")
+    return saved.turns
