@@ -195,7 +195,7 @@ def test_every_line_and_log_record_matches_its_schema(
     monkeypatch.setattr("sys.stdin", io.StringIO(""))  # no terminal: commands are refused
     seen: list[dict[str, Any]] = []
     cases: list[tuple[tuple[dict[str, Any], ...], tuple[str, ...], int]] = [
-        (THREE_TOOLS, (), 0),
+        (THREE_TOOLS, ("--ledger",), 0),
         (
             (
                 {"tool_calls": [{"name": "run_command", "arguments": {"command": "touch made"}}]},
@@ -224,7 +224,7 @@ def test_every_line_and_log_record_matches_its_schema(
     assert [p for r in seen + log_records() for p in line_problems(r)] == []
     kinds = {r["type"] for r in seen}
     assert {"approval.asked", "approval.answered", "plan.updated", "error", "turn.end"} <= kinds
-    assert {"session.resumed", "text.delta", "usage", "file.changed"} <= kinds
+    assert {"session.resumed", "text.delta", "usage", "file.changed", "ledger"} <= kinds
     ends = [r["stop_reason"] for r in seen if r["type"] == "turn.end"]
     assert ends == ["end", "end", "step_limit", "error"]
     asked = next(r for r in seen if r["type"] == "approval.answered")

@@ -12,6 +12,7 @@ from mca.errors import McaError, error_line
 from mca.events import (
     Event,
     Failed,
+    LedgerRecorded,
     ModelRetry,
     ModelWaiting,
     SessionResumed,
@@ -283,23 +284,29 @@ def run_streamed(
     object per line. Questions are asked on the terminal, as without it."""
     ui = StreamUI(out, settings.secrets, StderrUI(settings))
     session = open_session(settings, ui)
+    if settings.mock_reason:
+        _note(settings, f"mca: using the offline mock model ({settings.mock_reason})")
     try:
         ui.start(session.started())
         if resume is not None:
             ui.event(_resume(session, resume))
         result = session.run_turn(sentence, ledger=False)
         ui.end_text()
+        entry = session.finish_turn(result)
+        if settings.show_ledger:
+            ui.event(LedgerRecorded(entry))
         for event in _end_events(result):
             ui.event(event)
-        session.finish_turn(result)
-    except McaError as e:
+    except (McaError, KeyboardInterrupt) as e:
+        last = session.last_turn
+        turn = last.turn if last is not None else session.turns + 1
+        if isinstance(e, KeyboardInterrupt):
+            ui.event(TurnEnded(turn, "", "interrupted", ""))
+            raise
         ui.event(Failed(str(e), e.exit_code))
-        ui.event(TurnEnded(session.turns + 1, "", "error", ""))
+        ui.event(TurnEnded(turn, "", "error", ""))
         sys.stderr.write(error_line(e, settings.secrets))
         return e.exit_code
-    except KeyboardInterrupt:
-        ui.event(TurnEnded(session.turns + 1, "", "interrupted", ""))
-        raise
     finally:
         session.close()
     return 1 if result.stop is not None else 0
