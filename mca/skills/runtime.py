@@ -15,6 +15,7 @@ from mca.skills.discover import Discovery, changes, char_fits, discover, session
 from mca.skills.model import STRICT_CODES, display_path
 from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
+from mca.words import plural
 
 
 def catalog_budget(settings: Settings) -> Budget:
@@ -61,7 +62,7 @@ def refuse_if_strict(settings: Settings, d: Discovery) -> None:
     if errors:
         lines = "\n".join(f"  {e}" for e in errors)
         raise SkillsRefused(
-            f"--strict-skills: {len(errors)} skill problem(s), not starting:\n{lines}"
+            f"--strict-skills: {plural(len(errors), 'skill problem')}, not starting:\n{lines}"
         )
 
 

@@ -153,7 +153,7 @@ def edit_file(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
             " once, or set replace_all"
         )
     _commit(env, turn, target, rel, before, updated.encode("utf-8"))
-    return f"edited {rel}: replaced {count if replace_all else 1} occurrence(s)"
+    return f"edited {rel}: replaced {plural(count if replace_all else 1, 'occurrence')}"
 
 
 def write_for_person(env: ToolEnv, turn: TurnState, path: str, data: bytes) -> str:
