@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # kept out of the import path: `mca --version` must start fas
     from mca.skills.policy import Policy
 
 EXIT_OK, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 130
+OUTPUT_FORMATS = ("text", "json", "stream-json")  # what -p prints (--output-format)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -116,7 +117,7 @@ def main_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--output-format",
-        choices=("text", "json", "stream-json"),
+        choices=OUTPUT_FORMATS,
         help="with -p: the answer as text (default), one JSON object, or stream-json: one JSON"
         " event per line as the turn happens (docs/EVENTS.md)",
     )

@@ -201,9 +201,6 @@ def _print_json(out: TextIO, obj: dict[str, Any], settings: Settings) -> None:
     out.write(json.dumps(scrub_data(obj, settings.secrets), indent=2, ensure_ascii=False) + "\n")
 
 
-OUTPUT_FORMATS = ("text", "json", "stream-json")
-
-
 def run_oneshot(
     settings: Settings,
     sentence: str,
