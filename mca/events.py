@@ -306,7 +306,8 @@ class ApprovalAnswered(Event):
 
 @dataclass(frozen=True)
 class UsageReported(Event):
-    """A turn's tokens: as the provider reported them, or 0 when it reported none."""
+    """A turn's tokens as the provider reported them (0 when it reported none), and mca's own
+    estimate of its last request, with the tokenizer that made it."""
 
     kind: ClassVar[str] = "usage"
     turn: int
@@ -314,6 +315,8 @@ class UsageReported(Event):
     completion_tokens: int
     reported_by_provider: bool
     model_calls: int
+    context_tokens: int  # the last request, estimated
+    estimated_with: str  # the tokenizer ("o200k_base")
 
 
 @dataclass(frozen=True)

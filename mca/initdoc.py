@@ -71,6 +71,14 @@ def draft_request(root: Path, secrets: tuple[str, ...]) -> Request:
     return Request(DRAFT_PROMPT, (Message("user", overview(root, secrets)),), (), DRAFT_TOKENS)
 
 
+def unfence(text: str) -> str:
+    """The draft without a fence the model put around the whole file (asked not to)."""
+    lines = text.strip().splitlines()
+    if len(lines) >= 2 and lines[0].startswith("```") and lines[-1].strip() == "```":
+        lines = lines[1:-1]
+    return "\n".join(lines).strip() + "\n"
+
+
 def _commands(root: Path) -> list[str]:
     """Build and test commands the workspace's own files name."""
     found = []

@@ -229,7 +229,7 @@ class SlashCommands:
 
     def init(self, arg: str) -> None:
         from mca.errors import ToolError
-        from mca.initdoc import AGENTS_FILE, draft_request, template
+        from mca.initdoc import AGENTS_FILE, draft_request, template, unfence
 
         session = self.repl.session
         s = session.settings
@@ -244,7 +244,7 @@ class SlashCommands:
             how = "from mca's template (no model is configured: with one, /init has it drafted)"
         else:
             self.say(f"asking {s.model} to draft {AGENTS_FILE} from a look at the workspace ...")
-            text = session.ask_aside(draft_request(s.workspace, s.secrets))
+            text = unfence(session.ask_aside(draft_request(s.workspace, s.secrets)))
             how = f"drafted by {s.model} from the workspace's files; read it before you rely on it"
         try:
             rel = session.write_instructions(AGENTS_FILE, text.strip().encode() + b"\n")

@@ -19,6 +19,7 @@ from mca.events import (
     TurnEnded,
     UsageReported,
 )
+from mca.ledger import TurnLedger
 from mca.sanitize import (
     command_block,
     exact_line,
@@ -259,7 +260,7 @@ def run_oneshot(
     return 1 if result.stop is not None else 0
 
 
-def _end_events(result: TurnResult) -> tuple[UsageReported, TurnEnded]:
+def _end_events(result: TurnResult, entry: TurnLedger) -> tuple[UsageReported, TurnEnded]:
     """The last two lines of a streamed turn: its usage, then its answer and why it ended."""
     u = result.usage
     usage = UsageReported(
@@ -268,6 +269,8 @@ def _end_events(result: TurnResult) -> tuple[UsageReported, TurnEnded]:
         u.completion_tokens,
         result.usage_reported,
         len(result.requests),
+        entry.tokens,
+        entry.encoding,
     )
     why = "step_limit" if result.stop is StopReason.STEP_LIMIT else "end"
     return usage, TurnEnded(result.turn, result.answer, why, result.notice)
@@ -292,7 +295,7 @@ def run_streamed(
         entry = session.finish_turn(result)
         if settings.show_ledger:
             ui.event(LedgerRecorded(entry))
-        for event in _end_events(result):
+        for event in _end_events(result, entry):
             ui.event(event)
     except (McaError, KeyboardInterrupt) as e:
         last = session.last_turn

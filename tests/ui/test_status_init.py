@@ -108,7 +108,7 @@ def test_init_asks_before_overwriting_and_undo_puts_it_back(ws: Path) -> None:
 def test_init_has_the_model_draft_it(ws: Path, tmp_path: Path) -> None:
     (ws / "README.md").write_text(f"# calc\nA calculator. token {KEY}\n")
     settings = settings_for("openai", tmp_path, server="http://127.0.0.1:9").with_(workspace=ws)
-    model = FakeModel([say("# AGENTS.md\n\nA calculator. Test with `npm test`.\n")])
+    model = FakeModel([say("```markdown\n# AGENTS.md\n\nA calculator. Test with `npm test`.\n```")])
     out = repl(ws, "/init\n", settings, model)
     assert (ws / "AGENTS.md").read_text() == "# AGENTS.md\n\nA calculator. Test with `npm test`.\n"
     assert "drafted by gpt-4o" in out
