@@ -115,7 +115,7 @@ def stats(url: str) -> dict[str, Any]:
 
 
 def run_mca(
-    url: str, provider: str, ws: Path, sentence: str, *extra: str
+    url: str, provider: str, ws: Path, sentence: str, *extra: str, output: str = "--json"
 ) -> subprocess.CompletedProcess[str]:
     env = {
         "PATH": os.environ["PATH"],
@@ -131,7 +131,7 @@ def run_mca(
         "MCA_RETRY_BASE": "0.05",
     }
     return subprocess.run(
-        [str(MCA), "-C", str(ws), "-p", sentence, "--json", *extra],
+        [str(MCA), "-C", str(ws), "-p", sentence, *output.split(), *extra],
         env=env,
         capture_output=True,
         text=True,
@@ -158,6 +158,24 @@ def test_read_file_then_answer_from_the_tool_result(
     assert stats(fakellm)["by_rule"]["answer_from_file"] == before + 1
     # fakellm's OpenAI stream sends no usage chunk (mca asks for one); everything else does
     assert out["usage"]["reported_by_provider"] is (provider == "anthropic" or not stream)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_stream_json_over_the_wire(fakellm: str, ws: Path, provider: str) -> None:
+    """The events of a streamed turn, as a real wire streams it: the answer rebuilt from its
+    text deltas, the tool call and its result, no key in any line."""
+    (ws / "notes.txt").write_text("the code is MAGIC-42\n")
+    sentence = f"what does notes.txt say? (stream-json, {provider})"
+    proc = run_mca(fakellm, provider, ws, sentence, output="--output-format stream-json")
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert lines[0]["type"] == "session.start" and lines[0]["provider"] == provider
+    assert [r["name"] for r in lines if r["type"] == "tool.call"] == ["read_file"]
+    last = max(i for i, r in enumerate(lines) if r["type"] == "tool.result")
+    deltas = [r["text"] for r in lines[last:] if r["type"] == "text.delta"]
+    assert "".join(deltas).strip() == "The file says MAGIC-42." == lines[-1]["answer"].strip()
+    assert [r["type"] for r in lines[-2:]] == ["usage", "turn.end"]
+    assert KEY not in proc.stdout and PROVIDER_KEY not in proc.stdout
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
