@@ -229,30 +229,54 @@ class SlashCommands:
 
     def init(self, arg: str) -> None:
         from mca.errors import ToolError
-        from mca.initdoc import AGENTS_FILE, draft_request, template, unfence
+        from mca.initdoc import AGENTS_FILE
 
         session = self.repl.session
-        s = session.settings
-        target = s.workspace / AGENTS_FILE
-        if os.path.lexists(target):
-            question = f"{AGENTS_FILE} exists: overwrite it? (/undo puts it back) [y/N] "
-            if self.repl.ui.ask(question).strip().lower() not in ("y", "yes"):
-                self.say(f"{AGENTS_FILE} left as it is")
-                return
-        if s.provider == "mock":
-            text = template(s.workspace)
-            how = "from mca's template (no model is configured: with one, /init has it drafted)"
-        else:
-            self.say(f"asking {s.model} to draft {AGENTS_FILE} from a look at the workspace ...")
-            text = unfence(session.ask_aside(draft_request(s.workspace, s.secrets)))
-            how = f"drafted by {s.model} from the workspace's files; read it before you rely on it"
+        workspace = session.settings.workspace
+        if os.path.lexists(workspace / AGENTS_FILE) and not self._yes(
+            f"{AGENTS_FILE} exists: overwrite it? (/undo puts it back) [y/N] "
+        ):
+            self.say(f"{AGENTS_FILE} left as it is")
+            return
+        drafted = self._draft()
+        if drafted is None:
+            self.say(f"/init cancelled; {AGENTS_FILE} not written")
+            return
+        text, how = drafted
         try:
             rel = session.write_instructions(AGENTS_FILE, text.strip().encode() + b"\n")
         except ToolError as e:
             raise McaError(f"{AGENTS_FILE} not written: {e}") from None
         lines = plural(len(text.strip().splitlines()), "line")
-        self.say(
-            f"wrote {rel} ({lines}), {how}; in the context from the next turn; /undo reverts it"
+        self.say(f"wrote {rel} ({lines}), {how}; read from the next turn on; /undo reverts it")
+        if (workspace / "CLAUDE.md").exists():
+            self.say("note: CLAUDE.md here is no longer read: AGENTS.md takes its place")
+
+    def _yes(self, question: str) -> bool:
+        """A yes/no question; Ctrl-C or Ctrl-D answers no."""
+        try:
+            return self.repl.ui.ask(question).strip().lower() in ("y", "yes")
+        except KeyboardInterrupt:
+            return False
+
+    def _draft(self) -> tuple[str, str] | None:
+        """/init's text and where it came from: the model's draft when one is configured,
+        mca's template otherwise (None: Ctrl-C while the model drafted)."""
+        from mca.initdoc import draft_request, template, unfence
+
+        session = self.repl.session
+        s = session.settings
+        if s.provider == "mock":
+            how = "from mca's template (no model is configured: with one, /init has it drafted)"
+            return template(s.workspace), how
+        self.say(f"asking {s.model} to draft AGENTS.md from a look at the workspace ...")
+        try:
+            text = unfence(session.ask_aside(draft_request(s.workspace, s.secrets)))
+        except KeyboardInterrupt:  # the draft is not worth leaving mca for
+            return None
+        return (
+            text,
+            f"drafted by {s.model} from the workspace's files: read it before relying on it",
         )
 
 

@@ -89,7 +89,9 @@ def test_status_on_a_real_wire_never_shows_the_key(tmp_path: Path) -> None:
 
 def test_init_writes_the_template_without_a_model(ws: Path) -> None:
     (ws / "Makefile").write_text("test:\n\tpytest\n")
+    (ws / "CLAUDE.md").write_text("old notes\n")
     out = repl(ws, "/init\n/status\n")
+    assert "CLAUDE.md here is no longer read" in out
     text = (ws / "AGENTS.md").read_text()
     assert text.startswith("# AGENTS.md") and "- `make test`" in text
     assert "wrote AGENTS.md" in out and "from mca's template" in out and "/undo reverts it" in out
