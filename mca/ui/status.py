@@ -71,7 +71,7 @@ def instruction_lines(session: Session) -> list[str]:
         try:
             size = plural(os.stat(path).st_size, "byte")
         except OSError:
-            size = "gone since the session started"
+            size = "not found there now"
         lines.append(f"  {path} · {size} · {est.count(text):,} tokens in the context")
     return lines
 
