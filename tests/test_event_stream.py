@@ -101,10 +101,17 @@ def stream(
     return code, [json.loads(line) for line in out.splitlines()], out
 
 
+def logs() -> list[Path]:
+    """The session logs so far (listed, not globbed: Python 3.11's glob can leave a scandir
+    iterator open, which the warnings-as-errors setting turns into a failure)."""
+    where = Path(os.environ["MCA_HOME"]) / "logs"
+    return sorted(p for p in where.iterdir() if p.suffix == ".jsonl")
+
+
 def log_records() -> list[dict[str, Any]]:
     """Every record of every session log so far, as a stream line ('event' read as 'type')."""
     records = []
-    for path in sorted((Path(os.environ["MCA_HOME"]) / "logs").glob("*.jsonl")):
+    for path in logs():
         for line in path.read_text().splitlines():
             r = json.loads(line)
             r.pop("ts")
@@ -305,8 +312,8 @@ def test_output_flags_without_p_are_usage_errors(
 def test_json_gains_the_session_id(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["-C", str(ws), "-p", "hello", "--output-format", "json"], env(ws, MOCK="1")) == 0
     obj = json.loads(capsys.readouterr().out)
-    logs = list((Path(os.environ["MCA_HOME"]) / "logs").glob("*.jsonl"))
-    assert len(logs) == 1 and logs[0].stem.endswith("-" + obj["session"])
+    found = logs()
+    assert len(found) == 1 and found[0].stem.endswith("-" + obj["session"])
     argv = ["-C", str(ws), "-p", "x", "--json", "--output-format", "stream-json"]
     assert main(argv, env(ws, MOCK="1")) == 2
     assert "give one of them" in capsys.readouterr().err
