@@ -25,6 +25,7 @@ class Event:
     """The base of every event: its `kind` names it in the log."""
 
     kind: ClassVar[str] = ""
+    logged: ClassVar[bool] = True  # written to the session log (and kept for /why)
 
     def to_json(self) -> dict[str, Any]:
         """The record's fields (a trailing _ dropped: `from_` is written "from")."""
@@ -126,6 +127,19 @@ class CommandStarted(Event):
     kind: ClassVar[str] = "command.start"
     command: str
     sandbox: str = ""  # how it is contained ('' unsandboxed)
+
+
+@dataclass(frozen=True)
+class CommandOutput(Event):
+    """What a running command printed since the last of these, as it comes: batched (at most
+    one every few tenths of a second), decoded, not yet made safe (each face does that), sent
+    from the command's reader thread. Not logged: its tool.result carries the output."""
+
+    kind: ClassVar[str] = "command.output"
+    logged: ClassVar[bool] = False
+    text: str
+    elapsed: float  # seconds since the command started
+    dropped: int = 0  # characters left out before `text` (a flood between two events)
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,8 @@ class SessionLog:
 
     def event(self, event: Event) -> None:
         """Record one event: {"ts": ..., "event": its kind, **its fields}."""
+        if not event.logged:
+            return
         record = {"ts": round(time.time(), 3), "event": event.kind, **event.to_json()}
         self.events.append(record)
         if self.path is None:

@@ -16,6 +16,7 @@ from mca.sandbox.policy import Grant
 from mca.sanitize import MAX_APPROVAL_LINES
 from mca.tools.allow import Answer, CommandQuestion, key_for
 from mca.tools.base import READ_ONLY, ToolEnv, TurnState, arg_int, arg_str
+from mca.tools.live import LiveOutput
 
 if TYPE_CHECKING:
     from mca.sandbox.box import Sandbox
@@ -220,11 +221,15 @@ def _approve(env: ToolEnv, command: str, box: Sandbox | None) -> None:
 
 def _run(env: ToolEnv, command: str, timeout: int, box: Sandbox | None, grant: Grant) -> Outcome:
     env.emit(events.CommandStarted(command, box.summary(grant) if box else ""))
+    live = LiveOutput(env.emit)  # the person watches it run; the model gets the result
     try:
-        done = execute(command, str(env.root), timeout, sandbox=box, grant=grant)
+        done = execute(command, str(env.root), timeout, live.feed, sandbox=box, grant=grant)
     except CommandInterrupted as stop:
+        live.close()
         env.emit(events.CommandInterrupted(command, stop.output))
         raise
+    finally:
+        live.close()
     for note in done.notes:
         env.emit(events.Notice(note))
     return done

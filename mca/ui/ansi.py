@@ -15,3 +15,8 @@ CYAN = "\x1b[36m"
 CLEAR_LINE = "\r\x1b[K"  # back to the line's start and erase it
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # a style sequence, ours or not
+
+
+def clear_rows_above(rows: int) -> str:
+    """Up `rows` lines, to the start of that line, and erase from there to the screen's end."""
+    return f"\x1b[{rows}A\r\x1b[J" if rows > 0 else ""

@@ -22,6 +22,7 @@ from mca.errors import McaError
 from mca.sandbox.settings import banner_line
 from mca.ui.commands import Command, SlashCommands
 from mca.ui.history import load_history
+from mca.ui.keys import TurnKeys, turn_keyboard
 from mca.ui.render import ledger_table
 from mca.ui.terminal import McaCompleter, ReplUI, key_bindings
 from mca.usage import Totals
@@ -92,9 +93,9 @@ class Repl:
         self._io = (input, output)
         self._asker: PromptSession[str] | None = None  # built on first use: it costs ~25 ms
         live = bool(getattr(self.out, "isatty", None) and self.out.isatty())
-        self.ui = ReplUI(
-            self.out, self._ask, settings.secrets, colour=use_colour(self.out), live=live
-        )
+        self._keys: TurnKeys | None = None  # the keyboard, read key by key during a turn
+        colour = use_colour(self.out)
+        self.ui = ReplUI(self.out, self._ask, settings.secrets, colour, live, self._key)
         self._factory = session_factory or _open_session
         self._session: Session | None = None
         self._session_error: BaseException | None = None
@@ -160,6 +161,9 @@ class Repl:
             return self._asker.prompt(question)
         except EOFError:  # Ctrl-D answers like Ctrl-C: the whole turn is cancelled
             raise KeyboardInterrupt from None
+
+    def _key(self, keys: str, show: Callable[[], None]) -> str | None:
+        return None if self._keys is None else self._keys.key(keys, show)
 
     @property
     def switch(self) -> Callable[[str], Settings] | None:
@@ -250,9 +254,11 @@ class Repl:
         """Run one turn, reporting errors and cancellation without losing the conversation."""
         started = time.monotonic()
         self.ui.begin_turn()
+        keyboard = self.prompt.app.input if self.prompt is not None else None
         try:
-            result = self.session.run_turn(sentence)
-        except KeyboardInterrupt:
+            with turn_keyboard(keyboard, self.ui.queued) as self._keys:
+                result = self.session.run_turn(sentence)
+        except KeyboardInterrupt:  # Ctrl-C or Esc
             self.ui.say("turn cancelled; the conversation is as it was before it")
             return
         except McaError as e:
@@ -262,6 +268,8 @@ class Repl:
             self._bug(e)
             self.ui.say("the conversation is as it was before this turn")
             return
+        finally:
+            self._keys = None
         if self.ui.streamed:
             self.ui.end_stream()
         elif result.answer and result.stop is None and not self.ui.shown(result.answer):

@@ -31,6 +31,7 @@ class Spinner:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._drawn = False
+        self.note = ""  # e.g. "queued: what the person typed meanwhile"
 
     @property
     def running(self) -> bool:
@@ -62,7 +63,8 @@ class Spinner:
     def line(self, now: float, frame: int) -> str:
         elapsed = int(now - self.started)
         state = f" · {self._state(now)}" if self.state else ""
-        return f"{FRAMES[frame % len(FRAMES)]} {self.what} · {elapsed} s{state}"
+        note = f" · {self.note}" if self.note else ""
+        return f"{FRAMES[frame % len(FRAMES)]} {self.what} · {elapsed} s{state}{note}"
 
     def _run(self) -> None:
         frame = 0

@@ -14,15 +14,21 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
-from mca.events import Event, FileChanged, ModelRetry, ModelWaiting
+from mca.events import CommandOutput, CommandStarted, Event, FileChanged, ModelRetry, ModelWaiting
 from mca.sanitize import command_block, exact_line, for_terminal, one_line, scrub
 from mca.tools.allow import Answer, CommandQuestion
 from mca.ui.ansi import DIM, RESET
+from mca.ui.livebox import CommandBox, fit
 from mca.ui.markdown import MarkdownStream
 from mca.ui.render import colour_diff, progress_line
 from mca.ui.spinner import Spinner
 from mca.ui.stream import StreamWriter
 
+# (keys, show) -> the key pressed after show() put the question up ('' for Enter), or None when
+# the keyboard is not read key by key (then the question takes a line).
+KeyQuestion = Callable[[str, Callable[[], None]], "str | None"]
+ANSWER_WORDS = {"y": "yes", "n": "no", "a": "always"}
+LINE_ANSWERS = {"y": "y", "yes": "y", "n": "n", "no": "n", "a": "a", "always": "a"}
 MAX_PATH_COMPLETIONS = 200
 SKIP_COMPLETE = {".git", "node_modules", "__pycache__", ".venv", ".mca"}
 
@@ -100,6 +106,10 @@ def key_bindings() -> KeyBindings:
     return kb
 
 
+def _columns() -> int:
+    return shutil.get_terminal_size().columns
+
+
 class ReplUI:
     """Shows a session's events in the terminal and asks before commands run.
 
@@ -114,15 +124,18 @@ class ReplUI:
         secrets: Iterable[str] = (),
         colour: bool = False,
         live: bool = False,
+        key: KeyQuestion | None = None,
     ) -> None:
         self.out = out
         self.ask = ask
+        self.key: KeyQuestion = key or (lambda keys, show: None)
         self.secrets = tuple(secrets)
         self.colour = colour
         self._raw_open = False
         self.lock = threading.RLock()
         self.spinner = Spinner(out, self.lock)
-        self.live = live  # a terminal: a spinner while waiting
+        self.live = live  # a terminal: a spinner while waiting, commands redrawn in place
+        self.box = CommandBox(out, self.lock, self.secrets, live, _columns)
         self.stream = StreamWriter(out, self.secrets, markdown=self._markdown if colour else None)
         self._turn_text: list[str] = []  # what was streamed of this turn's replies
 
@@ -140,30 +153,39 @@ class ReplUI:
         block = command_block(question.command)
         if question.more:
             self.say(f"the sandbox stopped this command from {question.wall}:\n{block}")
-            answer = self.ask(f"run it again with {question.more}, this once? [y]es / [N]o: ")
-            return Answer.YES if answer.strip().lower() in ("y", "yes") else Answer.NO
+            yes = self._answer(f"run it again with {question.more}, this once? [y]es / [N]o")
+            return Answer.YES if yes == "y" else Answer.NO
         where = question.sandbox or "unsandboxed: with your full rights"
         self.say(f"run_command wants to run exactly this ({where}):\n{block}")
         always = f" / [a]lways `{one_line(question.always)}`" if question.always else ""
-        while True:
-            answer = self.ask(f"run it? [y]es / [n]o{always}: ").strip().lower()
-            if answer in ("a", "always") and question.always:
-                return Answer.ALWAYS
-            if answer in ("y", "yes", "n", "no", ""):
-                return Answer.YES if answer in ("y", "yes") else Answer.NO
+        keys = "yna" if question.always else "yn"
+        while (answer := self._answer(f"run it? [y]es / [N]o{always}", keys)) is None:
+            pass  # a typed line that is no answer: asked again
+        return {"y": Answer.YES, "a": Answer.ALWAYS}.get(answer, Answer.NO)
 
     def approve_edit(self, path: str, diff: str) -> bool:
         """The "ask" mode: the diff, then a yes/no for this edit."""
         self.show_diff(diff)
-        answer = self.ask(f"apply this change to {exact_line(path)}? [y]es / [N]o: ")
-        return answer.strip().lower() in ("y", "yes")
+        return self._answer(f"apply this change to {exact_line(path)}? [y]es / [N]o") == "y"
 
     def approve_write(self, path: str, reason: str, diff: str) -> bool:
         """Protected paths: the diff, then a yes/no that neither yolo nor 'always' answers."""
         self.say(f"{exact_line(path)} is a protected path: {reason}.\nthe change, whole:")
         self.show_diff(diff)
-        answer = self.ask(f"write {exact_line(path)} anyway? [y]es / [N]o: ").strip().lower()
-        return answer in ("y", "yes")
+        return self._answer(f"write {exact_line(path)} anyway? [y]es / [N]o") == "y"
+
+    def _answer(self, question: str, keys: str = "yn") -> str | None:
+        """'y', 'n' or 'a' (of `keys`). While a turn reads the keyboard: one key, Enter for No
+        (the default the question shows in capitals). Otherwise a typed line, as pipes and tests
+        answer ("yes", "", ...); None for a line that is no answer."""
+        prompt = f"{question}: "
+        key = self.key(keys, lambda: self._write(for_terminal(prompt, self.secrets)))
+        if key is not None:
+            self._write(ANSWER_WORDS[key or "n"] + "\n")  # the transcript shows what was chosen
+            return key or "n"
+        line = self.ask(prompt).strip().lower()
+        answer = LINE_ANSWERS.get(line, "") if line else "n"
+        return answer if answer and answer in keys else None
 
     def event(self, event: Event) -> None:
         match event:
@@ -174,18 +196,23 @@ class ReplUI:
             case ModelRetry(message=message) if self.spinner.running:
                 self.spinner.set_state(one_line(scrub(message, self.secrets)))
                 return
+            case CommandOutput(text=text):
+                self.box.feed(text)
+                return
         line = progress_line(event)
-        if not line:
-            return
         if isinstance(event, FileChanged):
             line = colour_diff(scrub(line, self.secrets), self.colour)  # made safe line by line
-        else:
+        elif line:
             line = for_terminal(line, self.secrets)
-        self._write(line + "\n")
+        if line:
+            self._write(line + "\n")
+        if isinstance(event, CommandStarted):
+            self.box.start()
 
     def _write(self, text: str, end_stream: bool = True) -> None:
         """Every write: the spinner's line cleared first, an open stream ended."""
         self.spinner.stop()
+        self.box.stop()
         with self.lock:
             if end_stream:
                 self.stream.end()
@@ -198,6 +225,13 @@ class ReplUI:
         with self.lock:
             self.stream.feed(delta)
             self._turn_text.append(delta)
+
+    def queued(self, typed: str) -> None:
+        """What the person has typed during the turn (kept for the next prompt), shown on the
+        spinner's and the running command's line; the answer's text is never mixed with it."""
+        note = f"queued: {fit(one_line(typed), 40)}" if typed.strip() else ""
+        with self.lock:
+            self.spinner.note = self.box.note = note
 
     def begin_turn(self) -> None:
         """A turn starts: nothing of its answer has been shown yet."""
