@@ -48,6 +48,7 @@ def demo() -> str:
     out = out.replace(str(ws), "/tmp/calc")
     out = re.sub(r"undid session \w+ turn", "undid session 3f9a2c turn", out)
     out = re.sub(r"· \d+\.\d s ·", "· 0.1 s ·", out)
+    out = re.sub(r"duration_ms(:?) [\d.]+", r"duration_ms\1 1.0", out)  # node --test: live lines
     copy = "$ cp -r fixtures/workspace /tmp/calc && cp -r skills /tmp/calc/skills"
     command = "$ MOCK=1 mca -C /tmp/calc --skills-dir /tmp/calc/skills"
     return f"{copy}\n{command}\n" + out.rstrip("\n")

@@ -1,0 +1,167 @@
+"""While mca works, on a real terminal (read back from a pyte screen): a running command's
+output and seconds under its tool line, keys typed meanwhile kept for the next message (never
+inside the answer), Esc interrupting the turn, and one key answering an approval."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fakeserver import FakeServer, Received, Reply, serve
+from tests.ptyscreen import MCA, Screen
+from tests.ui.test_terminal_pty import delta, env_for
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.pty,
+    pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment"),
+]
+# Five seconds of output, one line a second; its first line tries to set the terminal's title.
+TICKS = "printf 'x\\033]0;PWNED\\007y\\n'; for i in 1 2 3 4 5; do echo tick-$i; sleep 1; done"
+WORDS = [f"word{i:02} " for i in range(12)]  # one line on the screen
+
+
+def prompts(n: int) -> Callable[[str], bool]:
+    return lambda screen: screen.count("mca>") >= n
+
+
+def start(term: Screen) -> None:
+    """The prompt up and the session built (its summary printed: nothing else is printed from
+    another thread while the test types)."""
+    term.expect("mca>")
+    term.on_screen("skills: 0 loaded")
+
+
+def sent_users(server: FakeServer) -> list[str]:
+    """The last user message of each request the server received."""
+    calls = [r.json for r in server.received if r.path.endswith("/chat/completions")]
+    return [[m for m in c["messages"] if m["role"] == "user"][-1]["content"] for c in calls]
+
+
+@pytest.fixture
+def slow_answer() -> Iterator[FakeServer]:
+    """The first answer streams a word every 0.3 s; the next ones come at once."""
+
+    def handle(r: Received) -> Reply:
+        if not r.path.endswith("/chat/completions"):
+            return Reply(status=404, chunks=[b"{}"])
+        done = b"data: [DONE]\n\n"
+        if sent_users_of(r) != ["first question"]:
+            return Reply(
+                headers={"content-type": "text/event-stream"}, chunks=[delta("next"), done]
+            )
+        chunks = [delta(w) for w in WORDS] + [done]
+        return Reply(
+            headers={"content-type": "text/event-stream"},
+            chunks=chunks,
+            delays=[0.3] * len(chunks),
+        )
+
+    with serve(handle) as server:
+        yield server
+
+
+def sent_users_of(r: Received) -> list[str]:
+    return [m["content"] for m in r.json["messages"] if m["role"] == "user"]
+
+
+def test_a_running_command_shows_its_last_lines_and_seconds(ws: Path) -> None:
+    term = Screen(ws, ["--yes"], env_for(ws, MOCK="1"))
+    start(term)
+    term.child.sendline(f"run `{TICKS}`")
+    term.on_screen("│ tick-2")
+    term.wait_for(lambda s: "running · 2 s" in s or "running · 3 s" in s, "the seconds counting")
+    screen = term.text()
+    assert "│ x^[]0;PWNED^Gy" in screen and term.screen.title != "PWNED"  # shown, not obeyed
+    assert screen.index("→ run_command") < screen.index("running ·") < screen.index("│ tick-1")
+    term.on_screen("│ tick-4")
+    term.wait_for(prompts(2), "the prompt back")
+    screen = term.text()
+    assert "running ·" not in screen and "│ tick" not in screen  # the box gave way to the result
+    assert "✓ $ printf" in screen and "I ran it" in screen
+    term.close()
+
+
+def test_command_output_is_plain_lines_without_a_terminal(ws: Path) -> None:
+    piped = subprocess.run(
+        [str(MCA), "--yes"],
+        input="run `printf 'one\\ntwo \\033[31mred\\033[0m\\nno newline'`\n",
+        capture_output=True,
+        text=True,
+        env=env_for(ws, MOCK="1"),
+        cwd=ws,
+        timeout=60,
+    )
+    out = piped.stdout
+    assert "  │ one\n  │ two red\n  │ no newline\n" in out, piped.stderr
+    assert "\x1b" not in out and "running ·" not in out
+
+
+def test_keys_typed_during_an_answer_stay_out_of_it_and_are_sent_next(
+    ws: Path, slow_answer: FakeServer
+) -> None:
+    term = Screen(ws, [], env_for(ws, slow_answer))
+    start(term)
+    term.child.sendline("first question")
+    term.on_screen("word02")
+    term.child.send("typed meanwhile")
+    term.on_screen("word06")
+    term.child.send("\r")
+    term.on_screen("word11")
+    term.wait_for(lambda s: "next" in s and s.count("mca>") >= 3, "the typed message answered")
+    screen = term.text()
+    answer = next(line for line in screen.splitlines() if "word00" in line)
+    assert answer.split() == [w.strip() for w in WORDS]  # nothing typed landed in it
+    assert "mca> typed meanwhile" in screen
+    assert sent_users(slow_answer) == ["first question", "typed meanwhile"]
+    term.close()
+
+
+def test_esc_interrupts_a_streaming_answer_and_keeps_the_conversation(
+    ws: Path, slow_answer: FakeServer
+) -> None:
+    term = Screen(ws, [], env_for(ws, slow_answer))
+    start(term)
+    term.child.sendline("first question")
+    term.on_screen("word02")
+    term.child.send("\x1b")
+    term.on_screen("turn cancelled; the conversation is as it was before it")
+    term.wait_for(prompts(2), "the prompt back")
+    assert "word11" not in term.text()
+    term.child.sendline("again")
+    term.wait_for(lambda s: "next" in s and s.count("mca>") >= 3, "the next turn answered")
+    calls = [r.json for r in slow_answer.received if r.path.endswith("/chat/completions")]
+    assert [m["content"] for m in calls[-1]["messages"] if m["role"] == "user"] == ["again"]
+    term.close()
+
+
+def test_esc_stops_a_running_command(ws: Path) -> None:
+    term = Screen(ws, ["--yes"], env_for(ws, MOCK="1"))
+    start(term)
+    term.child.sendline("run `echo began; sleep 30`")
+    term.on_screen("│ began")
+    term.child.send("\x1b")
+    term.on_screen("command interrupted; its process group was killed")
+    term.on_screen("turn cancelled")
+    term.close()
+
+
+def test_one_key_answers_an_approval_and_enter_is_no(ws: Path) -> None:
+    term = Screen(ws, ["--mode", "ask"], env_for(ws, MOCK="1"))
+    start(term)
+    term.child.sendline("run `touch approved`")
+    term.on_screen("run it? [y]es / [N]o / [a]lways `touch approved`:")
+    term.child.send("x")  # not an answer: ignored
+    term.child.send("y")
+    term.on_screen("I ran it")
+    assert "[a]lways `touch approved`: yes" in term.text() and (ws / "approved").exists()
+    term.wait_for(prompts(2), "the prompt back")
+    term.child.sendline("run `touch declined`")
+    term.wait_for(lambda s: s.count("run it?") == 2, "the second question")
+    term.child.send("\r")
+    term.on_screen("the user declined to run")
+    assert "[a]lways `touch declined`: no" in term.text() and not (ws / "declined").exists()
+    term.close()
