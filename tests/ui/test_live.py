@@ -1,0 +1,201 @@
+"""While mca works, in-process: a command's output as batched CommandOutput events, the box
+that shows it (plain lines when not a terminal), the turn's keyboard on a pipe, and the
+single-key answers to approval questions."""
+
+from __future__ import annotations
+
+import io
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.input.typeahead import get_typeahead
+
+from mca.events import CommandOutput, CommandStarted, Event, ToolReturned
+from mca.log import SessionLog
+from mca.tools import get_tool
+from mca.tools.allow import Answer, CommandQuestion
+from mca.tools.base import ToolEnv, TurnState
+from mca.tools.live import MAX_PENDING, LiveOutput
+from mca.ui.keys import TurnKeys, typed
+from mca.ui.livebox import TAIL_LINES, CommandBox, fit
+from mca.ui.terminal import ReplUI
+from tests.ptyscreen import wait_until
+
+SECRET = "sk-live-secret-0123456789"
+
+
+def texts(events: list[Event]) -> str:
+    return "".join(e.text for e in events if isinstance(e, CommandOutput))
+
+
+# -- the events ----------------------------------------------------------------------------------
+def test_output_is_batched_and_sent_whole_once() -> None:
+    got: list[Event] = []
+    now = [0.0]
+    live = LiveOutput(got.append, interval=0.1, clock=lambda: now[0])
+    live.feed(b"one\n")  # the first piece goes at once
+    assert texts(got) == "one\n"
+    live.feed(b"tw")  # inside the interval: held (a timer sends it if nothing follows)
+    live.feed("o \u00e9".encode()[:-1])  # a character split between two pieces
+    now[0] = 0.5
+    live.feed("\u00e9".encode()[-1:] + b"\n")
+    live.close()
+    live.feed(b"late")  # after close: nothing more
+    assert texts(got) == "one\ntwo \u00e9\n" and 2 <= len(got) <= 3
+    assert all(isinstance(e, CommandOutput) and e.text for e in got)
+
+
+def test_a_flood_between_two_events_keeps_its_end_and_says_how_much_was_left_out() -> None:
+    got: list[Event] = []
+    live = LiveOutput(got.append, interval=60, clock=lambda: 0.0)
+    live.feed(b"a")
+    live.feed(b"x" * (MAX_PENDING + 100) + b"end")
+    live.close()
+    last = got[-1]
+    assert isinstance(last, CommandOutput) and last.dropped == 103
+    assert len(last.text) == MAX_PENDING and last.text.endswith("xend")
+
+
+def test_run_command_emits_its_output_between_start_and_result(env: ToolEnv, ws: Path) -> None:
+    seen: list[Event] = []
+    env = replace(env, emit=seen.append)
+    out = get_tool("run_command").run(env, TurnState(1), {"command": "echo one; echo two"})
+    kinds = [e.kind for e in seen]
+    assert kinds[0] == CommandStarted.kind and "command.output" in kinds
+    assert texts(seen) == "one\ntwo\n" and "one\ntwo" in out  # the model's result as before
+
+
+def test_command_output_is_not_logged(tmp_path: Path) -> None:
+    log = SessionLog(tmp_path / "log.jsonl")
+    log.event(CommandOutput("lots of output", 1.0))
+    log.event(ToolReturned("run_command", True, "ok"))
+    log.close()
+    assert [e["event"] for e in log.events] == ["tool.result"]
+    assert "lots of output" not in (tmp_path / "log.jsonl").read_text()
+
+
+# -- the box ---------------------------------------------------------------------------------------
+def box(live: bool, columns: int = 80) -> tuple[CommandBox, io.StringIO]:
+    out = io.StringIO()
+    return CommandBox(out, threading.RLock(), [SECRET], live, lambda: columns), out
+
+
+def test_plain_lines_once_each_made_safe() -> None:
+    b, out = box(live=False)
+    b.start()
+    b.feed("one\ntw")
+    b.feed(f"o \x1b[31mred\x1b[0m \x1b]52;c;Zm9v\x07 key={SECRET[:6]}")
+    b.feed(f"{SECRET[6:]}\r\n10%\r50%\r100%\nno newline")
+    b.stop()
+    b.feed("after the end\n")
+    assert out.getvalue().splitlines() == [
+        "  │ one",
+        "  │ two red ^[]52;c;Zm9v^G key=[REDACTED]",
+        "  │ 100%",
+        "  │ no newline",
+    ]
+
+
+def test_the_frame_is_the_seconds_and_the_last_lines_cut_to_the_screen() -> None:
+    b, _ = box(live=True, columns=30)
+    b.start()
+    b.feed("".join(f"line {i}\n" for i in range(1, 10)) + "partial " + "wide \u4e16" * 9)
+    started = b.frame(0)[0]
+    assert started.startswith("  running · ")
+    rows = b.frame(time.monotonic() + 3)
+    assert rows[0].startswith("  running · 3 s")
+    assert rows[1:] == [f"  │ line {i}" for i in (6, 7, 8, 9)] + [rows[-1]]
+    assert len(rows) == 1 + TAIL_LINES and rows[-1].endswith("…") and "partial" in rows[-1]
+    b.note = "queued: next"
+    assert b.frame(time.monotonic())[0].endswith("· queued: next")
+    b.stop()
+
+
+def test_fit_counts_cells() -> None:
+    assert fit("abc", 3) == "abc" and fit("abcd", 3) == "ab…"
+    assert fit("\u4e16\u4e16\u4e16", 4) == "\u4e16…"
+
+
+def test_the_box_is_erased_before_anything_else_is_written() -> None:
+    out = io.StringIO()
+    ui = ReplUI(out, lambda q: "", live=True)
+    ui.event(CommandStarted("sleep 5"))
+    ui.event(CommandOutput("working\n", 0.1))
+    assert ui.box.running
+    wait_until(lambda: "running ·" in out.getvalue(), "the box drawn")
+    ui.event(ToolReturned("run_command", True, "$ sleep 5\nexit code 0"))
+    assert not ui.box.running
+    drawn = out.getvalue()
+    assert drawn.rindex("\x1b[J") < drawn.index("✓ $ sleep 5")  # erased, then the result
+
+
+# -- the keyboard during a turn ------------------------------------------------------------------
+def test_keys_typed_during_a_turn_are_kept_for_the_next_prompt() -> None:
+    seen: list[str] = []
+    with create_pipe_input() as pipe:
+        with TurnKeys(pipe, seen.append):
+            pipe.send_text("nexd\x7ft\r")
+            wait_until(lambda: seen[-1:] == ["next\n"], "the keys read")
+        kept = get_typeahead(pipe)
+    assert typed(kept) == "next\n"
+
+
+def test_one_key_answers_and_other_keys_are_ignored() -> None:
+    with create_pipe_input() as pipe, TurnKeys(pipe) as keys:
+        assert keys.key("yna", lambda: pipe.send_text("xqA")) == "a"
+        assert keys.key("yn", lambda: pipe.send_text("a\r")) == ""  # Enter: the default
+        assert get_typeahead(pipe) == []  # keys typed for a question are not kept
+
+
+@pytest.mark.parametrize("key", ["\x1b", "\x03", "\x04"])
+def test_esc_ctrl_c_and_ctrl_d_at_a_question_cancel_the_turn(key: str) -> None:
+    with create_pipe_input() as pipe, TurnKeys(pipe) as keys, pytest.raises(KeyboardInterrupt):
+        keys.key("yn", lambda: pipe.send_text(key))
+
+
+@pytest.mark.skipif(
+    signal.getsignal(signal.SIGINT) is not signal.default_int_handler,
+    reason="SIGINT does not raise KeyboardInterrupt in this process",
+)
+@pytest.mark.parametrize("key", ["\x1b", "\x03"])
+def test_esc_and_ctrl_c_interrupt_the_turn(key: str) -> None:
+    with create_pipe_input() as pipe, pytest.raises(KeyboardInterrupt), TurnKeys(pipe):
+        pipe.send_text(key)
+        wait_until(lambda: False, "never", timeout=20)  # the interrupt ends the wait
+
+
+# -- the questions ---------------------------------------------------------------------------------
+def ui_with_keys(keys: list[str]) -> tuple[ReplUI, io.StringIO]:
+    out = io.StringIO()
+
+    def key(allowed: str, show: Callable[[], None]) -> str | None:
+        show()
+        return keys.pop(0)
+
+    return ReplUI(out, lambda q: pytest.fail("a line was asked for"), key=key), out
+
+
+def test_approvals_take_one_key_and_show_the_answer() -> None:
+    ui, out = ui_with_keys(["y", "", "a"])
+    question = CommandQuestion("touch one", always="touch one")
+    assert ui.approve(question) is Answer.YES
+    assert ui.approve(question) is Answer.NO  # Enter: the default, No
+    assert ui.approve(question) is Answer.ALWAYS
+    shown = out.getvalue()
+    assert "run it? [y]es / [N]o / [a]lways `touch one`: yes\n" in shown
+    assert "`touch one`: no\n" in shown and "`touch one`: always\n" in shown
+
+
+def test_without_a_key_reader_questions_take_a_line() -> None:
+    answers = iter(["maybe", "YES", "", "always", "n"])
+    ui = ReplUI(io.StringIO(), lambda q: next(answers))
+    assert ui.approve(CommandQuestion("ls")) is Answer.YES  # "maybe" was asked again
+    assert ui.approve(CommandQuestion("ls")) is Answer.NO  # Enter
+    assert ui.approve(CommandQuestion("ls")) is Answer.NO  # "always" was not offered: again
+    assert next(answers, None) is None
