@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 from types import TracebackType
 
+from prompt_toolkit import PromptSession
 from prompt_toolkit.input import Input
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyPress
@@ -139,10 +140,11 @@ class TurnKeys:
 
 
 def turn_keyboard(
-    inp: Input | None, on_typed: Callable[[str], None]
+    prompt: PromptSession[str] | None, on_typed: Callable[[str], None]
 ) -> contextlib.AbstractContextManager[TurnKeys | None]:
-    """Around a turn: the keyboard read key by key when it is a terminal; otherwise nothing
-    (piped input is read a line at a time, as scripts and tests expect)."""
+    """Around a turn: the prompt's keyboard read key by key when it is a terminal; otherwise
+    nothing (piped input is read a line at a time, as scripts and tests expect)."""
+    inp = prompt.app.input if prompt is not None else None
     try:
         terminal = inp is not None and os.isatty(inp.fileno())
     except (NotImplementedError, OSError, ValueError):  # an input with no descriptor

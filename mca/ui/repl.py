@@ -254,9 +254,8 @@ class Repl:
         """Run one turn, reporting errors and cancellation without losing the conversation."""
         started = time.monotonic()
         self.ui.begin_turn()
-        keyboard = self.prompt.app.input if self.prompt is not None else None
         try:
-            with turn_keyboard(keyboard, self.ui.queued) as self._keys:
+            with turn_keyboard(self.prompt, self.ui.queued) as self._keys:
                 result = self.session.run_turn(sentence)
         except KeyboardInterrupt:  # Ctrl-C or Esc
             self.ui.say("turn cancelled; the conversation is as it was before it")
