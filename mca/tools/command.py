@@ -225,7 +225,7 @@ def _run(env: ToolEnv, command: str, timeout: int, box: Sandbox | None, grant: G
     try:
         done = execute(command, str(env.root), timeout, live.feed, sandbox=box, grant=grant)
     except CommandInterrupted as stop:
-        live.close()
+        live.close()  # its last output comes before the line that says it was stopped
         env.emit(events.CommandInterrupted(command, stop.output))
         raise
     finally:

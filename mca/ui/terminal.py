@@ -26,7 +26,7 @@ from mca.ui.stream import StreamWriter
 
 # (keys, show) -> the key pressed after show() put the question up ('' for Enter), or None when
 # the keyboard is not read key by key (then the question takes a line).
-KeyQuestion = Callable[[str, Callable[[], None]], "str | None"]
+KeyQuestion = Callable[[str, Callable[[], None]], str | None]
 ANSWER_WORDS = {"y": "yes", "n": "no", "a": "always"}
 LINE_ANSWERS = {"y": "y", "yes": "y", "n": "n", "no": "n", "a": "a", "always": "a"}
 MAX_PATH_COMPLETIONS = 200

@@ -146,6 +146,7 @@ def test_esc_stops_a_running_command(ws: Path) -> None:
     term.child.send("\x1b")
     term.on_screen("command interrupted; its process group was killed")
     term.on_screen("turn cancelled")
+    term.wait_for(prompts(2), "the prompt back")  # keys sent before it are the turn's
     term.close()
 
 
@@ -164,4 +165,5 @@ def test_one_key_answers_an_approval_and_enter_is_no(ws: Path) -> None:
     term.child.send("\r")
     term.on_screen("the user declined to run")
     assert "[a]lways `touch declined`: no" in term.text() and not (ws / "declined").exists()
+    term.wait_for(prompts(3), "the prompt back")
     term.close()
