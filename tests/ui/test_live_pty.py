@@ -35,6 +35,19 @@ def start(term: Screen) -> None:
     term.on_screen("skills: 0 loaded")
 
 
+def streaming(ws: Path, server: FakeServer) -> Screen:
+    """mca asked the first question, its answer streaming (slowly) on the screen."""
+    term = Screen(ws, [], env_for(ws, server))
+    start(term)
+    term.child.sendline("first question")
+    term.on_screen("word02")
+    return term
+
+
+def next_answered(screen: str) -> bool:
+    return "next" in screen and screen.count("mca>") >= 3
+
+
 def sent_users(server: FakeServer) -> list[str]:
     """The last user message of each request the server received."""
     calls = [r.json for r in server.received if r.path.endswith("/chat/completions")]
@@ -103,15 +116,12 @@ def test_command_output_is_plain_lines_without_a_terminal(ws: Path) -> None:
 def test_keys_typed_during_an_answer_stay_out_of_it_and_are_sent_next(
     ws: Path, slow_answer: FakeServer
 ) -> None:
-    term = Screen(ws, [], env_for(ws, slow_answer))
-    start(term)
-    term.child.sendline("first question")
-    term.on_screen("word02")
+    term = streaming(ws, slow_answer)
     term.child.send("typed meanwhile")
     term.on_screen("word06")
     term.child.send("\r")
     term.on_screen("word11")
-    term.wait_for(lambda s: "next" in s and s.count("mca>") >= 3, "the typed message answered")
+    term.wait_for(next_answered, "the typed message answered")
     screen = term.text()
     answer = next(line for line in screen.splitlines() if "word00" in line)
     assert answer.split() == [w.strip() for w in WORDS]  # nothing typed landed in it
@@ -123,16 +133,13 @@ def test_keys_typed_during_an_answer_stay_out_of_it_and_are_sent_next(
 def test_esc_interrupts_a_streaming_answer_and_keeps_the_conversation(
     ws: Path, slow_answer: FakeServer
 ) -> None:
-    term = Screen(ws, [], env_for(ws, slow_answer))
-    start(term)
-    term.child.sendline("first question")
-    term.on_screen("word02")
+    term = streaming(ws, slow_answer)
     term.child.send("\x1b")
     term.on_screen("turn cancelled; the conversation is as it was before it")
     term.wait_for(prompts(2), "the prompt back")
     assert "word11" not in term.text()
     term.child.sendline("again")
-    term.wait_for(lambda s: "next" in s and s.count("mca>") >= 3, "the next turn answered")
+    term.wait_for(next_answered, "the next turn answered")
     calls = [r.json for r in slow_answer.received if r.path.endswith("/chat/completions")]
     assert [m["content"] for m in calls[-1]["messages"] if m["role"] == "user"] == ["again"]
     term.close()
