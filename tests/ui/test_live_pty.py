@@ -98,6 +98,20 @@ def test_a_running_command_shows_its_last_lines_and_seconds(ws: Path) -> None:
     term.close()
 
 
+def test_keys_typed_during_a_command_are_shown_queued_and_wait_at_the_prompt(ws: Path) -> None:
+    term = Screen(ws, ["--yes"], env_for(ws, MOCK="1"))
+    start(term)
+    term.child.sendline("run `echo go; sleep 3`")
+    term.on_screen("│ go")
+    term.child.send("list the files")
+    term.on_screen("queued: list the files")  # on the command's line, not in its output
+    term.wait_for(lambda s: "mca> list the files" in s, "the prompt with what was typed")
+    assert "│ go" not in term.text()
+    term.child.send("\x15")  # Ctrl-U: the line is the person's to edit (here: clear)
+    term.wait_for(lambda _: term.line_at_cursor() == "mca>", "the prompt line cleared")
+    term.close()
+
+
 def test_command_output_is_plain_lines_without_a_terminal(ws: Path) -> None:
     piped = subprocess.run(
         [str(MCA), "--yes"],
