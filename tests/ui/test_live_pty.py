@@ -35,6 +35,15 @@ def start(term: Screen) -> None:
     term.on_screen("skills: 0 loaded")
 
 
+def running(ws: Path, command: str, shows: str) -> Screen:
+    """mca running `command` for the mock model, its output showing the line `shows`."""
+    term = Screen(ws, ["--yes"], env_for(ws, MOCK="1"))
+    start(term)
+    term.child.sendline(f"run `{command}`")
+    term.on_screen(f"│ {shows}")
+    return term
+
+
 def streaming(ws: Path, server: FakeServer) -> Screen:
     """mca asked the first question, its answer streaming (slowly) on the screen."""
     term = Screen(ws, [], env_for(ws, server))
@@ -82,10 +91,7 @@ def sent_users_of(r: Received) -> list[str]:
 
 
 def test_a_running_command_shows_its_last_lines_and_seconds(ws: Path) -> None:
-    term = Screen(ws, ["--yes"], env_for(ws, MOCK="1"))
-    start(term)
-    term.child.sendline(f"run `{TICKS}`")
-    term.on_screen("│ tick-2")
+    term = running(ws, TICKS, "tick-2")
     term.wait_for(lambda s: "running · 2 s" in s or "running · 3 s" in s, "the seconds counting")
     screen = term.text()
     assert "│ x^[]0;PWNED^Gy" in screen and term.screen.title != "PWNED"  # shown, not obeyed
@@ -99,10 +105,7 @@ def test_a_running_command_shows_its_last_lines_and_seconds(ws: Path) -> None:
 
 
 def test_keys_typed_during_a_command_are_shown_queued_and_wait_at_the_prompt(ws: Path) -> None:
-    term = Screen(ws, ["--yes"], env_for(ws, MOCK="1"))
-    start(term)
-    term.child.sendline("run `echo go; sleep 3`")
-    term.on_screen("│ go")
+    term = running(ws, "echo go; sleep 3", "go")
     term.child.send("list the files")
     term.on_screen("queued: list the files")  # on the command's line, not in its output
     term.wait_for(lambda s: "mca> list the files" in s, "the prompt with what was typed")
@@ -160,10 +163,7 @@ def test_esc_interrupts_a_streaming_answer_and_keeps_the_conversation(
 
 
 def test_esc_stops_a_running_command(ws: Path) -> None:
-    term = Screen(ws, ["--yes"], env_for(ws, MOCK="1"))
-    start(term)
-    term.child.sendline("run `echo began; sleep 30`")
-    term.on_screen("│ began")
+    term = running(ws, "echo began; sleep 30", "began")
     term.child.send("\x1b")
     term.on_screen("command interrupted; its process group was killed")
     term.on_screen("turn cancelled")
