@@ -26,6 +26,7 @@ from mca.ui.keys import TurnKeys, typed
 from mca.ui.livebox import TAIL_LINES, CommandBox, fit
 from mca.ui.terminal import ReplUI
 from tests.ptyscreen import wait_until
+from tests.test_event_stream import line_problems, script, stream
 
 SECRET = "sk-live-secret-0123456789"
 
@@ -69,6 +70,19 @@ def test_run_command_emits_its_output_between_start_and_result(env: ToolEnv, ws:
     kinds = [e.kind for e in seen]
     assert kinds[0] == CommandStarted.kind and "command.output" in kinds
     assert texts(seen) == "one\ntwo\n" and "one\ntwo" in out  # the model's result as before
+
+
+def test_stream_json_carries_the_output_in_schema_between_start_and_result(
+    ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = {"tool_calls": [{"name": "run_command", "arguments": {"command": "echo one; echo two"}}]}
+    replies = script(tmp_path, run, {"content": "done"})
+    code, lines, _ = stream(ws, capsys, "go", "--yes", MCA_MOCK_SCRIPT=replies, MCA_SANDBOX="off")
+    kinds = [r["type"] for r in lines]
+    assert code == 0 and [p for r in lines for p in line_problems(r)] == []
+    outputs = [r for r in lines if r["type"] == "command.output"]
+    assert "".join(r["text"] for r in outputs) == "one\ntwo\n"
+    assert kinds.index("command.start") < kinds.index("command.output") < kinds.index("tool.result")
 
 
 def test_command_output_is_not_logged(tmp_path: Path) -> None:
