@@ -1,4 +1,4 @@
-"""`mca skills list | check | why`: discovery and judgment without any model."""
+"""`mca skills list | check | why | eval`: discovery and judgment without any model."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mca.sanitize import visible
-from mca.skills.model import SKILL_FILE, Candidate, Root
-from mca.skills.policy import PolicyFor
+from mca.skills.eval_run import EvalReport
+from mca.skills.evals import EvalFileError
+from mca.skills.model import SKILL_FILE, Candidate, Root, Skill
+from mca.skills.policy import Policy, PolicyFor
 from mca.skills.report import candidate_json, candidates_text, discovery_text, stage_text
 from mca.skills.runtime import run_discovery
 from mca.skills.scan import load_candidate, scan_roots
@@ -30,6 +32,7 @@ def _parser() -> argparse.ArgumentParser:
         "list": "every candidate skill and its status",
         "check": "parse and validate SKILL.md files, skill dirs or roots",
         "why": "what the pre-turn stage would do for a sentence",
+        "eval": "run trigger-eval files through the pre-turn stage",
     }
     for name, help_text in actions.items():
         s = sub.add_parser(name, help=help_text)
@@ -42,6 +45,10 @@ def _parser() -> argparse.ArgumentParser:
         if name == "why":
             s.add_argument("sentence")
             s.add_argument("--path", action="append", default=[], metavar="FILE")
+        if name == "eval":
+            s.add_argument("file", nargs="?", metavar="FILE")
+            s.add_argument("--skill", action="append", default=[], metavar="DIR")
+            s.add_argument("--all", dest="all_dir", metavar="DIR")
     return p
 
 
@@ -97,6 +104,8 @@ def run_skills_command(argv: Sequence[str], env: Mapping[str, str], policy_for: 
     settings = _settings(args, env, policy_for)
     estimator = Estimator(settings.encoding)
     discovery = run_discovery(settings, estimator)
+    if args.action == "eval":
+        return _eval(args, discovery.skills, settings, discovery.policy)
     if args.action == "list":
         if args.json:
             rows = [candidate_json(c) for c in discovery.candidates]
@@ -119,4 +128,27 @@ def run_skills_command(argv: Sequence[str], env: Mapping[str, str], policy_for: 
         out.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
     else:
         out.write(visible(stage_text(result, tokens, estimator.label)) + "\n")
+    return 0
+
+
+def _eval(
+    args: argparse.Namespace, installed: Mapping[str, Skill], settings: Settings, policy: Policy
+) -> int:
+    """`mca skills eval FILE [--skill DIR]...` or `mca skills eval --all DIR`."""
+    from mca.skills.eval_run import report_text, run_all, run_file, skill_at
+
+    if (args.file is None) == (args.all_dir is None):
+        raise EvalFileError("mca skills eval: give an eval FILE, or --all DIR (not both)")
+    budget, root = settings.skill_budget, settings.workspace
+    if args.all_dir is not None:
+        report = run_all(Path(args.all_dir), installed, budget=budget, root=root, policy=policy)
+    else:
+        tested = [skill_at(Path(d), policy) for d in args.skill]
+        run = run_file(Path(args.file), installed, tested, budget=budget, root=root, policy=policy)
+        report = EvalReport([run])
+    out = sys.stdout
+    if args.json:
+        out.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        out.write(visible(report_text(report)) + "\n")
     return 0

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from mca.globs import glob_match, literal_prefix
+from mca.skills.judgment import pick, verdicts
+from mca.skills.lexicon import common_name
 from mca.skills.model import Skill
+from mca.skills.relevance import Doc, Index, make_doc
 
 MENTION_POINTS = 100
 FILE_POINTS = 30  # the name as a file's extension: evidence, weaker than naming the skill
 PATH_POINTS = 10
 KEYWORD_POINTS = 3
+DESCRIPTION_POINTS = 2  # below a keyword: the author's own words outrank our reading of them
 
 # Something that looks like a path: has a slash, or a dotted extension.
 _PATH_RX = re.compile(
@@ -26,7 +30,7 @@ _REF_RX = re.compile(r"(?:^|(?<=\s))@([^\s]+)")
 class Reason:
     """One reason a skill matched, with its points."""
 
-    kind: str  # mention / file / path / keyword
+    kind: str  # mention / file / path / keyword / description
     detail: str
     points: int
 
@@ -72,13 +76,18 @@ def has_word(text: str, word: str) -> bool:
 
 
 def mentioned(sentence: str, name: str) -> str:
-    """How the user named the skill explicitly ($name, /name, or the name as a word), or ''."""
+    """How the user named the skill explicitly ($name, /name, or the name as a word), or ''.
+
+    The name as a bare word counts only when it is not an everyday word (lexicon.common_name):
+    "test" or "research" in a sentence is not a request for skills of those names."""
     low = sentence.lower()
     if name.lower() not in low:
         return ""
     for form in (f"${name}", f"/{name}"):  # compared lowercased, as the sentence is
         if re.search(rf"(?:^|\s){re.escape(form.lower())}(?:$|[^\w-])", low):
             return form
+    if common_name(name):
+        return ""
     return name if _mention_rx(name.lower()).search(low) else ""
 
 
@@ -131,16 +140,45 @@ def _prefix_dir(pattern: str) -> str:
     return lit[: lit.rfind("/") + 1]
 
 
-class SkillSet(tuple[Skill, ...]):
-    """Skills plus an index built once, so judging a sentence does not touch every trigger.
+DocSource = Callable[[Sequence[Skill]], list[Doc]]
 
-    The index only narrows candidates; every candidate is still checked with the same rules
-    (a word-boundary match implies the trigger's first word is a word of the sentence).
+
+def make_docs(skills: Sequence[Skill]) -> list[Doc]:
+    """Index every skill afresh (the index cache is the other DocSource)."""
+    return [make_doc(s.name, s.description, s.body) for s in skills]
+
+
+def described(skill: Skill) -> bool:
+    """Judged by its description: the skill declares no triggers and no paths of its own (an
+    author who wrote triggers has said which words call for it)."""
+    return not skill.triggers and not skill.paths
+
+
+class SkillSet(tuple[Skill, ...]):
+    """Skills plus indexes built once, so judging a sentence does not touch every trigger.
+
+    The trigger index only narrows candidates; every candidate is still checked with the same
+    rules (a word-boundary match implies the trigger's first word is a word of the sentence).
+    `docs` turns skills into relevance documents (a cache can stand in for make_docs).
     """
+
+    docs: DocSource = staticmethod(make_docs)
+
+    def __new__(cls, skills: Iterable[Skill] = (), docs: DocSource | None = None) -> SkillSet:
+        self = super().__new__(cls, skills)
+        if docs is not None:
+            self.docs = docs
+        return self
 
     @functools.cached_property
     def lookup(self) -> _Index:
         return _Index(self)
+
+    @functools.cached_property
+    def relevance(self) -> tuple[Index, tuple[int, ...]]:
+        """The description index over the skills judged by description, and their positions."""
+        where = tuple(i for i, s in enumerate(self) if described(s))
+        return Index(self.docs([self[i] for i in where])), where
 
     @functools.cached_property
     def by_name(self) -> dict[str, Skill]:
@@ -221,11 +259,18 @@ def judge(skills: Iterable[Skill], sentence: str, paths: Sequence[tuple[str, str
     """
     pool = skills if isinstance(skills, SkillSet) else SkillSet(skills)
     low = sentence.lower()
-    hits: list[Hit] = []
+    hits: dict[int, Hit] = {}
     for si in sorted(pool.lookup.candidates(low, paths)):
         skill = pool[si]
         reasons = _score(skill, sentence, low, paths)
         if reasons:
-            hits.append(Hit(skill, reasons))
-    hits.sort(key=lambda h: (-h.score, -h.skill.priority, h.skill.name))
-    return hits
+            hits[si] = Hit(skill, reasons)
+    index, where = pool.relevance
+    best = pick(verdicts(index, sentence)) if where else None
+    if best is not None and where[best.skill] not in hits:  # a hit already needs no more
+        si = where[best.skill]
+        detail = ", ".join(f'"{w}"' for w in best.words(sentence))
+        hits[si] = Hit(pool[si], [Reason("description", detail, DESCRIPTION_POINTS)])
+    found = list(hits.values())
+    found.sort(key=lambda h: (-h.score, -h.skill.priority, h.skill.name))
+    return found

@@ -1,0 +1,84 @@
+"""Learn mca.skills.judgment's WEIGHTS and MARGIN on the DEV split only, and print them.
+
+    python -m bench.train_judge
+
+Recipe (deterministic, no dependency): every (query, skill) pair of the dev split's single-skill
+files whose texts share a term, with the skill installed alone, gives one feature vector;
+logistic regression by plain gradient descent (L2 0.01, 2,000 steps, rate 0.1, from zeros);
+then the bias is lowered until false activations on dev are at most TARGET_FA; then MARGIN is
+the value in a small grid with the best right-or-none rate on dev with all skills installed.
+The holdout split and external evals are never read here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from bench.triggers import Case, load_dev_set, mca_judge, run_all_installed, run_single
+from mca.skills import judgment
+from mca.skills.relevance import Index, make_doc
+
+TARGET_FA = 0.08
+STEPS, RATE, L2 = 2000, 0.1, 0.01
+
+
+def samples(cases: Sequence[Case]) -> list[tuple[tuple[float, ...], int]]:
+    out = []
+    for c in cases:
+        if c.multi:
+            continue
+        s = c.skills[0]
+        index = Index([make_doc(s.name, s.description, s.body)])
+        for item in c.items:
+            words = judgment.query_terms(item.query)
+            mass = sum(index.idf(t) for t in dict.fromkeys(words))
+            for m in index.match(words):
+                out.append((judgment.features(m, index, mass), int(bool(item.label))))
+    return out
+
+
+def fit(data: Sequence[tuple[tuple[float, ...], int]]) -> list[float]:
+    n = len(judgment.FEATURES)
+    w = [0.0] * n
+    pos = sum(y for _, y in data) or 1
+    neg = (len(data) - pos) or 1
+    for _ in range(STEPS):
+        grad = [0.0] * n
+        for x, y in data:
+            p = 1 / (1 + math.exp(-max(-30.0, min(30.0, judgment.logit(x, w)))))
+            weight = 0.5 / pos if y else 0.5 / neg  # balanced classes
+            for k in range(n):
+                grad[k] += weight * (p - y) * x[k]
+        w = [
+            wk - RATE * (g + (L2 * wk if k else 0.0))
+            for k, (wk, g) in enumerate(zip(w, grad, strict=True))
+        ]
+    return w
+
+
+def main() -> None:
+    dev = load_dev_set().split("dev")
+    data = samples(dev)
+    w = fit(data)
+    judgment.WEIGHTS = tuple(w)
+    for _ in range(200):  # lower the bias until false activations are within target
+        fa = run_single(dev, mca_judge).to_json()["false_activations"] or 0.0
+        if fa <= TARGET_FA:
+            break
+        w[0] -= 0.1
+        judgment.WEIGHTS = tuple(w)
+    single = run_single(dev, mca_judge).to_json()
+    best = (-1.0, 0.0)
+    for margin in (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0):
+        judgment.MARGIN = margin
+        r = run_all_installed(dev, mca_judge).to_json()["accuracy"] or 0.0
+        best = max(best, (r, -margin))
+    fa = single["false_activations"]
+    print(f"pairs {len(data)}, dev single: recall {single['recall']}, FA {fa}")
+    print("WEIGHTS = (" + ", ".join(f"{x:.3f}" for x in w) + ")")
+    print(f"MARGIN = {-best[1]}  # dev right-or-none {best[0]:.3f}")
+
+
+if __name__ == "__main__":
+    main()

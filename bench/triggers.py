@@ -1,0 +1,233 @@
+"""Trigger evals for `make bench`: mca's judgment against a plain BM25, on the dev and holdout
+splits of fixtures/trigger-evals and on an external set (never tuned on).
+
+Single-skill mode installs one skill at a time and runs its skill-creator file: recall on
+should-trigger, false activations on should-not, accuracy. All-installed mode installs every
+skill of the split together: a should-trigger query is right when exactly its skill fires, a
+should-not one when none does, and a multi file's query when exactly its expected skill (or
+none) fires: the right-or-none rate.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mca.skills.evals import EvalItem, Score, load_evals, score_multi, score_single
+from mca.skills.model import Skill
+from mca.skills.scan import load_candidate
+from mca.skills.stage import evaluate
+from mca.skills.trigger import SkillSet
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO.parent / "shared" / "corpus" / "skills"
+DEV_SET = Path(os.environ.get("MCA_TRIGGER_EVALS", REPO / "fixtures" / "trigger-evals"))
+EXTERNAL = Path(os.environ.get("MCA_TRIGGER_EVALS_EXTERNAL", REPO.parent / "external-evals"))
+
+
+@dataclass
+class Case:
+    """One eval file with the skills it is run against."""
+
+    name: str
+    split: str  # dev / holdout / external
+    skills: list[Skill]  # single: [the skill]; multi: every skill installed
+    items: tuple[EvalItem, ...]
+    multi: bool = False
+
+
+@dataclass
+class EvalSet:
+    cases: list[Case] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+    def split(self, name: str) -> list[Case]:
+        return [c for c in self.cases if c.split == name]
+
+
+def load_skill(path: Path) -> Skill | None:
+    c = load_candidate(path / "SKILL.md" if path.is_dir() else path, None)
+    return c.skill
+
+
+def resolve_ref(ref: str) -> Path:
+    kind, _, rest = ref.partition(":")
+    return CORPUS / rest if kind == "corpus" else REPO / rest
+
+
+def load_dev_set(root: Path = DEV_SET) -> EvalSet:
+    """fixtures/trigger-evals: MANIFEST.tsv rows, single and multi files, skills resolved."""
+    out = EvalSet()
+    manifest = root / "MANIFEST.tsv"
+    if not manifest.is_file():
+        return out
+    with manifest.open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    for row in rows:
+        path = root / row["file"]
+        refs = [row["skill"]]
+        if row["skill"] == "*":
+            side = path.with_suffix(".skills.txt")
+            refs = [ln.strip() for ln in side.read_text().splitlines() if ln.strip()]
+        skills = [load_skill(resolve_ref(r)) for r in refs]
+        if any(s is None for s in skills):
+            out.missing.append(row["file"])
+            continue
+        items = load_evals(path).items
+        multi = row["skill"] == "*"
+        ok = [s for s in skills if s is not None]
+        out.cases.append(Case(row["file"], row["split"], ok, items, multi))
+    return out
+
+
+def load_external(root: Path = EXTERNAL) -> EvalSet:
+    """/work/external-evals: slug/SKILL.md and slug/evals.json per MANIFEST.tsv row."""
+    out = EvalSet()
+    manifest = root / "MANIFEST.tsv"
+    if not manifest.is_file():
+        return out
+    with manifest.open(encoding="utf-8") as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            d = root / row["slug"]
+            skill = load_skill(d)
+            if skill is None or not (d / "evals.json").is_file():
+                out.missing.append(row["slug"])
+                continue
+            items = load_evals(d / "evals.json").items
+            out.cases.append(Case(row["slug"], "external", [skill], items))
+    return out
+
+
+Chooser = Callable[[Sequence[Skill]], Callable[[str], list[str]]]
+
+
+def mca_judge(skills: Sequence[Skill]) -> Callable[[str], list[str]]:
+    """The real stage: names of the skills it judges hits (gates and budget apart)."""
+    pool = SkillSet(skills)
+
+    def judge(sentence: str) -> list[str]:
+        result = evaluate(pool, sentence, budget=12_000, root=REPO)
+        return [h.skill.name for h in result.hits]
+
+    return judge
+
+
+def run_single(cases: Sequence[Case], chooser: Chooser) -> Score:
+    total = Score()
+    for c in cases:
+        if not c.multi:
+            total.add(score_single(c.items, c.skills[0].name, chooser(c.skills)))
+    return total
+
+
+def run_all_installed(cases: Sequence[Case], chooser: Chooser) -> Score:
+    """Every single-file skill of these cases installed together, plus the multi files."""
+    singles = [c for c in cases if not c.multi]
+    judge = chooser(_unique([c.skills[0] for c in singles]))
+    total = Score()
+    for c in singles:
+        name = c.skills[0].name
+        items = [EvalItem(i.query, name if i.label else None) for i in c.items]
+        total.add(score_multi(items, judge))
+    for c in cases:
+        if c.multi:
+            total.add(score_multi(c.items, chooser(c.skills)))
+    return total
+
+
+def _unique(skills: Sequence[Skill]) -> list[Skill]:
+    seen: dict[str, Skill] = {}
+    for s in skills:
+        seen.setdefault(s.name, s)
+    return list(seen.values())
+
+
+# -- the baseline: plain BM25 over name + description, at its best threshold ------------------
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+class PlainBM25:
+    """Okapi BM25 (k1 1.2, b 0.75), IDF over every skill in the eval set (one installed skill
+    has no IDF of its own), no stemming, no field weights, no stop words."""
+
+    def __init__(self, skills: Sequence[Skill]) -> None:
+        docs = {s.name: _words(s.name.replace("-", " ") + " " + s.description) for s in skills}
+        self.docs = docs
+        self.avg = sum(map(len, docs.values())) / max(len(docs), 1)
+        df: dict[str, int] = {}
+        for words in docs.values():
+            for w in set(words):
+                df[w] = df.get(w, 0) + 1
+        n = len(docs)
+        self.idf = {w: math.log(1 + (n - d + 0.5) / (d + 0.5)) for w, d in df.items()}
+
+    def score(self, name: str, sentence: str) -> float:
+        doc = self.docs[name]
+        tf: dict[str, int] = {}
+        for w in doc:
+            tf[w] = tf.get(w, 0) + 1
+        norm = 1.2 * (0.25 + 0.75 * len(doc) / self.avg)
+        return sum(
+            self.idf.get(w, 0.0) * tf[w] * 2.2 / (tf[w] + norm)
+            for w in set(_words(sentence))
+            if w in tf
+        )
+
+
+def bm25_chooser(bm: PlainBM25, threshold: float) -> Chooser:
+    def chooser(skills: Sequence[Skill]) -> Callable[[str], list[str]]:
+        def judge(sentence: str) -> list[str]:
+            best = max(((bm.score(s.name, sentence), s.name) for s in skills), default=(0.0, ""))
+            return [best[1]] if best[0] > threshold else []
+
+        return judge
+
+    return chooser
+
+
+def best_bm25(cases: Sequence[Case]) -> tuple[PlainBM25, float]:
+    """The baseline at the threshold with the best balanced accuracy, single-skill mode."""
+    bm = PlainBM25(_unique([s for c in cases for s in c.skills]))
+    pairs = [
+        (bm.score(c.skills[0].name, i.query), bool(i.label))
+        for c in cases
+        if not c.multi
+        for i in c.items
+    ]
+    pos = sum(y for _, y in pairs) or 1
+    neg = (len(pairs) - sum(y for _, y in pairs)) or 1
+    best, best_t = -1.0, 0.0
+    for t in sorted({round(s, 2) for s, _ in pairs}):
+        tpr = sum(s > t and y for s, y in pairs) / pos
+        tnr = sum(s <= t and not y for s, y in pairs) / neg
+        if (tpr + tnr) / 2 > best:
+            best, best_t = (tpr + tnr) / 2, t
+    return bm, best_t
+
+
+def measure(cases: Sequence[Case]) -> dict[str, Any]:
+    """mca and the BM25 baseline on one split: both modes."""
+    bm, t = best_bm25(cases)
+    rows: dict[str, Any] = {}
+    for label, chooser in (("mca", mca_judge), ("bm25", bm25_chooser(bm, t))):
+        single = run_single(cases, chooser).to_json()
+        together = run_all_installed(cases, chooser).to_json()
+        rows[label] = {
+            "single": {k: v for k, v in single.items() if k != "misses"},
+            "all_installed": {
+                "queries": together["queries"],
+                "right_or_none": together["accuracy"],
+            },
+        }
+    rows["bm25"]["threshold"] = t
+    return rows

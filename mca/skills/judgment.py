@@ -1,0 +1,100 @@
+"""Does this sentence call for a skill its author described? A small logistic model over
+relevance features (mca.skills.relevance), for skills that declare no `triggers` or `paths`.
+
+The weights are constants learned on the development split of fixtures/trigger-evals only
+(`python -m bench.train_judge` prints them; it never reads the holdout split or any external
+evals). Deterministic: the same skills and sentence always give the same answer.
+
+At most one skill fires on its description per sentence: the most confident one, and only when
+it is confident by a margin over the next (two skills that fit equally well are a coin flip,
+and a wrong skill costs more than none: the catalog still lists every skill).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mca.skills.relevance import Index, Match, surface, terms
+
+FEATURES = (
+    "bias",
+    "score",
+    "mass",
+    "rarest",
+    "cover_query",
+    "cover_skill",
+    "name",
+    "negative",
+    "pairs",
+    "count",
+)
+# Learned by bench/train_judge.py on the dev split (see its docstring for the recipe).
+WEIGHTS: tuple[float, ...] = (-4.0, 0.6, 0.0, 0.0, 3.0, 2.0, 1.0, -1.5, 0.5, 0.2)
+MARGIN = 0.5  # logits between the best skill and the next for a description hit
+MAX_SHOWN = 6  # matched terms named in the reason
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One skill's confidence for one sentence."""
+
+    skill: int
+    logit: float
+    matched: tuple[str, ...]  # terms, most distinctive first
+
+    def words(self, sentence: str) -> list[str]:
+        """The matched terms as the sentence wrote them (at most MAX_SHOWN)."""
+        seen = surface(sentence)
+        return list(dict.fromkeys(seen.get(t, t) for t in self.matched))[:MAX_SHOWN]
+
+    @property
+    def probability(self) -> float:
+        return 1.0 / (1.0 + math.exp(-self.logit))
+
+
+def features(m: Match, index: Index, query_mass: float) -> tuple[float, ...]:
+    """The model's inputs for one (sentence, skill) pair; names in FEATURES."""
+    return (
+        1.0,
+        math.log1p(m.score),
+        m.mass / 5.0,
+        max((index.idf(t) for t in m.matched), default=0.0) / 5.0,
+        m.mass / query_mass if query_mass else 0.0,
+        m.mass / index.self_mass[m.skill],
+        float(min(m.name_terms, 2)),
+        m.negative / (m.mass + m.negative) if m.negative else 0.0,
+        float(min(m.pairs, 3)),
+        float(min(len(m.matched), 6)),
+    )
+
+
+def logit(x: Sequence[float], weights: Sequence[float] | None = None) -> float:
+    return sum(w * v for w, v in zip(weights or WEIGHTS, x, strict=True))
+
+
+def query_terms(sentence: str) -> list[str]:
+    return terms(sentence)
+
+
+def verdicts(index: Index, sentence: str, weights: Sequence[float] | None = None) -> list[Verdict]:
+    """Every skill sharing a term with the sentence, most confident first."""
+    words = query_terms(sentence)
+    mass = sum(index.idf(t) for t in dict.fromkeys(words))
+    out = []
+    for m in index.match(words):
+        z = logit(features(m, index, mass), weights)
+        out.append(Verdict(m.skill, z, tuple(sorted(m.matched, key=lambda t: -index.idf(t)))))
+    out.sort(key=lambda v: (-v.logit, v.skill))
+    return out
+
+
+def pick(found: Sequence[Verdict], margin: float | None = None) -> Verdict | None:
+    """The description hit, if any: confident, and by a margin over the runner-up."""
+    margin = MARGIN if margin is None else margin
+    if not found or found[0].logit <= 0:
+        return None
+    if len(found) > 1 and found[0].logit - found[1].logit < margin:
+        return None
+    return found[0]
