@@ -29,7 +29,7 @@ def samples(cases: Sequence[Case]) -> list[tuple[tuple[float, ...], int]]:
         if c.multi:
             continue
         s = c.skills[0]
-        index = Index([make_doc(s.name, s.description, s.body)])
+        index = Index([make_doc(s.name, s.description)])
         for item in c.items:
             words = judgment.query_terms(item.query)
             mass = sum(index.idf(t) for t in dict.fromkeys(words))

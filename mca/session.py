@@ -367,6 +367,7 @@ def _tools(
         root=settings.workspace,
         emit=emit,
         policy=discovery.policy,
+        skill_set=discovery.skill_set,
     )
     approvals = Approvals(ui, settings.mode)
     root, home = settings.workspace, settings.home

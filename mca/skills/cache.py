@@ -97,7 +97,7 @@ def derived_from(parsed: ParsedSkill, text: str) -> bool:
     )
 
 
-def _load(path: Path, key: str) -> dict[str, Any]:
+def load_entries(path: Path, key: str) -> dict[str, Any]:
     """The entries under `key` of a cache file of this version, or {} (a damaged or foreign
     file is ignored, and rewritten by the next save)."""
     with contextlib.suppress(OSError, ValueError):
@@ -108,7 +108,7 @@ def _load(path: Path, key: str) -> dict[str, Any]:
     return {}
 
 
-def _store(path: Path, key: str, entries: dict[str, Any]) -> None:
+def store_entries(path: Path, key: str, entries: dict[str, Any]) -> None:
     """Write a cache file, 0600 (best effort: a cache that cannot be written is just slower)."""
     data = json.dumps({"version": VERSION, key: entries}, separators=(",", ":"))
     if len(data) > MAX_CACHE_BYTES:
@@ -128,7 +128,7 @@ class ParseCache:
         self.changed = False
         self.dropped = 0  # entries that were not what their file gives
         if path is not None:
-            self.old = _load(path, "entries")
+            self.old = load_entries(path, "entries")
 
     def get(self, path: Path, st: os.stat_result) -> ParsedSkill | None:
         entry = self.old.get(str(path))
@@ -160,7 +160,7 @@ class ParseCache:
         """Write the entries this run used, when anything changed (best effort)."""
         if self.path is None or not (self.changed or set(self.old) != set(self.new)):
             return
-        _store(self.path, "entries", self.new)
+        store_entries(self.path, "entries", self.new)
 
 
 MAX_FITS = 512  # answers kept: a few dozen per catalog fitted
@@ -194,7 +194,7 @@ class FitsMemo:
         self.unchecked: dict[str, tuple[str, int]] = {}  # answers taken on the file's word
         self.changed = not trust
         if path is not None and trust:
-            answers = _load(path, "answers")
+            answers = load_entries(path, "answers")
             self.known = {k: v for k, v in answers.items() if isinstance(v, bool)}
 
     def __call__(self, text: str, limit: int) -> bool:
@@ -231,4 +231,4 @@ class FitsMemo:
     def save(self) -> None:
         if self.path is None or not self.changed:
             return
-        _store(self.path, "answers", dict(list(self.known.items())[-MAX_FITS:]))
+        store_entries(self.path, "answers", dict(list(self.known.items())[-MAX_FITS:]))

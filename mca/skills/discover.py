@@ -13,7 +13,7 @@ from mca.skills.catalog import Budget, Catalog, build_catalog
 from mca.skills.model import Candidate, Diagnostic, Root, Skill
 from mca.skills.policy import PRODUCTION, Policy
 from mca.skills.scan import discover_roots, resolve_collisions, scan_roots
-from mca.skills.trigger import SkillSet
+from mca.skills.trigger import DocSource, SkillSet
 
 Fits = Callable[[str, int], bool]
 
@@ -35,6 +35,7 @@ class Discovery:
     skills: dict[str, Skill] = field(default_factory=dict)
     policy: Policy = PRODUCTION
     dirs: list[str] = field(default_factory=list)  # every directory the scan listed
+    docs: DocSource | None = None  # the description index's documents (a cache, or afresh)
 
     def signature(self) -> tuple[object, ...]:
         """A cheap fingerprint of what discovery saw on disk: a stat of every root, every
@@ -46,7 +47,7 @@ class Discovery:
     @functools.cached_property
     def skill_set(self) -> SkillSet:
         """The loaded skills with their judgment index (built once)."""
-        return SkillSet(self.skills[k] for k in sorted(self.skills))
+        return SkillSet((self.skills[k] for k in sorted(self.skills)), self.docs)
 
     def count(self, status: str) -> int:
         return sum(c.status == status for c in self.candidates)
@@ -64,6 +65,7 @@ def discover(
     policy: Policy = PRODUCTION,
     cache: ParseCache | None = None,
     shown: Callable[[Path], str] | None = None,
+    docs: DocSource | None = None,
 ) -> Discovery:
     """Scan the roots and build the catalog. Skills omitted from the catalog stay loadable.
 
@@ -87,7 +89,7 @@ def discover(
             by_path[d.path].diagnostics.append(d)
     diags += catalog.diagnostics
     return Discovery(
-        list(roots), scan.candidates, diags, catalog, budget, loaded, policy, scan.dirs
+        list(roots), scan.candidates, diags, catalog, budget, loaded, policy, scan.dirs, docs
     )
 
 

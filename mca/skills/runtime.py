@@ -12,6 +12,7 @@ from mca.fsutil import is_dir, sha256
 from mca.skills.cache import FitsMemo, ParseCache
 from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, changes, char_fits, discover, session_roots
+from mca.skills.index_cache import IndexCache
 from mca.skills.model import STRICT_CODES, display_path
 from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
@@ -36,12 +37,13 @@ def open_discovery(
     cache = ParseCache(settings.home / "cache" / f"skills-{key[:16]}.json")
     where = settings.home / "cache" / "fits.json"
     memo = FitsMemo(where, estimator.encoding, estimator.fits, trust_memo)
+    docs = IndexCache(settings.home / "cache" / f"index-{key[:16]}.json")
 
     def shown(path: Path) -> str:
         return display_path(path, settings.workspace, settings.user_home)
 
     fits = memo if budget.unit == "tokens" else char_fits
-    d = discover(roots, budget, fits, settings.policy, cache, shown)
+    d = discover(roots, budget, fits, settings.policy, cache, shown, docs)
     memo.save()
     return d, memo
 
@@ -114,5 +116,5 @@ class SkillRuntime:
         if wrong:
             what = f"{wrong} catalog fit(s) remembered in $MCA_HOME/cache were wrong, dropped"
         self.discovery, self.signature = new, new.signature()
-        self.stage.update(new.skills)
+        self.stage.update(new.skills, new.skill_set)
         return what

@@ -169,8 +169,12 @@ class SkillStage:
         root: Path,
         emit: EventSink,
         policy: Policy = PRODUCTION,
+        skill_set: SkillSet | None = None,
     ) -> None:
-        self.skill_set = SkillSet(skills[k] for k in sorted(skills))
+        """`skill_set`: the same skills with their indexes (discovery's, with its cache)."""
+        self.skill_set = (
+            skill_set if skill_set is not None else SkillSet(skills[k] for k in sorted(skills))
+        )
         self.budget = budget
         self.root = root
         self.emit = emit
@@ -243,9 +247,11 @@ class SkillStage:
         self.emit(SkillReplaced(name))
 
     # -- activation: the model reads a skill (read_file skill:NAME, or its SKILL.md) -----------
-    def update(self, skills: Mapping[str, Skill]) -> None:
+    def update(self, skills: Mapping[str, Skill], skill_set: SkillSet | None = None) -> None:
         """New skills from a rediscovery (what is in context stays as it is)."""
-        self.skill_set = SkillSet(skills[k] for k in sorted(skills))
+        self.skill_set = (
+            skill_set if skill_set is not None else SkillSet(skills[k] for k in sorted(skills))
+        )
         self._skills, self._files = skills, None
 
     def dirs(self) -> Mapping[str, Path]:

@@ -1,0 +1,112 @@
+"""A cache of the description index's documents in $MCA_HOME, so the judgment's index over
+thousands of skills is built from what was indexed before: turning a skill's name and
+description into terms is most of the cost, and it changes only when they do.
+
+Entries are keyed by a SHA-256 of the skill's name and description, so an edited skill is
+indexed again. The file is mca's own state read back as untrusted data: a damaged or foreign
+file is ignored and rewritten, and an entry is used only when every term in it is found in the
+text of the field it is filed under (a stem is the start of a word of that text) with a count
+that text could give, and every adjacent pair is made of its own terms. A poisoned entry can
+therefore never make a skill match a word its author did not write; it is dropped, and the
+skill indexed again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mca.skills.cache import load_entries, store_entries
+from mca.skills.model import Skill
+from mca.skills.relevance import FIELDS, MAX_TERM, MAX_TEXT, Doc, make_doc
+
+KEY = "docs1"  # the cache file's section: bump when Doc or terms() change
+MAX_TERMS = 4096  # per field
+
+
+def doc_key(skill: Skill) -> str:
+    h = hashlib.sha256()
+    for part in (skill.name, skill.description):
+        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    return h.hexdigest()
+
+
+def to_json(doc: Doc) -> dict[str, Any]:
+    return {"fields": doc.fields, "pairs": sorted(doc.pairs)}
+
+
+def _texts(skill: Skill) -> dict[str, str]:
+    """The lowered text each field's terms must be found in."""
+
+    def low(text: str) -> str:
+        return unicodedata.normalize("NFKC", text).lower()
+
+    desc = low(skill.description[:MAX_TEXT])
+    return {"name": low(skill.name), "desc": desc, "neg": desc}
+
+
+def _found(term: str, text: str) -> int:
+    """How often the term's word start appears in the text (0: the term is not from it)."""
+    n = text.count(term)
+    return max(n, text.count(term[:-1])) if term.endswith("y") else n  # studies -> study
+
+
+def from_json(raw: Any, skill: Skill) -> Doc | None:
+    """The cached document, or None when it is not one indexing this skill could give."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("fields"), dict):
+        return None
+    fields, pairs = raw["fields"], raw.get("pairs")
+    if not set(fields) <= set(FIELDS) or not isinstance(pairs, list):
+        return None
+    texts = _texts(skill)
+    out: dict[str, dict[str, int]] = {}
+    for f, tf in fields.items():
+        if not isinstance(tf, dict) or len(tf) > MAX_TERMS:
+            return None
+        for t, c in tf.items():
+            if not (isinstance(c, int) and 0 < len(t) <= MAX_TERM and c >= 1):
+                return None
+            if c > _found(t, texts[f]):
+                return None
+        out[f] = dict(tf)
+    words = set(out.get("name", {})) | set(out.get("desc", {}))
+    for p in pairs:
+        if not isinstance(p, str) or not all(w in words for w in p.split(" ")):
+            return None
+    return Doc(out, frozenset(pairs))
+
+
+class IndexCache:
+    """A DocSource (mca.skills.trigger) backed by a file; saves what this run used."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.old: dict[str, Any] = load_entries(path, KEY) if path is not None else {}
+        self.dropped = 0  # entries that were not what indexing the skill gives
+
+    def __call__(self, skills: Sequence[Skill]) -> list[Doc]:
+        docs: list[Doc] = []
+        new: dict[str, Any] = {}
+        dropped = 0
+        for skill in skills:
+            key = doc_key(skill)
+            raw = self.old.get(key)
+            doc = from_json(raw, skill) if raw is not None else None
+            if doc is None:
+                dropped += raw is not None
+                doc = make_doc(skill.name, skill.description)
+                raw = to_json(doc)
+            new[key] = raw
+            docs.append(doc)
+        self.dropped += dropped
+        if set(new) != set(self.old) or dropped:
+            self._save(new)
+        return docs
+
+    def _save(self, entries: dict[str, Any]) -> None:
+        if self.path is not None:
+            store_entries(self.path, KEY, entries)
+            self.old = entries
