@@ -397,10 +397,13 @@ def test_index_agrees_with_brute_force(
     low = sentence.lower()
     brute = [(s.name, [str(r) for r in _score(s, sentence, low, paths)]) for s in skills]
     brute = sorted((b for b in brute if b[1]), key=lambda b: b[0])
-    fast = sorted(
-        ((h.skill.name, [str(r) for r in h.reasons]) for h in judge(skills, sentence, paths)),
-        key=lambda b: b[0],
-    )
+    # the trigger index against brute force: description hits are the relevance index's
+    # (tests/skills/test_relevance.py), so they are left out here
+    fast = [
+        (h.skill.name, [str(r) for r in h.reasons if r.kind != "description"])
+        for h in judge(skills, sentence, paths)
+    ]
+    fast = sorted((f for f in fast if f[1]), key=lambda b: b[0])
     assert fast == brute
 
 
