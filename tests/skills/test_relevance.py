@@ -1,0 +1,181 @@
+"""The description judgment: terms, the index, the model's verdicts and the stage's reasons."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mca.skills import judgment
+from mca.skills.lexicon import common_name
+from mca.skills.model import Skill
+from mca.skills.relevance import Index, make_doc, negative_text, stem, surface, terms
+from mca.skills.stage import evaluate
+from mca.skills.trigger import SkillSet, described, judge, mentioned
+
+XLSX = (
+    "Use this skill whenever a spreadsheet file is the primary input or output: open, read,"
+    " edit or create .xlsx, .xlsm, .csv files, formulas, pivot tables and charts in Excel."
+    " Do not use for Word documents or Google Sheets API integrations."
+)
+GIF = "Knowledge and utilities for creating animated GIFs optimized for Slack emoji and messages."
+
+
+def sk(name: str, description: str, **kw: Any) -> Skill:
+    return Skill(name, description, Path(f"/nowhere/{name}/SKILL.md"), f"{name} body", **kw)
+
+
+def names(skills: list[Skill], sentence: str) -> list[str]:
+    return [h.skill.name for h in judge(skills, sentence, [])]
+
+
+# -- terms ------------------------------------------------------------------------------------
+def test_stems_bring_inflections_together() -> None:
+    assert len({stem(w) for w in ("create", "creates", "creating", "created")}) == 1
+    assert stem("spreadsheets") == stem("spreadsheet")
+    assert stem("studies") == stem("study")
+    assert stem("running") == stem("run")
+    assert stem("xlsx") == "xlsx" and stem("café") == "café"  # short or non-ASCII: as is
+
+
+def test_function_words_and_noise_are_not_terms() -> None:
+    assert terms("Can you please make the 2024 report for me?") == [stem("make"), stem("report")]
+    assert "a" * 60 not in terms("a" * 60)  # hashes and base64 are not words
+
+
+def test_unspaced_scripts_become_character_pairs() -> None:
+    assert terms("登录页面") == ["登录", "录页", "页面"]
+    assert terms("把 PDF 转成表格") == ["把", "pdf", "转成", "成表", "表格"]
+    assert terms("スライド（pptx）を作って") == [
+        "スラ",
+        "ライ",
+        "イド",
+        "pptx",
+        "を作",
+        "作っ",
+        "って",
+    ]
+    assert "로그" in terms("로그인 페이지")
+
+
+def test_surface_gives_the_words_as_written() -> None:
+    assert surface("Creating GIFs")[stem("creating")] == "creating"
+
+
+def test_not_for_clauses_are_found() -> None:
+    neg = negative_text(XLSX)
+    assert "word documents" in neg and "google sheets" in neg
+    assert "spreadsheet" not in neg
+    assert negative_text("Builds MCP servers. NOT for installing existing ones.") != ""
+
+
+# -- the index --------------------------------------------------------------------------------
+def brute(index: Index, words: list[str]) -> dict[int, float]:
+    """BM25F for every document, term by term, with no postings."""
+    out: dict[int, float] = {}
+    for i in range(len(index.docs)):
+        tw = index.weights(i)
+        score = sum(index.idf(t) * tw[t] / (1.2 + tw[t]) for t in dict.fromkeys(words) if tw.get(t))
+        if score:
+            out[i] = score
+    return out
+
+
+VOCAB = ["pdf", "form", "excel", "chart", "slack", "gif", "登录", "页面", "use", "file"]
+
+
+@given(
+    st.lists(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=6), min_size=1, max_size=8),
+    st.lists(st.sampled_from(VOCAB), max_size=6),
+)
+@settings(max_examples=200, deadline=None)
+def test_postings_agree_with_brute_force_for_nominated_skills(
+    descs: list[list[str]], words: list[str]
+) -> None:
+    index = Index([make_doc(f"s{i}", " ".join(d)) for i, d in enumerate(descs)])
+    sentence = terms(" ".join(words))
+    fast = {m.skill: m.score for m in index.match(sentence)}
+    slow = brute(index, sentence)
+    assert set(fast) <= set(slow)
+    for i, score in fast.items():
+        assert abs(score - slow[i]) < 1e-9
+    if len(descs) <= index.nominate:  # small sets: every skill sharing a term is a candidate
+        assert set(fast) == {i for i in slow if slow[i] > 0}
+
+
+def test_background_makes_everyday_words_weigh_less() -> None:
+    index = Index([make_doc("xlsx", XLSX)])
+    assert index.idf("xlsx") > 2 * index.idf(stem("file"))
+    assert index.idf(stem("create")) < index.idf("pivot")
+
+
+# -- verdicts and the stage -------------------------------------------------------------------
+def test_a_sentence_about_the_skill_fires_it_with_the_words_shown() -> None:
+    skills = [sk("xlsx", XLSX), sk("slack-gif-creator", GIF)]
+    hits = judge(skills, "make me a slack gif of a dancing cat", [])
+    assert [h.skill.name for h in hits] == ["slack-gif-creator"]
+    reason = hits[0].reasons[0]
+    assert reason.kind == "description" and '"gif"' in reason.detail and '"slack"' in reason.detail
+    assert str(reason).startswith("description ")
+
+
+def test_a_sentence_about_nothing_installed_fires_nothing() -> None:
+    skills = [sk("xlsx", XLSX), sk("slack-gif-creator", GIF)]
+    for sentence in ("what does this project do?", "fix the typo in README", "hello"):
+        assert names(skills, sentence) == []
+
+
+def test_not_for_words_are_evidence_against() -> None:
+    index = Index([make_doc("xlsx", XLSX)])
+    m = index.match(terms("write the word documents for the google sheets api"))[0]
+    assert m.negative > 0 and m.mass < m.negative
+
+
+def test_at_most_one_skill_fires_on_its_description() -> None:
+    twins = [sk("gif-a", GIF), sk("gif-b", GIF)]
+    assert names(twins, "make an animated slack gif emoji") == []  # a coin flip: neither
+
+
+def test_skills_with_triggers_or_paths_are_judged_by_them_alone() -> None:
+    with_triggers = sk("xlsx", XLSX, triggers=("workbook",))
+    assert not described(with_triggers) and not described(sk("x", XLSX, paths=("*.xlsx",)))
+    assert names([with_triggers], "open the excel spreadsheet pivot tables chart") == []
+    assert names([with_triggers], "fix the workbook") == ["xlsx"]
+
+
+def test_a_description_hit_goes_through_the_gates_and_budget() -> None:
+    big = Skill("xlsx", XLSX, Path("/nowhere/xlsx/SKILL.md"), "x" * 5000)
+    result = evaluate(
+        SkillSet([big]), "edit the pivot tables in sales.xlsx", budget=100, root=Path()
+    )
+    assert [h.skill.name for h in result.hits] == ["xlsx"]
+    assert not result.decisions[0].loaded and "only 100 left" in result.decisions[0].reason
+
+
+def test_judgment_is_deterministic() -> None:
+    skills = [sk("xlsx", XLSX), sk("slack-gif-creator", GIF)]
+    sentence = "chart the pivot tables in the excel file"
+    runs = {tuple(str(r) for h in judge(skills, sentence, []) for r in h.reasons) for _ in range(5)}
+    assert len(runs) == 1
+
+
+def test_pick_needs_confidence_and_a_margin() -> None:
+    v = judgment.Verdict
+    assert judgment.pick([]) is None
+    assert judgment.pick([v(0, -0.1, ())]) is None
+    assert judgment.pick([v(0, 2.0, ()), v(1, 1.99, ())], margin=0.5) is None
+    assert judgment.pick([v(0, 2.0, ()), v(1, -3.0, ())], margin=0.5) == v(0, 2.0, ())
+
+
+# -- names as words ---------------------------------------------------------------------------
+def test_everyday_names_are_not_mentions_as_bare_words() -> None:
+    for name in ("test", "docs", "git", "design", "research", "scan", "triage", "implement"):
+        assert common_name(name), name
+        assert mentioned(f"please {name} this", name) == ""
+        assert mentioned(f"use ${name} here", name) == f"${name}"
+        assert mentioned(f"/{name} now", name) == f"/{name}"
+    for name in ("pdf", "xlsx", "webapp-testing", "calc-conventions", "rdkit"):
+        assert not common_name(name), name
+    assert mentioned("fill in this pdf form", "pdf") == "pdf"
