@@ -44,9 +44,29 @@ def body(rng: random.Random, title: str, triggers: list[str]) -> str:
     return "\n".join(sections)
 
 
-def write_packs(root: Path, n: int, seed: int = 7) -> list[Path]:
-    """Write n packs under root; returns their directories."""
+SYLLABLES = ["ka", "lo", "mi", "ter", "vo", "sun", "rex", "pla", "dor", "fi", "gra", "nu"]
+
+
+def vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
+    """Made-up words, so described packs share some terms and not others, like real ones."""
+    return sorted({"".join(rng.choices(SYLLABLES, k=3)) for _ in range(size)})
+
+
+def description(rng: random.Random, i: int, words: list[str]) -> str:
+    """A description in the manner of public skills: what it does, then when to use it."""
+    _, title, triggers = TOPICS[i % len(TOPICS)]
+    extra = " ".join(rng.sample(words, 8))
+    return (
+        f"Team conventions for {title} (set {i}): {extra}. Use when the task involves"
+        f" {triggers[0]} or {triggers[1]}, or the user asks about {triggers[2]}."
+    )
+
+
+def write_packs(root: Path, n: int, seed: int = 7, described: bool = False) -> list[Path]:
+    """Write n packs under root; returns their directories. `described`: packs with no
+    triggers, paths or domain, like the skills people install (judged by description)."""
     rng = random.Random(seed)
+    words = vocabulary(random.Random(seed))
     out = []
     for i in range(n):
         slug, title, triggers = TOPICS[i % len(TOPICS)]
@@ -54,16 +74,24 @@ def write_packs(root: Path, n: int, seed: int = 7) -> list[Path]:
         d = root / name
         d.mkdir(parents=True, exist_ok=True)
         trig = ", ".join(triggers)
+        own = (
+            f"domain: {slug}\npriority: {i % 7}\ntriggers: [{trig}]\npaths:\n  - 'src/{slug}/**'\n"
+        )
+        about = (
+            description(rng, i, words)
+            if described
+            else (
+                f"Team conventions for {title} (set {i}). Use when the task involves"
+                f" {triggers[0]} or {triggers[1]}."
+            )
+        )
         (d / "SKILL.md").write_text(
             "---\n"
             f"name: {name}\n"
-            f'description: "Team conventions for {title} (set {i}). Use when the task involves'
-            f' {triggers[0]} or {triggers[1]}."\n'
-            f"domain: {slug}\n"
-            f"priority: {i % 7}\n"
-            f"triggers: [{trig}]\n"
-            f"paths:\n  - 'src/{slug}/**'\n"
-            "---\n\n" + body(rng, title, triggers),
+            f'description: "{about}"\n'
+            + ("" if described else own)
+            + "---\n\n"
+            + body(rng, title, triggers),
             encoding="utf-8",
         )
         if i % 10 == 0:
