@@ -20,7 +20,7 @@ from mca.skills import judgment
 from mca.skills.relevance import Index, make_doc
 
 TARGET_FA = 0.08
-STEPS, RATE, L2 = 2000, 0.1, 0.01
+STEPS, RATE, L2 = 6000, 0.2, 0.01
 
 
 def samples(cases: Sequence[Case]) -> list[tuple[tuple[float, ...], int]]:
@@ -31,10 +31,9 @@ def samples(cases: Sequence[Case]) -> list[tuple[tuple[float, ...], int]]:
         s = c.skills[0]
         index = Index([make_doc(s.name, s.description)])
         for item in c.items:
-            words = judgment.query_terms(item.query)
-            mass = sum(index.idf(t) for t in dict.fromkeys(words))
-            for m in index.match(words):
-                out.append((judgment.features(m, index, mass), int(bool(item.label))))
+            q = judgment.query(index, item.query)
+            for m in index.match(q.terms):
+                out.append((judgment.features(m, index, q), int(bool(item.label))))
     return out
 
 

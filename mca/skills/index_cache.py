@@ -6,7 +6,7 @@ Entries are keyed by a SHA-256 of the skill's name and description, so an edited
 indexed again. The file is mca's own state read back as untrusted data: a damaged or foreign
 file is ignored and rewritten, and an entry is used only when every term in it is found in the
 text of the field it is filed under (a stem is the start of a word of that text) with a count
-that text could give, and every adjacent pair is made of its own terms. A poisoned entry can
+that text could give. A poisoned entry can
 therefore never make a skill match a word its author did not write; it is dropped, and the
 skill indexed again.
 """
@@ -23,8 +23,9 @@ from mca.skills.cache import load_entries, store_entries
 from mca.skills.model import Skill
 from mca.skills.relevance import FIELDS, MAX_TERM, MAX_TEXT, Doc, make_doc
 
-KEY = "docs1"  # the cache file's section: bump when Doc or terms() change
+KEY = "docs2"  # the cache file's section: bump when Doc or terms() change
 MAX_TERMS = 4096  # per field
+FIELD_SET = frozenset(FIELDS)
 
 
 def doc_key(skill: Skill) -> str:
@@ -35,7 +36,7 @@ def doc_key(skill: Skill) -> str:
 
 
 def to_json(doc: Doc) -> dict[str, Any]:
-    return {"fields": doc.fields, "pairs": sorted(doc.pairs)}
+    return {"fields": doc.fields}
 
 
 def _texts(skill: Skill) -> dict[str, str]:
@@ -48,35 +49,25 @@ def _texts(skill: Skill) -> dict[str, str]:
     return {"name": low(skill.name), "desc": desc, "neg": desc}
 
 
-def _found(term: str, text: str) -> int:
-    """How often the term's word start appears in the text (0: the term is not from it)."""
-    n = text.count(term)
-    return max(n, text.count(term[:-1])) if term.endswith("y") else n  # studies -> study
-
-
 def from_json(raw: Any, skill: Skill) -> Doc | None:
-    """The cached document, or None when it is not one indexing this skill could give."""
-    if not isinstance(raw, dict) or not isinstance(raw.get("fields"), dict):
+    """The cached document, or None when it is not one indexing this skill could give: each
+    term found in its field's text at least as often as counted (a stem is the start of a
+    word; "study" may stand for "studies")."""
+    if type(raw) is not dict or type(fields := raw.get("fields")) is not dict:
         return None
-    fields, pairs = raw["fields"], raw.get("pairs")
-    if not set(fields) <= set(FIELDS) or not isinstance(pairs, list):
+    if not fields.keys() <= FIELD_SET:
         return None
     texts = _texts(skill)
-    out: dict[str, dict[str, int]] = {}
     for f, tf in fields.items():
-        if not isinstance(tf, dict) or len(tf) > MAX_TERMS:
+        if type(tf) is not dict or len(tf) > MAX_TERMS:
             return None
+        text = texts[f]
         for t, c in tf.items():
-            if not (isinstance(c, int) and 0 < len(t) <= MAX_TERM and c >= 1):
+            if type(c) is not int or c < 1 or len(t) > MAX_TERM:
                 return None
-            if c > _found(t, texts[f]):
+            if text.count(t) < c and not (t[-1:] == "y" and text.count(t[:-1]) >= c):
                 return None
-        out[f] = dict(tf)
-    words = set(out.get("name", {})) | set(out.get("desc", {}))
-    for p in pairs:
-        if not isinstance(p, str) or not all(w in words for w in p.split(" ")):
-            return None
-    return Doc(out, frozenset(pairs))
+    return Doc(fields)
 
 
 class IndexCache:

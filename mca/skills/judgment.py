@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mca.skills.relevance import Index, Match, surface, terms
+from mca.skills.relevance import Index, Match, background_share, surface, terms
 
 FEATURES = (
     "bias",
@@ -27,11 +27,12 @@ FEATURES = (
     "cover_skill",
     "name",
     "negative",
-    "pairs",
     "count",
+    "cover_known",
+    "unspaced",
 )
 # Learned by bench/train_judge.py on the dev split (see its docstring for the recipe).
-WEIGHTS: tuple[float, ...] = (-4.0, 0.6, 0.0, 0.0, 3.0, 2.0, 1.0, -1.5, 0.5, 0.2)
+WEIGHTS: tuple[float, ...] = (-4.0, 0.6, 0.0, 0.0, 3.0, 2.0, 1.0, -1.5, 0.2, 0.0, 0.0)
 MARGIN = 0.5  # logits between the best skill and the next for a description hit
 MAX_SHOWN = 6  # matched terms named in the reason
 
@@ -54,8 +55,32 @@ class Verdict:
         return 1.0 / (1.0 + math.exp(-self.logit))
 
 
-def features(m: Match, index: Index, query_mass: float) -> tuple[float, ...]:
+@dataclass(frozen=True)
+class Query:
+    """A sentence's terms and what they weigh against this index."""
+
+    terms: list[str]
+    mass: float  # IDF of all its distinct terms
+    known: float  # IDF of those the index or the background knows
+    unspaced: float  # share of its terms from scripts without spaces
+
+
+def query(index: Index, sentence: str) -> Query:
+    words = terms(sentence)
+    distinct = dict.fromkeys(words)
+    share = background_share()
+    mass = known = 0.0
+    for t in distinct:
+        idf = index.idf(t)
+        mass += idf
+        known += idf if t in share or t in index.postings else 0.0
+    unspaced = sum(not t.isascii() for t in distinct) / len(distinct) if distinct else 0.0
+    return Query(words, mass, known, unspaced)
+
+
+def features(m: Match, index: Index, q: Query) -> tuple[float, ...]:
     """The model's inputs for one (sentence, skill) pair; names in FEATURES."""
+    query_mass = q.mass
     return (
         1.0,
         math.log1p(m.score),
@@ -63,10 +88,11 @@ def features(m: Match, index: Index, query_mass: float) -> tuple[float, ...]:
         m.rarest / 5.0,
         m.mass / query_mass if query_mass else 0.0,
         m.mass / index.self_mass(m.skill),
-        float(min(m.name_terms, 2)),
+        m.name_terms / max(len(index.docs[m.skill].fields.get("name", {})), 1),
         m.negative / (m.mass + m.negative) if m.negative else 0.0,
-        float(min(m.pairs, 3)),
         float(min(len(m.matched), 6)),
+        m.mass / q.known if q.known else 0.0,
+        q.unspaced,
     )
 
 
@@ -74,17 +100,12 @@ def logit(x: Sequence[float], weights: Sequence[float] | None = None) -> float:
     return sum(w * v for w, v in zip(weights or WEIGHTS, x, strict=True))
 
 
-def query_terms(sentence: str) -> list[str]:
-    return terms(sentence)
-
-
 def verdicts(index: Index, sentence: str, weights: Sequence[float] | None = None) -> list[Verdict]:
     """Every skill sharing a term with the sentence, most confident first."""
-    words = query_terms(sentence)
-    mass = sum(index.idf(t) for t in dict.fromkeys(words))
+    q = query(index, sentence)
     out = []
-    for m in index.match(words):
-        z = logit(features(m, index, mass), weights)
+    for m in index.match(q.terms):
+        z = logit(features(m, index, q), weights)
         out.append(Verdict(m.skill, z, tuple(sorted(m.matched, key=lambda t: -index.idf(t)))))
     out.sort(key=lambda v: (-v.logit, v.skill))
     return out

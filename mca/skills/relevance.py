@@ -4,19 +4,22 @@ Pure data, no I/O. Texts become terms the same way for skills and sentences: NFK
 light English stemming ("creating", "creates", "created" -> "creat"), function words dropped,
 and runs of Chinese, Japanese or Korean script cut into overlapping character pairs (those
 scripts write no spaces between words, so pairs are the unit that matches). The inverse
-document frequency mixes the installed skills with a background of everyday English
-(mca.skills.lexicon), so it means something with one skill installed as with thousands.
+document frequency mixes the installed skills with a background (term frequencies in public
+skills' descriptions, mca.skills.background, and everyday English, mca.skills.lexicon), so it
+means something with one skill installed as with thousands.
 
-Body headings were tried as a third field (weight 0.4) and left out: on the dev split they did
-not change recall at a given false-activation rate, and reading them costs a pass over every
-body. A description's own "do not use for ..." clauses are indexed apart: a sentence whose words are
+A description's own "do not use for ..." clauses are indexed apart: a sentence whose words are
 found only there is evidence against the skill, not for it.
+
+Tried and left out, because on the dev split they did not change recall at a given
+false-activation rate: body headings as a third field (weight 0.4; reading them costs a pass
+over every body), and adjacent sentence terms found adjacent in the description (phrases).
 """
 
 from __future__ import annotations
 
+import collections
 import functools
-import itertools
 import math
 import re
 import unicodedata
@@ -101,10 +104,7 @@ def surface(text: str) -> dict[str, str]:
 
 
 def counts(items: Sequence[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for t in items:
-        out[t] = out.get(t, 0) + 1
-    return out
+    return dict(collections.Counter(items))
 
 
 def negative_text(description: str) -> str:
@@ -131,7 +131,6 @@ class Doc:
     """One skill's terms by field (term -> count); `neg` holds the not-for clauses."""
 
     fields: dict[str, dict[str, int]]
-    pairs: frozenset[str] = frozenset()  # "a b": adjacent terms in the name or description
 
     @property
     def length(self) -> dict[str, int]:
@@ -147,9 +146,7 @@ def make_doc(name: str, description: str) -> Doc:
         "desc": positive,
         "neg": neg,
     }
-    seqs = {f: terms(t) for f, t in texts.items()}
-    pairs = frozenset(f"{a} {b}" for f in ("name", "desc") for a, b in itertools.pairwise(seqs[f]))
-    return Doc({f: counts(seq) for f, seq in seqs.items()}, pairs)
+    return Doc({f: counts(terms(t)) for f, t in texts.items()})
 
 
 @dataclass
@@ -163,7 +160,6 @@ class Match:
     rarest: float = 0.0  # the highest IDF among them
     name_terms: int = 0  # sentence terms that are in the skill's name
     negative: float = 0.0  # IDF of sentence terms found only in not-for clauses
-    pairs: int = 0  # adjacent sentence terms that are adjacent in the description too
 
 
 CANDIDATE_SHARE = 0.05  # a term in more of the skills than this only scores, never nominates
@@ -234,7 +230,6 @@ class Index:
             posting = self.postings[t]
             if len(posting) <= self.nominate:
                 candidates.update(posting)
-        pairs = [f"{a} {b}" for a, b in itertools.pairwise(sentence_terms)]
         out = []
         for i in sorted(candidates):
             m = Match(i)
@@ -251,7 +246,5 @@ class Index:
                 m.rarest = max(m.rarest, idf)
                 m.matched.append(t)
                 m.name_terms += t in name
-            doc_pairs = self.docs[i].pairs
-            m.pairs = sum(p in doc_pairs for p in pairs)
             out.append(m)
         return out

@@ -11,7 +11,7 @@ from mca.globs import glob_match, literal_prefix
 from mca.skills.judgment import pick, verdicts
 from mca.skills.lexicon import common_name
 from mca.skills.model import Skill
-from mca.skills.relevance import Doc, Index, make_doc
+from mca.skills.relevance import Doc, Index, make_doc, terms
 
 MENTION_POINTS = 100
 FILE_POINTS = 30  # the name as a file's extension: evidence, weaker than naming the skill
@@ -251,6 +251,18 @@ def _score(skill: Skill, sentence: str, low: str, paths: Sequence[tuple[str, str
     return reasons
 
 
+def _by_description(pool: SkillSet, sentence: str) -> tuple[int, Reason] | None:
+    """The one skill the sentence calls for by its description (position in pool), if any."""
+    if not terms(sentence):  # "hello" or "ok" needs no index: it is built on first real use
+        return None
+    index, where = pool.relevance
+    best = pick(verdicts(index, sentence)) if where else None
+    if best is None:
+        return None
+    detail = ", ".join(f'"{w}"' for w in best.words(sentence))
+    return where[best.skill], Reason("description", detail, DESCRIPTION_POINTS)
+
+
 def judge(skills: Iterable[Skill], sentence: str, paths: Sequence[tuple[str, str]]) -> list[Hit]:
     """Score every skill; hits sorted by score, then priority, then name.
 
@@ -265,12 +277,10 @@ def judge(skills: Iterable[Skill], sentence: str, paths: Sequence[tuple[str, str
         reasons = _score(skill, sentence, low, paths)
         if reasons:
             hits[si] = Hit(skill, reasons)
-    index, where = pool.relevance
-    best = pick(verdicts(index, sentence)) if where else None
-    if best is not None and where[best.skill] not in hits:  # a hit already needs no more
-        si = where[best.skill]
-        detail = ", ".join(f'"{w}"' for w in best.words(sentence))
-        hits[si] = Hit(pool[si], [Reason("description", detail, DESCRIPTION_POINTS)])
+    described_hit = _by_description(pool, sentence)
+    if described_hit is not None and described_hit[0] not in hits:  # a hit needs no more
+        si, reason = described_hit
+        hits[si] = Hit(pool[si], [reason])
     found = list(hits.values())
     found.sort(key=lambda h: (-h.score, -h.skill.priority, h.skill.name))
     return found

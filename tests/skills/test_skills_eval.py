@@ -171,20 +171,21 @@ def test_a_poisoned_entry_is_dropped_and_the_skill_indexed_again(tmp_path: Path)
     data = json.loads(path.read_text())
     key = doc_key(gif())
     poisons = [
-        {"fields": {"desc": {"password": 9}}, "pairs": []},  # a word the skill never wrote
-        {"fields": {"desc": {"gif": 10**6}}, "pairs": []},  # a count its text cannot give
-        {"fields": {"desc": {"gif": 1}}, "pairs": ["gif login"]},  # a pair of foreign terms
-        {"fields": {"desc": ["gif"]}, "pairs": []},  # the wrong shape
-        {"fields": {"evil": {"gif": 1}}, "pairs": []},  # a field that does not exist
+        {"fields": {"desc": {"password": 9}}},  # a word the skill never wrote
+        {"fields": {"desc": {"gif": 10**6}}},  # a count its text cannot give
+        {"fields": {"desc": {"gif": True}}},  # not a count
+        {"fields": {"name": {"animat": 1}}},  # a word of another field
+        {"fields": {"desc": ["gif"]}},  # the wrong shape
+        {"fields": {"evil": {"gif": 1}}},  # a field that does not exist
         "garbage",
     ]
     for poison in poisons:
-        data["docs1"][key] = poison
+        data["docs2"][key] = poison
         path.write_text(json.dumps(data))
         cache = IndexCache(path)
         assert cache([gif()]) == [make_doc(gif().name, gif().description)], poison
         assert cache.dropped == 1
-        assert json.loads(path.read_text())["docs1"][key] == to_json(cache([gif()])[0])
+        assert json.loads(path.read_text())["docs2"][key] == to_json(cache([gif()])[0])
 
 
 def test_a_garbled_or_foreign_cache_file_is_ignored(tmp_path: Path) -> None:
