@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.result import Result
-from mca.skills.evals import EvalItem, Score, load_evals, score_multi, score_single
+from mca.skills.evals import (
+    EvalItem,
+    Score,
+    load_evals,
+    score_multi,
+    score_single,
+    triggered,
+)
 from mca.skills.model import Skill
 from mca.skills.scan import load_candidate
 from mca.skills.stage import evaluate
@@ -109,12 +116,11 @@ Chooser = Callable[[Sequence[Skill]], Callable[[str], list[str]]]
 
 
 def mca_judge(skills: Sequence[Skill]) -> Callable[[str], list[str]]:
-    """The real stage: names of the skills it judges hits (gates and budget apart)."""
+    """The real stage: the skills it triggers (mca.skills.evals.triggered)."""
     pool = SkillSet(skills)
 
     def judge(sentence: str) -> list[str]:
-        result = evaluate(pool, sentence, budget=12_000, root=REPO)
-        return [h.skill.name for h in result.hits]
+        return triggered(evaluate(pool, sentence, budget=12_000, root=REPO).decisions)
 
     return judge
 

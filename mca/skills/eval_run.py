@@ -21,6 +21,7 @@ from mca.skills.evals import (
     load_evals,
     score_multi,
     score_single,
+    triggered,
 )
 from mca.skills.model import SKILL_FILE, Root, Skill
 from mca.skills.policy import PRODUCTION, Policy
@@ -88,8 +89,9 @@ def stage_judge(skills: Sequence[Skill], budget: int, root: Path, policy: Policy
     pool = SkillSet(sorted(skills, key=lambda s: s.name))
 
     def judge(sentence: str) -> list[str]:
-        result = evaluate(pool, sentence, budget=budget, root=root, policy=policy)
-        return [h.skill.name for h in result.hits]
+        return triggered(
+            evaluate(pool, sentence, budget=budget, root=root, policy=policy).decisions
+        )
 
     return judge
 

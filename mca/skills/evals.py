@@ -7,8 +7,9 @@ and the multi-skill form, for several skills installed together:
     [{"query": "...", "expected": "skill-name"}, {"query": "...", "expected": null}, ...]
 
 A sentence "triggers" a skill when the stage judges it a hit (mention, path, keyword or
-description), whether or not the budget then lets its body in: the budget is a separate gate
-with its own message, and a skill author tunes the description, not the budget.
+description) and the domain gate keeps it (a rival of its domain did not win), whether or not
+the budget then lets its body in: the budget is a separate gate with its own message, and a
+skill author tunes the description, not the budget.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 from mca.errors import McaError
 from mca.fsutil import read_regular
+from mca.skills.gates import Decision
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_ITEMS = 10_000
@@ -136,6 +138,11 @@ class Score:
 
 
 Judge = Callable[[str], Sequence[str]]  # sentence -> names of the skills it triggers
+
+
+def triggered(decisions: Sequence[Decision]) -> list[str]:
+    """The skills a stage result triggers: loaded, or turned away by the budget alone."""
+    return [d.name for d in decisions if d.loaded or d.block is not None]
 
 
 def score_single(items: Sequence[EvalItem], skill: str, judge: Judge) -> Score:

@@ -46,7 +46,7 @@ def _texts(skill: Skill) -> dict[str, str]:
         return unicodedata.normalize("NFKC", text).lower()
 
     desc = low(skill.description[:MAX_TEXT])
-    return {"name": low(skill.name), "desc": desc, "neg": desc}
+    return {"name": low(skill.name), "desc": desc, "neg": desc, "when": desc}
 
 
 def from_json(raw: Any, skill: Skill) -> Doc | None:

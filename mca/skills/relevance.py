@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from mca.skills import background
 from mca.skills.lexicon import common_words, stop_words
 
-FIELDS = ("name", "desc", "neg")
+FIELDS = ("name", "desc", "neg", "when")
 WEIGHTS = {"name": 3.0, "desc": 1.0}  # BM25F field weights (neg is not scored)
 K1, B = 1.2, 0.5
 BACKGROUND_DOCS = 200.0  # documents the background stands for
@@ -44,6 +44,12 @@ _NEG = re.compile(
     r"|\b(?:do\s+not|don'?t|never|avoid)\s+(?:use|trigger|invoke|load|activate)\b"
     r"|\bshould\s+not\b|\binstead\s+(?:use|of)\b|\bnot\s+(?:a|an|the)\b)"
     r"[^.;\n]*"
+)
+# Where a description says when to use the skill: the words after it are its trigger surface.
+_WHEN = re.compile(
+    r"\b(?:use\s+(?:this\s+skill\s+|it\s+)?(?:when|whenever|for|if|to)|triggers?\b|whenever"
+    r"|when\s+(?:the\s+)?user|use\s+cases?|activate\s+when)",
+    re.I,
 )
 _SUFFIXES = (("ization", "iz"), ("isation", "iz"), ("ation", "at"), ("ing", ""), ("ed", ""))
 
@@ -141,10 +147,12 @@ def make_doc(name: str, description: str) -> Doc:
     """Index one skill: the description minus its not-for clauses is `desc`."""
     neg = negative_text(description)
     positive = _NEG.sub(" ", description.lower()) if neg else description
+    cue = _WHEN.search(positive)
     texts = {
         "name": name.replace("-", " ").replace("_", " "),
         "desc": positive,
         "neg": neg,
+        "when": positive[cue.end() :] if cue else "",
     }
     return Doc({f: counts(terms(t)) for f, t in texts.items()})
 
@@ -160,6 +168,7 @@ class Match:
     rarest: float = 0.0  # the highest IDF among them
     name_terms: int = 0  # sentence terms that are in the skill's name
     negative: float = 0.0  # IDF of sentence terms found only in not-for clauses
+    when: float = 0.0  # IDF of sentence terms found in the "use when ..." part
 
 
 CANDIDATE_SHARE = 0.05  # a term in more of the skills than this only scores, never nominates
@@ -204,7 +213,7 @@ class Index:
         tw = self._weights.get(i)
         if tw is None:
             d = self.docs[i]
-            tw = dict.fromkeys(d.fields.get("neg", {}), 0.0)
+            tw = dict.fromkeys(d.fields.get("neg", {}), 0.0)  # "when" is inside "desc"
             for f, w in WEIGHTS.items():
                 tf = d.fields.get(f, {})
                 norm = w / (1 - B + B * sum(tf.values()) / self.avg[f])
@@ -233,7 +242,8 @@ class Index:
         out = []
         for i in sorted(candidates):
             m = Match(i)
-            tw, name = self.weights(i), self.docs[i].fields.get("name", {})
+            fields = self.docs[i].fields
+            tw, name, when = self.weights(i), fields.get("name", {}), fields.get("when", {})
             for t, idf in wanted.items():
                 tf = tw.get(t)
                 if tf is None:
@@ -246,5 +256,6 @@ class Index:
                 m.rarest = max(m.rarest, idf)
                 m.matched.append(t)
                 m.name_terms += t in name
+                m.when += idf if t in when else 0.0
             out.append(m)
         return out
