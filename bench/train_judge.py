@@ -2,13 +2,14 @@
 
     python -m bench.train_judge
 
-Recipe (deterministic, no dependency): every (query, skill) pair of the dev split's single-skill
-files whose texts share a term, with the skill installed alone, gives one feature vector;
-logistic regression by plain gradient descent (L2 0.01, 6,000 steps, rate 0.2, from zeros,
-classes weighted to balance);
-then the bias is lowered until false activations on dev are at most TARGET_FA; then MARGIN is
-the value in a small grid with the best right-or-none rate on dev with all skills installed.
-The holdout split and external evals are never read here.
+Recipe (deterministic, no dependency): every (query, skill) pair of the dev split's
+single-skill files whose texts share a term, with the skill installed alone, gives one feature
+vector; logistic regression by plain gradient descent (L2 0.01, 6,000 steps, rate 0.2, from
+zeros, classes weighted to balance, each weight kept on its SIGNS side); then the bias is
+lowered in steps of 0.02 until false activations on dev are at most TARGET_FA (below the
+target of 0.10: in-sample rates are optimistic); then MARGIN is the value in a small grid
+with the best right-or-none rate on dev with all skills installed. The holdout split and
+external evals are never read here.
 """
 
 from __future__ import annotations
@@ -20,7 +21,13 @@ from bench.triggers import Case, load_dev_set, mca_judge, run_all_installed, run
 from mca.skills import judgment
 from mca.skills.relevance import Index, make_doc
 
-TARGET_FA = 0.08
+TARGET_FA = 0.06
+# The direction each feature's evidence points, known before any data: more of the sentence
+# or of the skill matched is never evidence against it, a not-for match never evidence for.
+# Weights are kept on their side (projected gradient descent), so the model cannot learn how
+# the dev set's authors wrote (its should-not sentences are shorter than its should ones: a
+# median of 5 terms against 8, which a free model reads as "covering more is worse").
+SIGNS = {"negative": -1.0, "unspaced": 0.0, "bias": 0.0}  # the rest: +1
 STEPS, RATE, L2 = 6000, 0.2, 0.01
 
 
@@ -36,6 +43,11 @@ def samples(cases: Sequence[Case]) -> list[tuple[tuple[float, ...], int]]:
             for m in index.match(q.terms):
                 out.append((judgment.features(m, index, q), int(bool(item.label))))
     return out
+
+
+def _signed(name: str, x: float) -> float:
+    sign = SIGNS.get(name, 1.0)
+    return x if sign == 0.0 or x * sign >= 0 else 0.0
 
 
 def fit(data: Sequence[tuple[tuple[float, ...], int]]) -> list[float]:
@@ -54,6 +66,7 @@ def fit(data: Sequence[tuple[tuple[float, ...], int]]) -> list[float]:
             wk - RATE * (g + (L2 * wk if k else 0.0))
             for k, (wk, g) in enumerate(zip(w, grad, strict=True))
         ]
+        w = [_signed(name, x) for name, x in zip(judgment.FEATURES, w, strict=True)]
     return w
 
 
@@ -62,11 +75,11 @@ def main() -> None:
     data = samples(dev)
     w = fit(data)
     judgment.WEIGHTS = tuple(w)
-    for _ in range(200):  # lower the bias until false activations are within target
+    for _ in range(500):  # lower the bias until false activations are within target
         fa = run_single(dev, mca_judge).to_json()["false_activations"] or 0.0
         if fa <= TARGET_FA:
             break
-        w[0] -= 0.1
+        w[0] -= 0.02
         judgment.WEIGHTS = tuple(w)
     single = run_single(dev, mca_judge).to_json()
     best = (-1.0, 0.0)
