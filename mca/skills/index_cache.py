@@ -75,10 +75,12 @@ class IndexCache:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.old: dict[str, Any] = load_entries(path, KEY) if path is not None else {}
+        self.old: dict[str, Any] | None = None  # read on first use: most sessions start idle
         self.dropped = 0  # entries that were not what indexing the skill gives
 
     def __call__(self, skills: Sequence[Skill]) -> list[Doc]:
+        if self.old is None:
+            self.old = load_entries(self.path, KEY) if self.path is not None else {}
         docs: list[Doc] = []
         new: dict[str, Any] = {}
         dropped = 0
