@@ -69,15 +69,19 @@ def resolve_ref(ref: str) -> Path:
     return CORPUS / rest if kind == "corpus" else REPO / rest
 
 
+def manifest_rows(root: Path) -> list[dict[str, str]]:
+    """The rows of root/MANIFEST.tsv (none when the set is absent)."""
+    manifest = root / "MANIFEST.tsv"
+    if not manifest.is_file():
+        return []
+    with manifest.open(encoding="utf-8") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
 def load_dev_set(root: Path = DEV_SET) -> EvalSet:
     """fixtures/trigger-evals: MANIFEST.tsv rows, single and multi files, skills resolved."""
     out = EvalSet()
-    manifest = root / "MANIFEST.tsv"
-    if not manifest.is_file():
-        return out
-    with manifest.open(encoding="utf-8") as f:
-        rows = list(csv.DictReader(f, delimiter="\t"))
-    for row in rows:
+    for row in manifest_rows(root):
         path = root / row["file"]
         refs = [row["skill"]]
         if row["skill"] == "*":
@@ -97,18 +101,14 @@ def load_dev_set(root: Path = DEV_SET) -> EvalSet:
 def load_external(root: Path = EXTERNAL) -> EvalSet:
     """/work/external-evals: slug/SKILL.md and slug/evals.json per MANIFEST.tsv row."""
     out = EvalSet()
-    manifest = root / "MANIFEST.tsv"
-    if not manifest.is_file():
-        return out
-    with manifest.open(encoding="utf-8") as f:
-        for row in csv.DictReader(f, delimiter="\t"):
-            d = root / row["slug"]
-            skill = load_skill(d)
-            if skill is None or not (d / "evals.json").is_file():
-                out.missing.append(row["slug"])
-                continue
-            items = load_evals(d / "evals.json").items
-            out.cases.append(Case(row["slug"], "external", [skill], items))
+    for row in manifest_rows(root):
+        d = root / row["slug"]
+        skill = load_skill(d)
+        if skill is None or not (d / "evals.json").is_file():
+            out.missing.append(row["slug"])
+            continue
+        items = load_evals(d / "evals.json").items
+        out.cases.append(Case(row["slug"], "external", [skill], items))
     return out
 
 
