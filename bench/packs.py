@@ -47,9 +47,14 @@ def body(rng: random.Random, title: str, triggers: list[str]) -> str:
 SYLLABLES = ["ka", "lo", "mi", "ter", "vo", "sun", "rex", "pla", "dor", "fi", "gra", "nu"]
 
 
-def vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
-    """Made-up words, so described packs share some terms and not others, like real ones."""
-    return sorted({"".join(rng.choices(SYLLABLES, k=3)) for _ in range(size)})
+def vocabulary(rng: random.Random, size: int = 1500) -> list[str]:
+    """Words public skills' descriptions use (the judgment's background: terms in three or
+    more of them), and as many made-up ones, so described packs share terms as real ones do."""
+    from mca.skills.background import TERMS
+
+    real = [pair.rpartition(":")[0] for pair in TERMS.split()]
+    made = {"".join(rng.choices(SYLLABLES, k=3)) for _ in range(size)}
+    return sorted(set(real) | made)
 
 
 def description(rng: random.Random, i: int, words: list[str]) -> str:

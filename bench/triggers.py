@@ -331,6 +331,8 @@ SENTENCES = [
     "the alembic migration for the orders table fails on a schema change, help",
     "make me a slack gif of a dancing cat",
     "what does this project do?",
+    "write an analysis of the api data with a python script and a chart for the report",
+    "review the security of our authentication workflow and document the architecture",
 ]
 
 
@@ -379,3 +381,42 @@ def bench_judgment(results: list[Result]) -> dict[str, float]:
                 )
             )
     return scaling
+
+
+def bench_judgment_corpus(results: list[Result]) -> None:
+    """The same stage over 10,000 skills made of the public corpus's descriptions repeated
+    (long, overlapping descriptions: a harder case than generated packs); dev sentences."""
+    import dataclasses
+    import statistics
+    import time
+
+    if not CORPUS.is_dir():
+        return
+    found = [load_candidate(p, None).skill for p in sorted(CORPUS.rglob("SKILL.md"))]
+    own = [s for s in found if s is not None and not s.triggers and not s.paths]
+    pool = SkillSet(
+        dataclasses.replace(own[i % len(own)], name=f"{own[i % len(own)].name}-{i}")
+        for i in range(10_000)
+    )
+    sentences = [i.query for c in load_dev_set().split("dev") for i in c.items][:300] or SENTENCES
+    evaluate(pool, SENTENCES[0], budget=12_000, root=REPO)  # the index, built once
+    times = []
+    for s in sentences:
+        start = time.perf_counter()
+        evaluate(pool, s, budget=12_000, root=REPO)
+        times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    p90 = times[int(0.9 * len(times))]
+    results.append(
+        Result(
+            "judgment, 10,000 repeated public skills",
+            statistics.median(times),
+            "ms",
+            None,
+            "-",
+            None,
+            "report",
+            None,
+            f"{len(times)} sentences: p90 {p90:.2f} ms, max {times[-1]:.2f} ms",
+        )
+    )

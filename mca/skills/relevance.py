@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import heapq
 import math
 import re
 import unicodedata
@@ -172,6 +173,7 @@ class Match:
 
 
 CANDIDATE_SHARE = 0.05  # a term in more of the skills than this only scores, never nominates
+MAX_CANDIDATES = 64  # skills scored in full per sentence
 
 
 class Index:
@@ -232,15 +234,20 @@ class Index:
         return mass
 
     def match(self, sentence_terms: Sequence[str]) -> list[Match]:
-        """Every skill that shares a distinctive term with the sentence, scored."""
+        """The skills sharing the most distinctive terms with the sentence (at most
+        MAX_CANDIDATES, by the IDF of the distinctive terms they share), scored."""
         wanted = {t: self.idf(t) for t in sentence_terms if t in self.postings}
-        candidates: set[int] = set()
-        for t in wanted:
+        nominated: dict[int, float] = {}
+        for t, idf in wanted.items():
             posting = self.postings[t]
             if len(posting) <= self.nominate:
-                candidates.update(posting)
+                for i in posting:
+                    nominated[i] = nominated.get(i, 0.0) + idf
+        if len(nominated) > MAX_CANDIDATES:  # only the best two can decide anything
+            kept = heapq.nlargest(MAX_CANDIDATES, nominated.items(), key=lambda x: (x[1], -x[0]))
+            nominated = dict(kept)
         out = []
-        for i in sorted(candidates):
+        for i in sorted(nominated):
             m = Match(i)
             fields = self.docs[i].fields
             tw, name, when = self.weights(i), fields.get("name", {}), fields.get("when", {})
