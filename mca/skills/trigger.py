@@ -150,7 +150,10 @@ def make_docs(skills: Sequence[Skill]) -> list[Doc]:
 
 def described(skill: Skill) -> bool:
     """Judged by its description: the skill declares no triggers and no paths of its own (an
-    author who wrote triggers has said which words call for it)."""
+    author who wrote triggers has said which words call for it), and does not ask never to be
+    chosen by the model (Claude Code's `disable-model-invocation: true`)."""
+    if str(skill.fields.get("disable-model-invocation", "")).strip().lower() == "true":
+        return False
     return not skill.triggers and not skill.paths
 
 

@@ -145,6 +145,14 @@ def test_skills_with_triggers_or_paths_are_judged_by_them_alone() -> None:
     assert names([with_triggers], "fix the workbook") == ["xlsx"]
 
 
+def test_a_skill_that_asks_not_to_be_chosen_is_not_judged_by_description() -> None:
+    off = Skill(
+        "xlsx", XLSX, Path("/nowhere/xlsx/SKILL.md"), "b", {"disable-model-invocation": "true"}
+    )
+    assert not described(off)
+    assert names([off], "edit the pivot tables in sales.xlsx with excel formulas and charts") == []
+
+
 def test_a_description_hit_goes_through_the_gates_and_budget() -> None:
     big = Skill("xlsx", XLSX, Path("/nowhere/xlsx/SKILL.md"), "x" * 5000)
     result = evaluate(
