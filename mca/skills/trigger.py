@@ -152,9 +152,9 @@ def described(skill: Skill) -> bool:
     """Judged by its description: the skill declares no triggers and no paths of its own (an
     author who wrote triggers has said which words call for it), and does not ask never to be
     chosen by the model (Claude Code's `disable-model-invocation: true`)."""
-    if str(skill.fields.get("disable-model-invocation", "")).strip().lower() == "true":
-        return False
-    return not skill.triggers and not skill.paths
+    from mca.skills.switches import model_invocable  # switches imports Hit from here
+
+    return not skill.triggers and not skill.paths and model_invocable(skill)
 
 
 class SkillSet(tuple[Skill, ...]):

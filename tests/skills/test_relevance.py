@@ -150,7 +150,8 @@ def test_a_skill_that_asks_not_to_be_chosen_is_not_judged_by_description() -> No
         "xlsx", XLSX, Path("/nowhere/xlsx/SKILL.md"), "b", {"disable-model-invocation": "true"}
     )
     assert not described(off)
-    assert names([off], "edit the pivot tables in sales.xlsx with excel formulas and charts") == []
+    sentence = "edit the pivot tables of the spreadsheet, excel formulas and charts"
+    assert names([off], sentence) == [] and names([sk("xlsx", XLSX)], sentence) == ["xlsx"]
 
 
 def test_a_description_hit_goes_through_the_gates_and_budget() -> None:
