@@ -24,7 +24,12 @@ import pexpect
 
 from bench.checkpoints import bench_checkpoints
 from bench.result import Result as Result  # bench.checkpoints imports it from here
-from bench.triggers import bench_judgment, bench_judgment_corpus, bench_trigger_evals
+from bench.triggers import (
+    bench_index_cache,
+    bench_judgment,
+    bench_judgment_corpus,
+    bench_trigger_evals,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -635,6 +640,7 @@ def main() -> int:
         ("pre_turn_scaling_ms", lambda: bench_pre_turn(results)),
         ("judgment_scaling_ms", lambda: bench_judgment(results)),
         ("judgment_corpus", lambda: bench_judgment_corpus(results)),
+        ("index_cache", lambda: bench_index_cache(results)),
         ("trigger_evals", lambda: bench_trigger_evals(results)),
         ("scan", lambda: bench_scan(results)),
         ("corpus", lambda: bench_corpus(results)),

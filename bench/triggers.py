@@ -420,3 +420,46 @@ def bench_judgment_corpus(results: list[Result]) -> None:
             f"{len(times)} sentences: p90 {p90:.2f} ms, max {times[-1]:.2f} ms",
         )
     )
+
+
+def bench_index_cache(results: list[Result]) -> None:
+    """The first judgment over 2,000 described skills: the index built from the skills' texts,
+    against the same index read from its cache in $MCA_HOME (checked entry by entry)."""
+    import statistics
+    import tempfile
+    import time
+
+    from bench.packs import write_packs
+    from mca.skills.catalog import Budget
+    from mca.skills.discover import char_fits, discover
+    from mca.skills.index_cache import IndexCache
+    from mca.skills.model import Root
+
+    with tempfile.TemporaryDirectory() as tmp:
+        write_packs(Path(tmp) / "s", 2000, described=True)
+        found = discover([Root(Path(tmp) / "s", "x", 1)], Budget(10**9, "chars", "b"), char_fits)
+        skills = [found.skills[k] for k in sorted(found.skills)]
+        cache = Path(tmp) / "index.json"
+        IndexCache(cache)(skills)
+
+        def first(cached: bool) -> float:
+            pool = SkillSet(skills, IndexCache(cache) if cached else None)
+            start = time.perf_counter()
+            evaluate(pool, SENTENCES[2], budget=12_000, root=Path(tmp))
+            return (time.perf_counter() - start) * 1000
+
+        built = statistics.median(first(False) for _ in range(5))
+        read = statistics.median(first(True) for _ in range(5))
+    results.append(
+        Result(
+            "first judgment, 2,000 described skills",
+            read,
+            "ms",
+            built,
+            "the index built afresh",
+            read / built,
+            "report",
+            None,
+            "index read from $MCA_HOME/cache (checked) vs built from the skills' texts",
+        )
+    )
