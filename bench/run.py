@@ -24,7 +24,7 @@ import pexpect
 
 from bench.checkpoints import bench_checkpoints
 from bench.result import Result as Result  # bench.checkpoints imports it from here
-from bench.triggers import (
+from bench.trigger_rows import (
     bench_index_cache,
     bench_judgment,
     bench_judgment_corpus,

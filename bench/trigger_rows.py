@@ -1,0 +1,236 @@
+"""`make bench` rows for the judgment: trigger-eval figures (bench.triggers) and timings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bench.result import Result
+from bench.triggers import CORPUS, DEV_SET, EXTERNAL, REPO, load_dev_set, load_external, measure
+from mca.skills.scan import load_candidate
+from mca.skills.stage import evaluate
+from mca.skills.trigger import SkillSet
+
+
+def _pct(x: float | None) -> float:
+    return 100.0 * (x or 0.0)
+
+
+# (row name, key in the single-skill figures, target shown, bound, True: at least)
+SINGLE_ROWS: list[tuple[str, str, str, float | None, bool]] = [
+    ("recall, 1 installed", "recall", ">= 70%", 0.70, True),
+    ("false activations, 1 installed", "false_activations", "<= 10%", 0.10, False),
+    ("accuracy, 1 installed", "accuracy", "report", None, True),
+]
+
+
+def split_rows(label: str, m: dict[str, Any]) -> list[Result]:
+    """Recall, false activations and accuracy (one skill installed), right-or-none (all
+    installed): mca, with the plain BM25 at its best threshold as the baseline."""
+    mca, bm = m["mca"], m["bm25"]
+    single, base = mca["single"], bm["single"]
+    n = f"{single['should_trigger']} should / {single['should_not_trigger']} should-not queries"
+    base_name = f"plain BM25 (threshold {bm['threshold']})"
+    out = []
+    for name, key, target, bound, at_least in SINGLE_ROWS:
+        value = single[key] or 0.0
+        passed = None if bound is None else (value >= bound if at_least else value <= bound)
+        note = n if key == "recall" else ""
+        row = Result(
+            f"{label}: {name}",
+            _pct(value),
+            "%",
+            _pct(base[key]),
+            base_name,
+            None,
+            target,
+            passed,
+            note,
+        )
+        out.append(row)
+    together = mca["all_installed"]["right_or_none"] or 0.0
+    out.append(
+        Result(
+            f"{label}: right-or-none, all installed",
+            _pct(together),
+            "%",
+            _pct(bm["all_installed"]["right_or_none"]),
+            "plain BM25",
+            None,
+            ">= 80%",
+            together >= 0.80,
+            f"{mca['all_installed']['queries']} queries",
+        )
+    )
+    return out
+
+
+def bench_trigger_evals(results: list[Result]) -> dict[str, Any]:
+    """Dev and holdout splits of fixtures/trigger-evals, and the external set if present."""
+    dev = load_dev_set()
+    external = load_external()
+    out: dict[str, Any] = {}
+    splits = (
+        ("dev", dev.split("dev")),
+        ("holdout", dev.split("holdout")),
+        ("external", external.cases),
+    )
+    for label, cases in splits:
+        if not cases:
+            where = EXTERNAL if label == "external" else DEV_SET
+            results.append(
+                Result(
+                    f"trigger evals, {label}",
+                    0,
+                    "%",
+                    None,
+                    "plain BM25",
+                    None,
+                    "report",
+                    None,
+                    f"absent ({where})",
+                )
+            )
+            continue
+        out[label] = measure(cases)
+        results.extend(split_rows(f"triggers {label}", out[label]))
+    return out
+
+
+SENTENCES = [
+    "fix the error response status code in src/api-errors/handler.py",
+    "the alembic migration for the orders table fails on a schema change, help",
+    "make me a slack gif of a dancing cat",
+    "what does this project do?",
+    "write an analysis of the api data with a python script and a chart for the report",
+    "review the security of our authentication workflow and document the architecture",
+]
+
+
+def bench_judgment(results: list[Result]) -> dict[str, float]:
+    """The pre-turn stage over 1,000 and 10,000 skills judged by description (generated packs
+    without triggers), the index built once as in a session; medians over four sentences,
+    against the reference loop measured in alternation."""
+    import tempfile
+    import time
+
+    from bench.packs import write_packs
+    from bench.run import alternate, reference_ms
+    from mca.skills.catalog import Budget
+    from mca.skills.discover import char_fits, discover
+    from mca.skills.model import Root
+
+    scaling: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n, bound in ((1000, 1.0), (10_000, 5.0)):
+            root = Path(tmp) / f"d{n}"
+            write_packs(root, n, described=True)
+            pool = discover([Root(root, "x", 1)], Budget(10**9, "chars", "b"), char_fits).skill_set
+            for s in SENTENCES:  # builds the index, as the first turn of a session does
+                evaluate(pool, s, budget=12_000, root=Path(tmp))
+
+            def staged(pool: SkillSet = pool) -> float:
+                start = time.perf_counter()
+                for s in SENTENCES:
+                    evaluate(pool, s, budget=12_000, root=Path(tmp))
+                return (time.perf_counter() - start) * 1000 / len(SENTENCES)
+
+            ms, ref = alternate(staged, reference_ms, 15 if n <= 1000 else 5)
+            scaling[str(n)] = ms
+            target = "<= 1x (~2 ms)" if bound == 1.0 else "<= 5x (~10 ms)"
+            results.append(
+                Result(
+                    f"judgment by description, {n:,} skills",
+                    ms,
+                    "ms",
+                    ref,
+                    "reference loop",
+                    ms / ref,
+                    target,
+                    ms / ref <= bound,
+                    "the whole pre-turn stage per sentence, index built",
+                )
+            )
+    return scaling
+
+
+def bench_judgment_corpus(results: list[Result]) -> None:
+    """The same stage over 10,000 skills made of the public corpus's descriptions repeated
+    (long, overlapping descriptions: a harder case than generated packs); dev sentences."""
+    import dataclasses
+    import statistics
+    import time
+
+    if not CORPUS.is_dir():
+        return
+    found = [load_candidate(p, None).skill for p in sorted(CORPUS.rglob("SKILL.md"))]
+    own = [s for s in found if s is not None and not s.triggers and not s.paths]
+    pool = SkillSet(
+        dataclasses.replace(own[i % len(own)], name=f"{own[i % len(own)].name}-{i}")
+        for i in range(10_000)
+    )
+    sentences = [i.query for c in load_dev_set().split("dev") for i in c.items][:300] or SENTENCES
+    evaluate(pool, SENTENCES[0], budget=12_000, root=REPO)  # the index, built once
+    times = []
+    for s in sentences:
+        start = time.perf_counter()
+        evaluate(pool, s, budget=12_000, root=REPO)
+        times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    p90 = times[int(0.9 * len(times))]
+    results.append(
+        Result(
+            "judgment, 10,000 repeated public skills",
+            statistics.median(times),
+            "ms",
+            None,
+            "-",
+            None,
+            "report",
+            None,
+            f"{len(times)} sentences: p90 {p90:.2f} ms, max {times[-1]:.2f} ms",
+        )
+    )
+
+
+def bench_index_cache(results: list[Result]) -> None:
+    """The first judgment over 2,000 described skills: the index built from the skills' texts,
+    against the same index read from its cache in $MCA_HOME (checked entry by entry)."""
+    import statistics
+    import tempfile
+    import time
+
+    from bench.packs import write_packs
+    from mca.skills.catalog import Budget
+    from mca.skills.discover import char_fits, discover
+    from mca.skills.index_cache import IndexCache
+    from mca.skills.model import Root
+
+    with tempfile.TemporaryDirectory() as tmp:
+        write_packs(Path(tmp) / "s", 2000, described=True)
+        found = discover([Root(Path(tmp) / "s", "x", 1)], Budget(10**9, "chars", "b"), char_fits)
+        skills = [found.skills[k] for k in sorted(found.skills)]
+        cache = Path(tmp) / "index.json"
+        IndexCache(cache)(skills)
+
+        def first(cached: bool) -> float:
+            pool = SkillSet(skills, IndexCache(cache) if cached else None)
+            start = time.perf_counter()
+            evaluate(pool, SENTENCES[2], budget=12_000, root=Path(tmp))
+            return (time.perf_counter() - start) * 1000
+
+        built = statistics.median(first(False) for _ in range(5))
+        read = statistics.median(first(True) for _ in range(5))
+    results.append(
+        Result(
+            "first judgment, 2,000 described skills",
+            read,
+            "ms",
+            built,
+            "the index built afresh",
+            read / built,
+            "report",
+            None,
+            "index read from $MCA_HOME/cache (checked) vs built from the skills' texts",
+        )
+    )
