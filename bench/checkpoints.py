@@ -58,8 +58,9 @@ class Looping:
 
 
 def _session(ws: Path, home: Path, cap: str) -> Any:
+    from mca.assemble import open_session
     from mca.config import load_settings
-    from mca.session import HeadlessUI, open_session
+    from mca.session import HeadlessUI
 
     env = {"MOCK": "1", "MCA_HOME": str(home), "MCA_SANDBOX": "off", "MCA_CHECKPOINT_CAP": cap}
     settings = load_settings(env, workspace=ws)

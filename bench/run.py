@@ -438,8 +438,9 @@ def bench_grade(results: list[Result]) -> None:
 def bench_overhead(results: list[Result]) -> None:
     """mca's own time per turn (everything but the model call) over a 50-turn conversation
     against an instant local server speaking the OpenAI wire."""
+    from mca.assemble import open_session
     from mca.config import load_settings
-    from mca.session import HeadlessUI, open_session
+    from mca.session import HeadlessUI
     from tests.fakeserver import openai_reply, serve
 
     overheads: list[float] = []
@@ -544,9 +545,10 @@ def bench_sandbox(results: list[Result]) -> None:
 
 
 def bench_ledger(results: list[Result]) -> None:
+    from mca.assemble import open_session
     from mca.config import load_settings
     from mca.models.mock import MockModel
-    from mca.session import HeadlessUI, open_session
+    from mca.session import HeadlessUI
 
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "ws"

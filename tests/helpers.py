@@ -97,7 +97,8 @@ def settings_for(
 
 def lab_session(ws: Path, model: Model, **env: str) -> Session:
     """A headless session on `ws` with the lab's packs as a skills directory."""
-    from mca.session import HeadlessUI, open_session
+    from mca.assemble import open_session
+    from mca.session import HeadlessUI
 
     settings = load_settings(
         {"MCA_HOME": str(ws.parent / "home"), "HOME": str(ws.parent), **env}, workspace=ws

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mca.assemble import open_session
 from mca.config import load_settings
-from mca.session import HeadlessUI, Session, open_session
+from mca.session import HeadlessUI, Session
 from mca.types import KIND_SHELL
 from tests.helpers import FakeModel, Reply, call, say
 

@@ -18,14 +18,14 @@ with tempfile.TemporaryDirectory() as tmp, create_pipe_input() as pipe:
     s = load_settings({"MOCK": "1", "MCA_HOME": tmp}, workspace=Path(tmp))
     repl = Repl(s, input=pipe, output=DummyOutput(), out=io.StringIO())
     repl.banner()
-print(sorted(m for m in ("tiktoken", "httpx", "mca.session", "mca.tokens") if m in sys.modules))
+print(sorted(m for m in ("tiktoken", "httpx", "mca.session", "mca.assemble", "mca.tokens") if m in sys.modules))
 """
 
 
 def test_version_imports_nothing_heavy() -> None:
     code = "import sys; from mca.cli import main; main(['--version']); print(sorted(sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
-    for heavy in ("'tiktoken'", "'httpx'", "'prompt_toolkit'", "'mca.session'"):
+    for heavy in ("'tiktoken'", "'httpx'", "'prompt_toolkit'", "'mca.session'", "'mca.assemble'"):
         assert heavy not in out
 
 

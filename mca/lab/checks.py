@@ -312,9 +312,10 @@ def check_registry(lab: Lab) -> None:
 
 
 def check_end_to_end(lab: Lab) -> None:
+    from mca.assemble import open_session
     from mca.config import load_settings
     from mca.models.mock import MockModel
-    from mca.session import HeadlessUI, open_session
+    from mca.session import HeadlessUI
     from mca.types import KIND_SKILLS
 
     need_node(lab)  # the check runs the workspace's tests with node --test

@@ -7,6 +7,7 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from mca.assemble import open_session
 from mca.config import Settings
 from mca.errors import McaError, error_line
 from mca.events import (
@@ -29,7 +30,7 @@ from mca.sanitize import (
     scrub_data,
     visible,
 )
-from mca.session import Session, open_session
+from mca.session import Session
 from mca.tools.allow import Answer, CommandQuestion
 from mca.turn import StopReason, TurnResult
 from mca.ui.jsonl import StreamUI

@@ -44,7 +44,7 @@ def use_colour(out: TextIO) -> bool:
 
 
 def _open_session(settings: Settings, ui: ReplUI) -> Session:
-    from mca.session import open_session
+    from mca.assemble import open_session
 
     return open_session(settings, ui)
 

@@ -229,7 +229,8 @@ def undo_when_target_became_fifo(w: World) -> None:
 # -- 4. concurrent sessions and pruning --------------------------------------------------------
 @scenario
 def second_session_does_not_prune_a_live_one(w: World) -> None:
-    from mca.session import HeadlessUI, open_session
+    from mca.assemble import open_session
+    from mca.session import HeadlessUI
     from tests.helpers import FakeModel, call, say
 
     (w.ws / "keep.txt").write_text("the original\n")

@@ -142,7 +142,7 @@ def test_the_step_limit_is_said_once(run_repl: RunRepl, tmp_path: Path) -> None:
 
 
 def test_a_bug_in_a_turn_is_one_line_and_the_session_goes_on(ws: Path) -> None:
-    from mca.session import open_session
+    from mca.assemble import open_session
     from tests.helpers import FakeModel, say
 
     home = ws.parent / "home"

@@ -5,9 +5,10 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from mca.assemble import open_session
 from mca.config import Settings, load_settings
 from mca.prompt import build_system_prompt, read_agents_md
-from mca.session import Session, open_session
+from mca.session import Session
 from mca.ui.repl import Repl
 from mca.ui.status import safe_url
 from mca.ui.terminal import ReplUI

@@ -1,0 +1,139 @@
+"""How a session is built: settings -> log, skills, the tools' environment, the engine, the
+compactor, the loop; each part built whole before the part that uses it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mca.agent import Agent
+from mca.checkpoints.turns import Checkpoints
+from mca.compact import Compactor
+from mca.config import Settings
+from mca.engine import Engine
+from mca.events import (
+    Event,
+    EventSink,
+    ModelRetry,
+    Notice,
+)
+from mca.home import new_ids, open_log, open_snapshots, open_store, prepare_home
+from mca.log import SessionLog
+from mca.models import build_model
+from mca.sandbox.settings import sandbox_for, unsandboxed_notice
+from mca.sanitize import scrub
+from mca.skills.cache import FitsMemo
+from mca.skills.discover import Discovery, shadow_warnings
+from mca.skills.runtime import SkillRuntime, log_discovery, open_discovery, refuse_if_strict
+from mca.skills.stage import SkillStage
+from mca.tokens import Estimator
+from mca.tools import tool_specs
+from mca.tools.base import Approvals, ToolEnv
+from mca.types import Model
+
+if TYPE_CHECKING:
+    pass
+from mca.session import UI, Session, calibration_for, prompt_for, window_for
+
+
+def _skills(
+    settings: Settings, estimator: Estimator, log: SessionLog
+) -> tuple[Discovery, FitsMemo]:
+    """Discovery, logged; --strict-skills refuses here, before any model client exists."""
+    discovery, memo = open_discovery(settings, estimator)
+    log_discovery(discovery, log.event)
+    refuse_if_strict(settings, discovery)
+    return discovery, memo
+
+
+def _startup_notices(settings: Settings, discovery: Discovery, agents_problem: str) -> list[str]:
+    """What a person must hear before the first turn: config, AGENTS.md, shadowed skills."""
+    notices = [f"warning: {w}" for w in settings.warnings]
+    if agents_problem:
+        notices.append(f"warning: {agents_problem}")
+    notices += shadow_warnings(discovery)
+    return notices
+
+
+def _tools(
+    settings: Settings, discovery: Discovery, checkpoints: Checkpoints, ui: UI, emit: EventSink
+) -> tuple[SkillStage, ToolEnv]:
+    """The skill stage, and the tools' environment around it (reading a skill activates it)."""
+    stage = SkillStage(
+        discovery.skills,
+        budget=settings.skill_budget,
+        root=settings.workspace,
+        emit=emit,
+        policy=discovery.policy,
+        skill_set=discovery.skill_set,
+    )
+    approvals = Approvals(ui, settings.mode)
+    root, home = settings.workspace, settings.home
+    box = sandbox_for(settings)
+    roots = tuple(r.path for r in discovery.roots)
+    snapshots, user_home = checkpoints.snapshots, settings.user_home
+    env = ToolEnv(root, snapshots, approvals, emit, stage, home, user_home, box, roots, checkpoints)
+    return stage, env
+
+
+def _compactor(
+    settings: Settings, engine: Engine, estimator: Estimator, emit: EventSink
+) -> Compactor:
+    return Compactor(
+        engine,
+        estimator,
+        window=settings.context_window,
+        tools=tool_specs(),
+        emit=emit,
+        max_output=settings.max_tokens,
+        factor=calibration_for(settings).factor,
+    )
+
+
+def open_session(
+    settings: Settings,
+    ui: UI,
+    *,
+    model: Model | None = None,
+    log_to_disk: bool = True,
+    estimator: Estimator | None = None,
+) -> Session:
+    """Build a session: the log, skills (--strict-skills may refuse), snapshots, the tools'
+    environment around the skill stage, the engine, the compactor and the loop."""
+    started, sid = new_ids()
+    settings, window_note = window_for(settings)
+    home_problem = prepare_home(settings.home)
+    on_disk = log_to_disk and not home_problem
+    log = open_log(settings, f"{started}-{sid}", on_disk, ui.event)
+
+    def emit(event: Event) -> None:
+        log.event(event)
+        ui.event(event)
+
+    estimator = estimator or Estimator(settings.encoding)
+    if settings.provider != "mock":
+        estimator.preload()  # loads while the first request is out, not before it
+    discovery, memo = _skills(settings, estimator, log)
+    checkpoints, notices = open_snapshots(settings, sid, started, home_problem)
+    stage, env = _tools(settings, discovery, checkpoints, ui, emit)
+    prompt, agents_problem = prompt_for(settings, discovery)
+    notices = [*_startup_notices(settings, discovery, agents_problem), *notices]
+    notices += unsandboxed_notice(settings, env.sandbox)
+    for notice in [*notices, window_note] if window_note else notices:
+        emit(Notice(notice))
+    engine = Engine(model or build_model(settings, lambda m: emit(ModelRetry(m))), prompt)
+    compactor = _compactor(settings, engine, estimator, emit)
+    agent = Agent(
+        engine,
+        env,
+        max_steps=settings.max_steps,
+        pre_turn=stage,
+        before_model=compactor,
+        on_text=ui.text,
+        redact=lambda text: scrub(text, settings.secrets),
+    )
+    runtime = SkillRuntime(discovery, stage, estimator, memo)
+    store = open_store(settings, sid, on_disk)
+    parts = (engine, agent, env.approvals, env.snapshots, checkpoints, log, runtime, compactor)
+    session = Session(settings, *parts, sid, ui, emit, store)
+    log.event(session.started())
+    return session
