@@ -18,7 +18,8 @@ with tempfile.TemporaryDirectory() as tmp, create_pipe_input() as pipe:
     s = load_settings({"MOCK": "1", "MCA_HOME": tmp}, workspace=Path(tmp))
     repl = Repl(s, input=pipe, output=DummyOutput(), out=io.StringIO())
     repl.banner()
-print(sorted(m for m in ("tiktoken", "httpx", "mca.session", "mca.assemble", "mca.tokens") if m in sys.modules))
+heavy = ("tiktoken", "httpx", "mca.session", "mca.assemble", "mca.tokens")
+print(sorted(m for m in heavy if m in sys.modules))
 """
 
 
