@@ -32,18 +32,12 @@ run: $(RUN_STAMP)
 	@$(NODE_NOTE)
 	$(BIN)/mca $(ARGS)
 
-# Each run gets a temp root of its own: pytest's shared /tmp/pytest-of-$USER, pruned by every
-# concurrent run on the machine, sometimes left an unclosed scandir behind in pytest's own
-# cleanup, and `filterwarnings = error` turned that into a failed run after every test passed.
-PYTEST = d=$$(mktemp -d) && $(BIN)/python -m pytest --basetemp="$$d/t"
-PYTEST_END = ; rc=$$?; rm -rf "$$d"; exit $$rc
-
 test: $(DEV_STAMP)
-	$(PYTEST) $(ARGS) $(PYTEST_END)
+	$(BIN)/python -m pytest $(ARGS)
 
 # The inner loop: everything but the pseudo-terminal, end-to-end and stress tests.
 test-fast: $(DEV_STAMP)
-	$(PYTEST) -m "not pty and not e2e and not stress" $(ARGS) $(PYTEST_END)
+	$(BIN)/python -m pytest -m "not pty and not e2e and not stress" $(ARGS)
 
 check: $(DEV_STAMP)
 	$(BIN)/ruff format --check mca tests bench

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,3 +77,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ]
     if random:
         raise pytest.UsageError("property tests not deterministic in CI: " + ", ".join(random))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """A temp root of this run's own, removed after it. pytest's shared /tmp/pytest-of-$USER,
+    pruned by every concurrent run on the machine, left an unclosed scandir in pytest's own
+    cleanup (`cleanup_candidates`), and `filterwarnings = error` failed a run whose tests all
+    passed. `--basetemp` given on the command line still wins."""
+    if config.option.basetemp is None:
+        own = tempfile.mkdtemp(prefix="mca-pytest-")
+        config.option.basetemp = os.path.join(own, "t")
+        config.add_cleanup(lambda: shutil.rmtree(own, ignore_errors=True))
+
