@@ -89,4 +89,3 @@ def pytest_configure(config: pytest.Config) -> None:
         own = tempfile.mkdtemp(prefix="mca-pytest-")
         config.option.basetemp = os.path.join(own, "t")
         config.add_cleanup(lambda: shutil.rmtree(own, ignore_errors=True))
-
