@@ -120,8 +120,12 @@ def _fewer(ordered: list[Skill], budget: Budget, fits: Callable[[str, int], bool
         kept = sorted(by_rank[:k], key=lambda s: s.name)
         return render(kept, None, True, len(ordered) - k)
 
-    lo, hi, k = 1, len(by_rank), 0
-    while lo <= hi:  # the most skills that fit (fewer entries never render longer)
+    # Every name alone carries no "N more omitted" note, so it can fit where fewer names with the
+    # note do not; below that, fewer entries never render longer.
+    lo, hi, k = 1, len(by_rank) - 1, 0
+    if fits(attempt(len(by_rank)), budget.limit):
+        lo, k = len(by_rank) + 1, len(by_rank)
+    while lo <= hi:  # the most skills that fit
         mid = (lo + hi) // 2
         if fits(attempt(mid), budget.limit):
             k, lo = mid, mid + 1

@@ -174,6 +174,17 @@ def test_catalog_drops_descriptions_then_omits_lowest_rank() -> None:
     assert 0 < len(omitted) < 10 and f"({len(omitted)} more skills omitted to fit" in cat.text
 
 
+def test_every_name_is_kept_when_names_fit_and_one_name_with_the_note_does_not() -> None:
+    """Two names alone fit; one name and the "1 more skill omitted" note would not: the
+    catalog keeps both names, never goes off."""
+    skills = _skills(2)
+    names = build_catalog(skills, BIG, char_fits)
+    both = len(names.text.split("\n- ")[0]) + sum(len(f"\n- {s.name}") for s in skills)
+    cat = build_catalog(skills, Budget(both, "chars", "t"), char_fits)
+    assert cat.entries == ["skill-000", "skill-001"] and not cat.omitted, cat.text
+    assert len(cat.text) <= both and "Use when" not in cat.text
+
+
 def test_token_budget_uses_the_estimator() -> None:
     from mca.tokens import Estimator
 
