@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,12 +139,14 @@ def lab_report(repo: Path, sentences: Sequence[str] = LAB_SENTENCES) -> dict[str
     return compare(d, sentences, est, DEFAULT_SKILL_BUDGET, ws)
 
 
-def _scrubbed(sentence: str, env: Mapping[str, str]) -> str:
+def _scrubber(env: Mapping[str, str]) -> Callable[[str], str]:
+    """Scrubs a sentence of every known key (config.toml read once, not per sentence)."""
     from mca.crash import home_of
     from mca.keys import secrets_of
     from mca.sanitize import scrub
 
-    return scrub(sentence, secrets_of(env, home_of(env)))
+    secrets = secrets_of(env, home_of(env))
+    return lambda sentence: scrub(sentence, secrets)
 
 
 def run_ledger_command(argv: Sequence[str], env: Mapping[str, str], policy_for: PolicyFor) -> int:
@@ -161,7 +163,8 @@ def run_ledger_command(argv: Sequence[str], env: Mapping[str, str], policy_for: 
         "--lab", action="store_true", help="the lab's four packs only, its two sentences by default"
     )
     args = p.parse_args(argv)
-    given = [_scrubbed(x, env) for x in args.sentences]  # shown cut short: scrubbed before
+    scrubbed = _scrubber(env)
+    given = [scrubbed(x) for x in args.sentences]  # shown cut short: scrubbed before
     if args.lab:
         from mca.content import lab_content
 
@@ -170,7 +173,7 @@ def run_ledger_command(argv: Sequence[str], env: Mapping[str, str], policy_for: 
         text = json.dumps(report, indent=2) if args.json else compare_text(report)
         sys.stdout.write(text + "\n")
         return 0
-    sentences = given or [_scrubbed(ln.strip(), env) for ln in sys.stdin if ln.strip()]
+    sentences = given or [scrubbed(ln.strip()) for ln in sys.stdin if ln.strip()]
     if not sentences:
         sys.stderr.write("mca ledger compare: no sentences (give them as arguments or on stdin)\n")
         return 1
