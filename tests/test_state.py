@@ -154,12 +154,20 @@ def test_a_cache_entry_must_be_what_its_file_gives(tmp_path: Path) -> None:
     cache.put(skill, st, parsed)
     cache.save()
     data = json.loads(cache_file.read_text())
-    data["entries"][str(skill)][2]["body"] = "poison\n"
+    honest = ParseCache(cache_file).get(skill)
+    assert honest is not None and honest.body == "The body.\n"  # cut from the file, not cached
+    entry = data["entries"][str(skill)][2]
+    assert "body" not in entry and "The body" not in cache_file.read_text()
+    entry["body"] = "poison\n"  # a body in an entry is not one this version writes
+    cache_file.write_text(json.dumps(data))
+    assert ParseCache(cache_file).get(skill) is None
+    del entry["body"]
+    entry["fields"]["description"] = "poison"
     cache_file.write_text(json.dumps(data))
     again = ParseCache(cache_file)
-    assert again.get(skill, st) is None and again.dropped == 1
+    assert again.get(skill) is None and again.dropped == 1
     cache_file.write_text(json.dumps({**data, "entries": {}}))
-    assert ParseCache(cache_file).get(skill, st) is None
+    assert ParseCache(cache_file).get(skill) is None
 
 
 def test_a_fits_answer_a_tokenizer_could_not_give_is_asked_again(tmp_path: Path) -> None:

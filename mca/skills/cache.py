@@ -8,9 +8,9 @@ and only clean ones (a file with diagnostics is parsed every time).
 
 The cache is mca's own state, read back as untrusted data: a damaged or foreign file is ignored
 and rewritten, and an entry is used only when it is what parsing the file gives: the file is
-read (a read and a hash, not a parse), its SHA-256 must be the entry's, the body must be the
-file's body exactly, and every text in the fields must stand in the file's frontmatter. A
-poisoned entry is dropped and the file parsed again.
+read (a read and a hash, not a parse), its SHA-256 must be the entry's, and every text in the
+fields must stand in the file's frontmatter. The body is never cached: it is cut from the file
+just read, exactly as a parse cuts it. A poisoned entry is dropped and the file parsed again.
 
 `FitsMemo` remembers whether a catalog fits its token budget, so start-up needs no tokenizer.
 An answer the text could not give (a "fits" for more than MAX_CHARS_PER_TOKEN characters a
@@ -29,11 +29,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mca.fsutil import atomic_write, private_dir, read_regular, sha256
+from mca.fsutil import atomic_write, private_dir, read_regular, read_regular_stat, sha256
 from mca.skills.model import Diagnostic
 from mca.skills.parse import FrontmatterError, ParsedSkill, split_frontmatter
 
-VERSION = 2  # 1: entries without the file's hash
+VERSION = 3  # 1: entries without the file's hash; 2: with the body
 MAX_ENTRY_CHARS = 32 * 1024  # a larger SKILL.md is parsed every time
 MAX_CACHE_BYTES = 16 * 1024 * 1024
 MAX_CHARS_PER_TOKEN = 6  # a catalog averages about 4.5 characters a token
@@ -47,15 +47,16 @@ def stat_key(st: os.stat_result) -> Key:
 def _to_json(p: ParsedSkill) -> dict[str, Any]:
     return {
         "fields": p.fields,
-        "body": p.body,
         "lines": p.key_lines,
         "diagnostics": [[d.code, d.path, d.message, d.line] for d in p.diagnostics],
     }
 
 
-def _from_json(raw: Any) -> ParsedSkill:
+def _from_json(raw: Any, body: str) -> ParsedSkill:
+    if set(raw) != {"fields", "lines", "diagnostics"}:
+        raise ValueError("not an entry this version writes")
     diags = [Diagnostic(str(c), str(p), str(m), ln) for c, p, m, ln in raw["diagnostics"]]
-    return ParsedSkill(dict(raw["fields"]), str(raw["body"]), diags, dict(raw["lines"]))
+    return ParsedSkill(dict(raw["fields"]), body, diags, dict(raw["lines"]))
 
 
 def _texts(value: Any) -> list[str] | None:
@@ -78,23 +79,28 @@ def _words(text: str) -> str:
     return " ".join(text.split())
 
 
-def derived_from(parsed: ParsedSkill, text: str) -> bool:
-    """Could parsing `text` have given `parsed`? The body exactly, every field's text within
-    the frontmatter (folded lines compared word by word), no diagnostics, sane line numbers."""
-    try:
-        head, body, _ = split_frontmatter(text)
-    except FrontmatterError:
-        return False
+def _fields_from(parsed: ParsedSkill, head: str) -> bool:
+    """Every field's text within the frontmatter (folded lines compared word by word), no
+    diagnostics, sane line numbers."""
     texts = _texts(parsed.fields)
     words = _words(head)
     lines = head.count("\n") + 2
     return (
-        parsed.body == body
-        and not parsed.diagnostics
+        not parsed.diagnostics
         and texts is not None
         and all(_words(t) in words for t in texts)
         and all(isinstance(n, int) and 1 <= n <= lines for n in parsed.key_lines.values())
     )
+
+
+def derived_from(parsed: ParsedSkill, text: str) -> bool:
+    """Could parsing `text` have given `parsed`? The body exactly, and the fields as
+    `_fields_from` checks them."""
+    try:
+        head, body, _ = split_frontmatter(text)
+    except FrontmatterError:
+        return False
+    return parsed.body == body and _fields_from(parsed, head)
 
 
 def load_entries(path: Path, key: str) -> dict[str, Any]:
@@ -130,16 +136,21 @@ class ParseCache:
         if path is not None:
             self.old = load_entries(path, "entries")
 
-    def get(self, path: Path, st: os.stat_result) -> ParsedSkill | None:
+    def get(self, path: Path) -> ParsedSkill | None:
+        """The cached parse of a SKILL.md, when its entry is what the file gives (the file is
+        read, never followed through a symlink: its fstat is the entry's key)."""
         entry = self.old.get(str(path))
-        if not isinstance(entry, list) or len(entry) != 3 or entry[0] != stat_key(st):
+        if not isinstance(entry, list) or len(entry) != 3:
             return None
         try:
-            data = read_regular(path, cap=MAX_ENTRY_CHARS)
-            parsed = _from_json(entry[2])
-        except (OSError, KeyError, TypeError, ValueError):
+            data, st = read_regular_stat(path, cap=MAX_ENTRY_CHARS)
+            if entry[0] != stat_key(st):
+                return None
+            head, body, _ = split_frontmatter(data.decode("utf-8", "replace"))
+            parsed = _from_json(entry[2], body)
+        except (OSError, FrontmatterError, KeyError, TypeError, ValueError):
             return None
-        if entry[1] != sha256(data) or not derived_from(parsed, data.decode("utf-8", "replace")):
+        if entry[1] != sha256(data) or not _fields_from(parsed, head):
             self.dropped += 1  # poisoned, or damaged: parsed again, and the entry replaced
             return None
         self.new[str(path)] = entry

@@ -53,31 +53,47 @@ class Catalog:
 NAMED_ONLY_MARK = "(only when the user names it)"  # disable-model-invocation: true
 
 
-def _entry(skill: Skill, description: str | None) -> str:
-    name = defang(" ".join(skill.name.split()))
-    mark = "" if model_invocable(skill) else NAMED_ONLY_MARK
-    text = " ".join(filter(None, (mark, defang(description) if description else "")))
-    return f"- {name}: {text}" if text else f"- {name}"
+@dataclass(frozen=True)
+class _Line:
+    """A skill's catalog line in parts, prepared once per build: every fitting attempt renders
+    the catalog again, and thousands of skills make that the cost of start-up."""
+
+    name: str  # defanged, on one line
+    mark: str
+    flat: str  # the description on one line
+
+    @staticmethod
+    def of(skill: Skill) -> _Line:
+        mark = "" if model_invocable(skill) else NAMED_ONLY_MARK
+        name = defang(" ".join(skill.name.split()))
+        return _Line(name, mark, " ".join(skill.description.split()))
+
+    def render(self, limit: int | None, drop: bool) -> str:
+        description = None if drop else _shorten(self.flat, limit)
+        text = " ".join(filter(None, (self.mark, defang(description) if description else "")))
+        return f"- {self.name}: {text}" if text else f"- {self.name}"
 
 
-def _shorten(text: str, limit: int | None) -> str:
-    flat = " ".join(text.split())
+def _shorten(flat: str, limit: int | None) -> str:
     if limit is None or len(flat) <= limit:
         return flat
     return flat[: max(limit - 1, 0)].rstrip() + "…"
 
 
-def render(skills: Sequence[Skill], limit: int | None, drop: bool, omitted: int) -> str:
-    """The catalog text, one line per skill; '' when there are no skills, or none fit."""
-    if not skills:
+def _join(entries: Sequence[str], omitted: int) -> str:
+    if not entries:
         return ""
-    entries = [_entry(s, None if drop else _shorten(s.description, limit)) for s in skills]
     note = (
         f"\n({omitted} more skills omitted to fit the catalog budget; `mca skills list` shows them)"
         if omitted
         else ""
     )
     return PREAMBLE + "\n" + "\n".join(entries) + note
+
+
+def render(skills: Sequence[Skill], limit: int | None, drop: bool, omitted: int) -> str:
+    """The catalog text, one line per skill; '' when there are no skills, or none fit."""
+    return _join([_Line.of(s).render(limit, drop) for s in skills], omitted)
 
 
 def build_catalog(
@@ -89,36 +105,44 @@ def build_catalog(
     start-up with thousands of skills stays close to start-up with none.
     """
     ordered = sorted(skills, key=lambda s: s.name)
-    full = render(ordered, None, False, 0)
+    lines = [_Line.of(s) for s in ordered]
+
+    def shortened(limit: int | None) -> str:
+        return _join([line.render(limit, False) for line in lines], 0)
+
+    full = shortened(None)
     if not ordered or fits(full, budget.limit):
         return Catalog(full, [s.name for s in ordered])
-    longest = max(len(" ".join(s.description.split())) for s in ordered)
+    longest = max(len(line.flat) for line in lines)
     best = None
-    if fits(render(ordered, MIN_DESCRIPTION, False, 0), budget.limit):
+    if fits(shortened(MIN_DESCRIPTION), budget.limit):
         lo, hi, best = MIN_DESCRIPTION + 1, longest, MIN_DESCRIPTION
         while lo <= hi:  # the largest per-description cap that fits, the same for every skill
             mid = (lo + hi) // 2
-            if fits(render(ordered, mid, False, 0), budget.limit):
+            if fits(shortened(mid), budget.limit):
                 best, lo = mid, mid + 1
             else:
                 hi = mid - 1
     if best is not None:
-        cat = Catalog(render(ordered, best, False, 0), [s.name for s in ordered])
-        for s in ordered:
-            if len(" ".join(s.description.split())) > best:
+        cat = Catalog(shortened(best), [s.name for s in ordered])
+        for s, line in zip(ordered, lines, strict=True):
+            if len(line.flat) > best:
                 cat.shortened[s.name] = best
                 cat.diagnostics.append(_cut(s, f"description shortened to {best} characters"))
         return cat
-    return _fewer(ordered, budget, fits)
+    names = {s.name: line.render(None, True) for s, line in zip(ordered, lines, strict=True)}
+    return _fewer(ordered, names, budget, fits)
 
 
-def _fewer(ordered: list[Skill], budget: Budget, fits: Callable[[str, int], bool]) -> Catalog:
-    """No descriptions, and as many skills as fit, the highest-ranked first."""
+def _fewer(
+    ordered: list[Skill], names: dict[str, str], budget: Budget, fits: Callable[[str, int], bool]
+) -> Catalog:
+    """No descriptions, and as many skills as fit, the highest-ranked first (`names`: each
+    skill's line without a description, by name)."""
     by_rank = sorted(ordered, key=lambda s: (-s.rank, s.name))
 
     def attempt(k: int) -> str:
-        kept = sorted(by_rank[:k], key=lambda s: s.name)
-        return render(kept, None, True, len(ordered) - k)
+        return _join([names[n] for n in sorted(s.name for s in by_rank[:k])], len(ordered) - k)
 
     # Every name alone carries no "N more omitted" note, so it can fit where fewer names with the
     # note do not; below that, fewer entries never render longer.

@@ -12,7 +12,7 @@ from mca.skills.cache import ParseCache
 from mca.skills.catalog import Budget, Catalog, build_catalog
 from mca.skills.model import Candidate, Diagnostic, Root, Skill
 from mca.skills.policy import PRODUCTION, Policy
-from mca.skills.scan import discover_roots, resolve_collisions, scan_roots
+from mca.skills.scan import StatKey, discover_roots, resolve_collisions, scan_roots, stat_key
 from mca.skills.trigger import DocSource, SkillSet
 
 Fits = Callable[[str, int], bool]
@@ -37,12 +37,21 @@ class Discovery:
     dirs: list[str] = field(default_factory=list)  # every directory the scan listed
     docs: DocSource | None = None  # the description index's documents (a cache, or afresh)
 
-    def signature(self) -> tuple[object, ...]:
-        """A cheap fingerprint of what discovery saw on disk: a stat of every root, every
-        directory it listed and every SKILL.md (no reading, no parsing)."""
+    seen: dict[str, StatKey | None] = field(default_factory=dict)  # stat keys from the walk
+
+    def _watched(self) -> list[str]:
         paths = [str(r.path) for r in self.roots] + self.dirs
-        paths += [str(c.path) for c in self.candidates]
-        return tuple(_stat_key(p) for p in paths)
+        return paths + [str(c.path) for c in self.candidates]
+
+    def signature(self) -> tuple[object, ...]:
+        """A cheap fingerprint of what is on disk now: a stat of every root, every directory
+        discovery listed and every SKILL.md (no reading, no parsing)."""
+        return tuple(_stat_key(p) for p in self._watched())
+
+    def signature_seen(self) -> tuple[object, ...]:
+        """The fingerprint as the walk saw it, before reading any SKILL.md: what
+        `signature` gave then (a stat for anything the walk did not look at)."""
+        return tuple(self.seen[p] if p in self.seen else _stat_key(p) for p in self._watched())
 
     @functools.cached_property
     def skill_set(self) -> SkillSet:
@@ -89,16 +98,24 @@ def discover(
             by_path[d.path].diagnostics.append(d)
     diags += catalog.diagnostics
     return Discovery(
-        list(roots), scan.candidates, diags, catalog, budget, loaded, policy, scan.dirs, docs
+        list(roots),
+        scan.candidates,
+        diags,
+        catalog,
+        budget,
+        loaded,
+        policy,
+        scan.dirs,
+        docs,
+        scan.seen,
     )
 
 
-def _stat_key(path: str) -> tuple[int, int, int] | None:
+def _stat_key(path: str) -> StatKey | None:
     try:
-        st = os.stat(path)
+        return stat_key(os.stat(path))
     except OSError:
         return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def changes(old: Discovery, new: Discovery) -> str:

@@ -50,20 +50,24 @@ def list_resources(skill_dir: Path) -> dict[str, list[str]]:
     """File names under scripts/, references/, assets/ (names only; contents are never read)."""
     out: dict[str, list[str]] = {}
     for sub in RESOURCE_DIRS:
-        base = skill_dir / sub
-        if not is_dir(base):
-            continue
-        names: list[str] = []
-        for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            for f in sorted(filenames):
-                if not f.startswith("."):
-                    names.append(os.path.relpath(os.path.join(dirpath, f), skill_dir))
-            if len(names) >= MAX_LISTED:
-                break
-        if names:
-            out[sub] = names[:MAX_LISTED]
+        if names := _listed(skill_dir, sub):
+            out[sub] = names
     return out
+
+
+def _listed(skill_dir: Path, sub: str) -> list[str]:
+    """Up to MAX_LISTED file names under one resource directory, relative to the skill."""
+    base = os.path.join(skill_dir, sub)
+    if not is_dir(base):
+        return []
+    names: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        rel = os.path.join(sub, dirpath[len(base) + 1 :]) if dirpath != base else sub
+        names += [os.path.join(rel, f) for f in sorted(filenames) if not f.startswith(".")]
+        if len(names) >= MAX_LISTED:
+            break
+    return names[:MAX_LISTED]
 
 
 def runnable(script: Path) -> bool:
@@ -85,9 +89,7 @@ def command_line(script: Path, shown: str | None = None) -> str:
 
 def unrunnable_scripts(skill_dir: Path) -> list[str]:
     """scripts/ files that have no known interpreter and no execute bit (names only)."""
-    return [
-        rel for rel in list_resources(skill_dir).get("scripts", []) if not runnable(skill_dir / rel)
-    ]
+    return [rel for rel in _listed(skill_dir, "scripts") if not runnable(skill_dir / rel)]
 
 
 def render_skill(skill: Skill) -> Block:

@@ -69,9 +69,22 @@ def display_path(path: Path, workspace: Path, home: Path) -> str:
             return prefix.rstrip("/") or "."
         if text.startswith(base.rstrip("/") + "/"):  # is_relative_to, as strings: thousands/start
             return prefix + text[len(base.rstrip("/")) + 1 :].rstrip("/")
-    rel = os.path.relpath(path, workspace)
+    parent, name = os.path.split(text)
+    if name not in ("", ".", "..") and not (str(workspace) + "/").startswith(
+        parent.rstrip("/") + "/"
+    ):
+        # not an ancestor of the workspace: the same steps up as its parent, then its name
+        # (thousands of skills share a few parents, and relpath is the slow part)
+        shown = _outside(parent, str(workspace))
+        return f"{shown}/{name}" if shown != text and shown != parent else text
+    return _outside(text, str(workspace))
+
+
+@functools.lru_cache(maxsize=64)
+def _outside(text: str, workspace: str) -> str:
+    rel = os.path.relpath(text, workspace)
     ups = rel.split(os.sep).count("..")
-    return Path(rel).as_posix() if ups <= MAX_UP_LEVELS else str(path)
+    return Path(rel).as_posix() if ups <= MAX_UP_LEVELS else text
 
 
 def xml_escape(text: str, quote: bool = False) -> str:

@@ -98,7 +98,7 @@ class SkillRuntime:
     signature: tuple[object, ...] = ()
 
     def __post_init__(self) -> None:
-        self.signature = self.signature or self.discovery.signature()
+        self.signature = self.signature or self.discovery.signature_seen()
 
     def refresh(self, settings: Settings) -> str:
         """Before a turn: rediscover when the skills changed on disk since the last look (a
@@ -115,6 +115,6 @@ class SkillRuntime:
         )
         if wrong:
             what = f"{wrong} catalog fit(s) remembered in $MCA_HOME/cache were wrong, dropped"
-        self.discovery, self.signature = new, new.signature()
+        self.discovery, self.signature = new, new.signature_seen()
         self.stage.update(new.skills, new.skill_set)
         return what

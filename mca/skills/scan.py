@@ -43,15 +43,13 @@ def load_candidate(
     was; validation always runs, since it depends on the root)."""
     parsed = None
     if cache is not None and policy.split is split_frontmatter:
-        try:
-            st = os.lstat(path)
-        except OSError:
-            st = None
-        if st is not None and stat.S_ISREG(st.st_mode):
-            parsed = cache.get(path, st)
-            if parsed is None:
-                parsed = read_skill_file(path, policy.split)
-                cache.put(path, st, parsed)
+        parsed = cache.get(path)
+        if parsed is None:
+            parsed = read_skill_file(path, policy.split)
+            with contextlib.suppress(OSError):
+                st = os.lstat(path)
+                if stat.S_ISREG(st.st_mode):
+                    cache.put(path, st, parsed)
     if parsed is None:
         parsed = read_skill_file(path, policy.split)
     return policy.validate(path, parsed, root)
@@ -86,6 +84,13 @@ def discover_roots(
     return unique
 
 
+StatKey = tuple[int, int, int]  # (inode, size, mtime) of a path, symlinks followed
+
+
+def stat_key(st: os.stat_result) -> StatKey:
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 @dataclass
 class ScanResult:
     """Candidates found under the roots, and problems with the walk itself."""
@@ -94,6 +99,7 @@ class ScanResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     visited: dict[str, int] = field(default_factory=dict)  # root -> directories visited
     dirs: list[str] = field(default_factory=list)  # every directory the walk listed
+    seen: dict[str, StatKey | None] = field(default_factory=dict)  # stat keys, as the walk saw
 
 
 def find_skill_files(
@@ -102,11 +108,14 @@ def find_skill_files(
     dir_cap: int = DIR_CAP,
     unreadable: list[tuple[str, OSError]] | None = None,
     listed: list[str] | None = None,
+    seen: dict[str, StatKey | None] | None = None,
 ) -> tuple[list[Path], list[Path], int, bool]:
     """(SKILL.md files, symlinked SKILL.md files, dirs visited, truncated) below one root.
 
     Directories that cannot be read are skipped and, when `unreadable` is given, listed there.
+    `seen` is given the stat key of every directory and SKILL.md the walk looked at.
     """
+    seen = {} if seen is None else seen
     found: list[Path] = []
     symlinked: list[Path] = []
     visited: set[tuple[int, int]] = set()
@@ -117,9 +126,11 @@ def find_skill_files(
         try:
             st = os.stat(d)  # follows symlinks: (device, inode) names the real directory
         except OSError as e:
+            seen[d] = None
             if unreadable is not None and os.path.lexists(d):
                 unreadable.append((d, e))
             continue
+        seen[d] = stat_key(st)
         key = (st.st_dev, st.st_ino)
         if key in visited:
             continue  # a symlink cycle, or the same directory reached twice
@@ -127,6 +138,10 @@ def find_skill_files(
         count += 1
         if count > dir_cap:
             return found, symlinked, count - 1, True
+        skill = _skill_file(d, seen)
+        if skill is not None:  # a skill directory: never listed, never descended into
+            (symlinked if skill else found).append(Path(d, SKILL_FILE))
+            continue
         try:
             entries = list(os.scandir(d))
         except OSError as e:
@@ -135,10 +150,6 @@ def find_skill_files(
             continue
         if listed is not None:
             listed.append(d)
-        entry = next((e for e in entries if e.name == SKILL_FILE), None)
-        if entry is not None:
-            (symlinked if entry.is_symlink() else found).append(Path(d, SKILL_FILE))
-            continue  # a skill directory: never descend into it
         if depth >= depth_limit:
             continue
         subdirs = [
@@ -149,6 +160,24 @@ def find_skill_files(
         for sub in sorted(subdirs, key=lambda x: x.name, reverse=True):
             stack.append((sub.path, depth + 1))
     return found, symlinked, count, False
+
+
+def _skill_file(d: str, seen: dict[str, StatKey | None]) -> bool | None:
+    """Whether d/SKILL.md is a symlink, or None when there is none: one lstat, no listing (a
+    directory holding a SKILL.md is a skill, whatever else it holds)."""
+    path = os.path.join(d, SKILL_FILE)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            seen[path] = stat_key(os.stat(path))
+        except OSError:
+            seen[path] = None
+        return True
+    seen[path] = stat_key(st)
+    return False
 
 
 def scan_roots(
@@ -210,7 +239,7 @@ def _scan(
     for root in roots:
         unreadable: list[tuple[str, OSError]] = []
         files, symlinked, visited, truncated = find_skill_files(
-            root.path, depth_limit, dir_cap, unreadable, result.dirs
+            root.path, depth_limit, dir_cap, unreadable, result.dirs, result.seen
         )
         for where, err in unreadable:
             message = (

@@ -6,7 +6,6 @@ import re
 import unicodedata
 from pathlib import Path
 
-from mca.fsutil import is_dir
 from mca.skills.inject import unrunnable_scripts
 from mca.skills.model import (
     COMPATIBILITY_MAX,
@@ -179,17 +178,17 @@ def validate(path: Path, parsed: ParsedSkill, root: Root | None) -> Candidate:
         cand.diagnostics = list(parsed.diagnostics)
         return cand
     c = _Checker(path, parsed)
-    name = _name(c, path.parent.name)
+    skill_dir = path.parent
+    name = _name(c, skill_dir.name)
     description = _description(c)
     _spec_fields(c)
     domain, priority, triggers, paths = _extensions(c)
-    if is_dir(path.parent / "scripts"):
-        for rel in unrunnable_scripts(path.parent):
-            c.add(
-                "script-not-runnable",
-                f"{rel} has no known interpreter (by its extension) and no execute bit, so it is"
-                " not offered as a command; add an extension mca knows or chmod +x it",
-            )
+    for rel in unrunnable_scripts(skill_dir):
+        c.add(
+            "script-not-runnable",
+            f"{rel} has no known interpreter (by its extension) and no execute bit, so it is"
+            " not offered as a command; add an extension mca knows or chmod +x it",
+        )
     cand.diagnostics = c.diags
     if not cand.has_error:
         cand.skill = Skill(

@@ -9,7 +9,7 @@ import pytest
 
 from mca.skills.catalog import Budget, build_catalog
 from mca.skills.discover import char_fits, discover
-from mca.skills.model import Root, Skill
+from mca.skills.model import Root, Skill, display_path
 from mca.skills.scan import (
     DIR_CAP,
     ROOT_RANKS,
@@ -356,3 +356,47 @@ def test_strict_skills_refuses_what_was_not_used_as_written(tmp_path: Path) -> N
     with pytest.raises(SkillsRefused) as info:
         refuse_if_strict(s, d)
     assert "field-dropped" in str(info.value) and "description-too-long" in str(info.value)
+
+
+def _display_reference(path: Path, workspace: Path, home: Path) -> str:
+    """display_path as first written: one relpath per path."""
+    text = str(path)
+    for base, prefix in ((str(workspace), ""), (str(home), "~/")):
+        if text == base:
+            return prefix.rstrip("/") or "."
+        if text.startswith(base.rstrip("/") + "/"):
+            return prefix + text[len(base.rstrip("/")) + 1 :].rstrip("/")
+    rel = os.path.relpath(path, workspace)
+    return Path(rel).as_posix() if rel.split(os.sep).count("..") <= 4 else text
+
+
+def test_display_path_is_the_same_with_parents_remembered() -> None:
+    parts = ["a", "b", "c", "d", "e", "f", "skills", "x y"]
+    paths = [Path("/")]
+    for n in range(1, 7):
+        for i in range(len(parts)):
+            paths.append(Path("/", *[parts[(i + k) % len(parts)] for k in range(n)]))
+    homes = [Path("/a"), Path("/home/u"), Path("/")]
+    for ws in paths[:40]:
+        for home in homes:
+            for p in paths:
+                assert display_path(p, ws, home) == _display_reference(p, ws, home), (p, ws)
+
+
+def test_the_walk_remembers_what_a_signature_would_say(
+    tmp_path: Path, make_skill: MakeSkill
+) -> None:
+    root = tmp_path / "skills"
+    make_skill(root, "plain")
+    make_skill(root / "group", "nested")
+    outside = make_skill(tmp_path / "elsewhere", "linked")
+    (root / "linked").mkdir()
+    (root / "linked" / "SKILL.md").symlink_to(outside)
+    (root / "dangling").mkdir()
+    (root / "dangling" / "SKILL.md").symlink_to(tmp_path / "nowhere")
+    roots = [Root(root, "explicit", 400), Root(tmp_path / "missing", "user", 200)]
+    d = discover(roots, BIG, char_fits)
+    assert len(d.candidates) == 4 and d.seen
+    assert d.signature_seen() == d.signature()  # no stat after the walk, the same answer
+    (root / "plain" / "SKILL.md").write_text(skill_text(name="plain", description="Changed."))
+    assert d.signature_seen() != d.signature()
