@@ -61,17 +61,19 @@ def _from_json(raw: Any, body: str) -> ParsedSkill:
 
 def _texts(value: Any) -> list[str] | None:
     """Every text in a parsed value (keys too), or None for a value YAML never gives."""
-    if isinstance(value, str):
-        return [value]
-    parts = [*value.items()] if isinstance(value, dict) else value
-    if not isinstance(parts, list):
-        return None
     out: list[str] = []
-    for part in parts:
-        found = _texts(list(part)) if isinstance(part, tuple) else _texts(part)
-        if found is None:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, list):
+            stack += v
+        elif isinstance(v, dict) and all(isinstance(k, str) for k in v):
+            out += v
+            stack += v.values()
+        else:
             return None
-        out += found
     return out
 
 

@@ -5,14 +5,21 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mca.skills.cache import ParseCache
 from mca.skills.catalog import Budget, Catalog, build_catalog
 from mca.skills.model import Candidate, Diagnostic, Root, Skill
 from mca.skills.policy import PRODUCTION, Policy
-from mca.skills.scan import StatKey, discover_roots, resolve_collisions, scan_roots, stat_key
+from mca.skills.scan import (
+    StatKey,
+    discover_roots,
+    gc_paused,
+    resolve_collisions,
+    scan_roots,
+    stat_key,
+)
 from mca.skills.trigger import DocSource, SkillSet
 
 Fits = Callable[[str, int], bool]
@@ -79,11 +86,24 @@ def discover(
     """Scan the roots and build the catalog. Skills omitted from the catalog stay loadable.
 
     `shown` gives each skill directory as the model is told it (display_path)."""
+    with gc_paused():
+        return _discover(roots, budget, fits, policy, cache, shown, docs)
+
+
+def _discover(
+    roots: Sequence[Root],
+    budget: Budget,
+    fits: Fits,
+    policy: Policy,
+    cache: ParseCache | None,
+    shown: Callable[[Path], str] | None,
+    docs: DocSource | None,
+) -> Discovery:
     scan = scan_roots(roots, policy=policy, cache=cache)
     if shown is not None:
         for c in scan.candidates:
             if c.skill is not None:
-                c.skill = replace(c.skill, shown_dir=shown(c.skill.dir))
+                c.skill = c.skill.shown_at(shown(c.skill.dir))
     diags = list(scan.diagnostics)
     diags += resolve_collisions(scan.candidates)
     loaded = {c.skill.name: c.skill for c in scan.candidates if c.status == "loaded" and c.skill}

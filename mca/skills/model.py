@@ -144,6 +144,13 @@ class Skill:
     def dir(self) -> Path:
         return self.path.parent
 
+    def shown_at(self, shown_dir: str) -> Skill:
+        """This skill, told to the model as living at `shown_dir`: dataclasses.replace without
+        running __init__ again (discovery does it for thousands of skills at start-up)."""
+        new = object.__new__(Skill)
+        new.__dict__.update(self.__dict__, shown_dir=shown_dir)
+        return new
+
     @property
     def dir_label(self) -> str:
         """Where the skill lives, as the model sees it: relative to the workspace or ~."""

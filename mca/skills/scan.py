@@ -188,7 +188,7 @@ def scan_roots(
     cache: ParseCache | None = None,
 ) -> ScanResult:
     """Walk every root and parse every SKILL.md found."""
-    with _gc_paused():
+    with gc_paused():
         result = _scan(roots, depth_limit, dir_cap, policy, cache)
     if cache is not None:
         cache.save()
@@ -196,7 +196,7 @@ def scan_roots(
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Bulk loading keeps nearly every object it makes; collecting meanwhile is wasted work."""
     was = gc.isenabled()
     gc.disable()

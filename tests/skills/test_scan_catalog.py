@@ -400,3 +400,13 @@ def test_the_walk_remembers_what_a_signature_would_say(
     assert d.signature_seen() == d.signature()  # no stat after the walk, the same answer
     (root / "plain" / "SKILL.md").write_text(skill_text(name="plain", description="Changed."))
     assert d.signature_seen() != d.signature()
+
+
+def test_shown_at_is_replace() -> None:
+    from dataclasses import replace
+
+    skill = Skill("a", "Use when a.", Path("/s/a/SKILL.md"), "Body.\n", triggers=("x",))
+    assert skill.lowered  # a cached value is carried over as it is
+    moved = skill.shown_at("~/s/a")
+    assert moved == replace(skill, shown_dir="~/s/a") and moved.dir_label == "~/s/a"
+    assert skill.shown_dir == ""
