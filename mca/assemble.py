@@ -96,9 +96,11 @@ def open_session(
     model: Model | None = None,
     log_to_disk: bool = True,
     estimator: Estimator | None = None,
+    one_shot: bool = False,
 ) -> Session:
     """Build a session: the log, skills (--strict-skills may refuse), snapshots, the tools'
-    environment around the skill stage, the engine, the compactor and the loop."""
+    environment around the skill stage, the engine, the compactor and the loop. one_shot: its
+    one turn follows at once (-p), so the skills just found need no second look before it."""
     started, sid = new_ids()
     settings, window_note = window_for(settings)
     home_problem = prepare_home(settings.home)
@@ -131,7 +133,7 @@ def open_session(
         on_text=ui.text,
         redact=lambda text: scrub(text, settings.secrets),
     )
-    runtime = SkillRuntime(discovery, stage, estimator, memo)
+    runtime = SkillRuntime(discovery, stage, estimator, memo, fresh=one_shot)
     store = open_store(settings, sid, on_disk)
     parts = (engine, agent, env.approvals, env.snapshots, checkpoints, log, runtime, compactor)
     session = Session(settings, *parts, sid, ui, emit, store)

@@ -30,10 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from mca.fsutil import atomic_write, private_dir, read_regular, read_regular_stat, sha256
-from mca.skills.model import Diagnostic
 from mca.skills.parse import FrontmatterError, ParsedSkill, split_frontmatter
 
-VERSION = 3  # 1: entries without the file's hash; 2: with the body
+VERSION = 4  # 1: entries without the file's hash; 2: with the body; 3: with diagnostics
 MAX_ENTRY_CHARS = 32 * 1024  # a larger SKILL.md is parsed every time
 MAX_CACHE_BYTES = 16 * 1024 * 1024
 MAX_CHARS_PER_TOKEN = 6  # a catalog averages about 4.5 characters a token
@@ -45,18 +44,16 @@ def stat_key(st: os.stat_result) -> Key:
 
 
 def _to_json(p: ParsedSkill) -> dict[str, Any]:
-    return {
-        "fields": p.fields,
-        "lines": p.key_lines,
-        "diagnostics": [[d.code, d.path, d.message, d.line] for d in p.diagnostics],
-    }
+    return {"fields": p.fields, "lines": p.key_lines}  # only clean parses are kept
 
 
 def _from_json(raw: Any, body: str) -> ParsedSkill:
-    if set(raw) != {"fields", "lines", "diagnostics"}:
+    if type(raw) is not dict or raw.keys() != {"fields", "lines"}:
         raise ValueError("not an entry this version writes")
-    diags = [Diagnostic(str(c), str(p), str(m), ln) for c, p, m, ln in raw["diagnostics"]]
-    return ParsedSkill(dict(raw["fields"]), body, diags, dict(raw["lines"]))
+    fields, lines = raw["fields"], raw["lines"]
+    if type(fields) is not dict or type(lines) is not dict:
+        raise ValueError("not an entry this version writes")
+    return ParsedSkill(fields, body, [], lines)
 
 
 def _texts(value: Any) -> list[str] | None:

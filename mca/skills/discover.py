@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -87,7 +88,11 @@ def discover(
 
     `shown` gives each skill directory as the model is told it (display_path)."""
     with gc_paused():
-        return _discover(roots, budget, fits, policy, cache, shown, docs)
+        found = _discover(roots, budget, fits, policy, cache, shown, docs)
+        # what discovery made lives as long as the session: later collections need not walk
+        # it again (thousands of skills make that a pause of tens of ms in the first turn)
+        gc.freeze()
+    return found
 
 
 def _discover(

@@ -96,6 +96,9 @@ class SkillRuntime:
     estimator: Estimator
     memo: FitsMemo | None = None  # fits taken from disk, audited before the first turn
     signature: tuple[object, ...] = ()
+    # one-shot: the walk just took the signature, and its one turn starts now; stat-ing every
+    # SKILL.md again before it would only find what discovery found a moment ago
+    fresh: bool = False
 
     def __post_init__(self) -> None:
         self.signature = self.signature or self.discovery.signature_seen()
@@ -106,7 +109,8 @@ class SkillRuntime:
         proves wrong now that the tokenizer is loaded: '' when neither, else what changed."""
         wrong = self.memo.audit() if self.memo is not None and self.memo.pending else 0
         self.memo = None
-        now = self.discovery.signature()
+        now = self.signature if self.fresh else self.discovery.signature()
+        self.fresh = False
         if now == self.signature and not wrong:
             return ""
         new, self.memo = open_discovery(settings, self.estimator, trust_memo=not wrong)

@@ -219,7 +219,7 @@ def run_oneshot(
         return run_streamed(settings, sentence, out=out, resume=resume)
     as_json = output == "json"
     ui = StderrUI(settings, stream_to=None if as_json or not settings.stream else out)
-    session = open_session(settings, ui)
+    session = open_session(settings, ui, one_shot=True)
     if resume is not None:
         try:
             _resume(session, resume)
@@ -284,7 +284,7 @@ def run_streamed(
     happens, then usage and turn.end (error and turn.end when it fails) on `out`, one JSON
     object per line. Questions are asked on the terminal, as without it."""
     ui = StreamUI(out, settings.secrets, StderrUI(settings))
-    session = open_session(settings, ui)
+    session = open_session(settings, ui, one_shot=True)
     if settings.mock_reason:
         _note(settings, f"mca: using the offline mock model ({settings.mock_reason})")
     try:
