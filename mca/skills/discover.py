@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import gc
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -88,11 +87,7 @@ def discover(
 
     `shown` gives each skill directory as the model is told it (display_path)."""
     with gc_paused():
-        found = _discover(roots, budget, fits, policy, cache, shown, docs)
-        # what discovery made lives as long as the session: later collections need not walk
-        # it again (thousands of skills make that a pause of tens of ms in the first turn)
-        gc.freeze()
-    return found
+        return _discover(roots, budget, fits, policy, cache, shown, docs)
 
 
 def _discover(
