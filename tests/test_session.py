@@ -41,3 +41,36 @@ def test_a_shell_message_joins_the_next_turn(ws: Path) -> None:
     s.clear()
     assert list(s.messages) == []
     s.close()
+
+
+def _skill(ws: Path, description: str) -> None:
+    d = ws / ".agents" / "skills" / "deploy"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "SKILL.md").write_text(f"---\nname: deploy\ndescription: {description}\n---\nBody.\n")
+
+
+def _notices(s: Session) -> list[str]:
+    return [e["message"] for e in s.log.events if e["event"] == "notice"]
+
+
+def test_a_skill_edited_between_turns_rebuilds_the_catalog(ws: Path) -> None:
+    _skill(ws, "Use when deploying.")
+    s = _session(ws, say("ok"), say("ok"))
+    _skill(ws, "Use when shipping a release to production.")  # edited before the first turn
+    s.run_turn("hi")
+    assert any("skills changed on disk: edited deploy" in n for n in _notices(s))
+    assert "shipping a release" in s.engine.prompt.text
+    s.close()
+
+
+def test_one_shot_takes_the_skills_its_walk_just_found(ws: Path) -> None:
+    _skill(ws, "Use when deploying.")
+    settings = load_settings({"MOCK": "1", "MCA_HOME": str(ws.parent / "h")}, workspace=ws)
+    model = FakeModel([say("ok"), say("ok")])
+    s = open_session(settings, HeadlessUI(), model=model, log_to_disk=False, one_shot=True)
+    _skill(ws, "Use when shipping a release to production.")
+    s.run_turn("hi")  # its one turn: discovery a moment ago is current, no second stat pass
+    assert not any("changed on disk" in n for n in _notices(s))
+    s.run_turn("again")  # a later turn looks again
+    assert any("skills changed on disk: edited deploy" in n for n in _notices(s))
+    s.close()
