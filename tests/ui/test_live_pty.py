@@ -188,3 +188,34 @@ def test_one_key_answers_an_approval_and_enter_is_no(ws: Path) -> None:
     assert "[a]lways `touch declined`: no" in term.text() and not (ws / "declined").exists()
     term.wait_for(prompts(3), "the prompt back")
     term.close()
+
+
+def test_p_in_text_mode_shows_a_running_command_on_stderr_and_only_the_answer_on_stdout(
+    ws: Path,
+) -> None:
+    """The command's first line is on stderr while it still runs: it waits for a file the test
+    creates only once it has read that line (at most 20 s, then the test fails)."""
+    key = "sk-test-live0123456789abcdef"
+    wait = "for i in $(seq 200); do [ -e go ] && break; sleep 0.1; done"
+    command = f"printf 'began \\033]0;T\\007 {key}\\n'; {wait}; echo ended; printf tail"
+    child = subprocess.Popen(
+        [str(MCA), "--yes", "-p", f"run `{command}`"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env_for(ws, MOCK="1", OPENAI_API_KEY=key),
+        cwd=ws,
+    )
+    assert child.stderr is not None
+    before_go = []
+    for line in child.stderr:
+        before_go.append(line)
+        if line.startswith("  │ began"):
+            (ws / "go").touch()
+            break
+    out, err = child.communicate(timeout=60)
+    assert before_go[-1] == "  │ began ^[]0;T^G [REDACTED]\n", "".join(before_go)
+    assert err.index("  │ ended\n  │ tail\n") < err.index("✓ $ printf")
+    assert key not in err and key not in out
+    assert "│" not in out and out.startswith("I ran it:\n$ printf") and out.endswith("tail\n")
+    assert child.returncode == 0
