@@ -22,7 +22,7 @@ from mca.errors import McaError
 from mca.sandbox.settings import banner_line
 from mca.ui.commands import Command, SlashCommands
 from mca.ui.history import load_history
-from mca.ui.keys import TurnKeys, turn_keyboard
+from mca.ui.keys import RawHold, TurnKeys, turn_keyboard
 from mca.ui.render import ledger_table
 from mca.ui.terminal import McaCompleter, ReplUI, key_bindings
 from mca.usage import Totals
@@ -94,6 +94,7 @@ class Repl:
         self._asker: PromptSession[str] | None = None  # built on first use: it costs ~25 ms
         live = bool(getattr(self.out, "isatty", None) and self.out.isatty())
         self._keys: TurnKeys | None = None  # the keyboard, read key by key during a turn
+        self._hold = RawHold()  # the terminal kept raw from a turn's end to the next prompt
         colour = use_colour(self.out)
         self.ui = ReplUI(self.out, self._ask, settings.secrets, colour, live, self._key)
         self._factory = session_factory or _open_session
@@ -255,7 +256,7 @@ class Repl:
         started = time.monotonic()
         self.ui.begin_turn()
         try:
-            with turn_keyboard(self.prompt, self.ui.queued) as self._keys:
+            with turn_keyboard(self.prompt, self.ui.queued, self._hold) as self._keys:
                 result = self.session.run_turn(sentence)
         except KeyboardInterrupt:  # Ctrl-C or Esc
             self.ui.say("turn cancelled; the conversation is as it was before it")
@@ -325,9 +326,17 @@ class Repl:
             self.last_interrupt = now
             self.ui.say("(press Ctrl-C again or Ctrl-D to exit)")
             return ""
+        finally:
+            self._hold.release()  # the prompt has read what was typed since the last turn
 
     def run(self) -> int:
         """The loop; returns the exit code."""
+        try:
+            return self._run()
+        finally:
+            self._hold.release()  # whatever ended the session, the terminal as it was
+
+    def _run(self) -> int:
         self.ui.say(self.banner())
         # On a terminal the session (skills, tokenizer, ...) is built while the person reads
         # the prompt; --strict-skills, --resume and a first message need it at once.
@@ -377,6 +386,7 @@ class Repl:
                 self.slash.skills("")
 
     def _close(self) -> None:
+        self._hold.release()
         if self._session is not None:
             self._session.close()
 

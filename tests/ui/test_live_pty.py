@@ -130,6 +130,29 @@ def test_command_output_is_plain_lines_without_a_terminal(ws: Path) -> None:
     assert "\x1b" not in out and "running ·" not in out
 
 
+def test_ctrl_d_typed_during_a_turn_ends_the_session_once_the_turn_is_done(ws: Path) -> None:
+    term = running(ws, "echo go; sleep 2", "go")
+    term.child.sendcontrol("d")
+    term.ended()  # within the pexpect timeout: Ctrl-D was not lost
+    screen = term.text()
+    assert screen.index("I ran it") < screen.rindex("bye") and screen.count("mca>") == 2
+
+
+def test_keys_typed_right_after_an_answer_all_arrive(ws: Path) -> None:
+    """Typed fast, as the first answer shows: the next request and a Ctrl-D. Whether each key
+    lands in the turn's end, before the prompt is drawn or at the prompt, the request is sent
+    and the session then ends."""
+    term = Screen(ws, ["--yes"], env_for(ws, MOCK="1"))
+    start(term)
+    term.child.sendline("hello")
+    term.on_screen("offline mock model")
+    term.child.send("run `echo again`\r\x04")
+    term.ended()
+    screen = term.text()
+    assert "mca> run `echo again`" in screen and "I ran it" in screen
+    assert screen.rstrip().endswith("bye") and screen.count("mca>") == 3
+
+
 def test_keys_typed_during_an_answer_stay_out_of_it_and_are_sent_next(
     ws: Path, slow_answer: FakeServer
 ) -> None:
