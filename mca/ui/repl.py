@@ -3,7 +3,6 @@ slash commands, `!command`, approvals, Ctrl-C handling, resuming saved conversat
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import threading
 import time
@@ -14,16 +13,14 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
-from prompt_toolkit.patch_stdout import patch_stdout
 
-from mca import __version__
 from mca.config import Settings
 from mca.errors import McaError
-from mca.sandbox.settings import banner_line
 from mca.ui.commands import Command, SlashCommands
 from mca.ui.history import load_history
 from mca.ui.keys import RawHold, TurnKeys, turn_keyboard
 from mca.ui.render import ledger_table
+from mca.ui.startup import DeferredSummary, banner
 from mca.ui.terminal import McaCompleter, ReplUI, key_bindings
 from mca.usage import Totals
 
@@ -95,6 +92,7 @@ class Repl:
         live = bool(getattr(self.out, "isatty", None) and self.out.isatty())
         self._keys: TurnKeys | None = None  # the keyboard, read key by key during a turn
         self._hold = RawHold()  # the terminal kept raw from a turn's end to the next prompt
+        self._startup: DeferredSummary | None = None  # the summary, when built behind the prompt
         colour = use_colour(self.out)
         self.ui = ReplUI(self.out, self._ask, settings.secrets, colour, live, self._key)
         self._factory = session_factory or _open_session
@@ -177,19 +175,7 @@ class Repl:
         return self.chooser.available() if self.chooser else []
 
     def banner(self) -> str:
-        s = self.settings
-        lines = [f"mca {__version__} · workspace {s.workspace}"]
-        if s.provider == "mock":
-            keys = [spec.key_vars[0] for spec in s.providers if spec.key_vars]
-            either = " or ".join(filter(None, (", ".join(keys[:-1]), *keys[-1:])))
-            lines.append(
-                f"using the offline mock model ({s.mock_reason}); set {either} for a real one"
-            )
-        else:
-            lines.append(f"model {s.model} via {s.provider}")
-        lines.append(banner_line(s))
-        lines.append("type /help for commands; Esc-Enter for a newline; Ctrl-D to exit")
-        return "\n".join(lines)
+        return banner(self.settings)
 
     def summary(self) -> str:
         """The startup line about skills (counts tokens: loads the tokenizer)."""
@@ -342,8 +328,7 @@ class Repl:
         # the prompt; --strict-skills, --resume and a first message need it at once.
         deferred = (
             self.prompt is not None
-            and self.out is sys.stdout
-            and sys.stdout.isatty()
+            and self.ui.live
             and not self.settings.strict_skills
             and self.wanted is None
             and self.first is None
@@ -361,29 +346,21 @@ class Repl:
             self.ui.say(f"error: {e}")
             self._close()
             return 1
-        with patch_stdout() if deferred else contextlib.nullcontext():
-            if deferred:
-                self._after_first_render(self._print_summary)
-            return self._loop()
+        if deferred:
+            assert self.prompt is not None
+            self._startup = DeferredSummary(self.prompt.app, self._summary, self._show_summary)
+        return self._loop()
 
-    def _after_first_render(self, fn: Callable[[], None]) -> None:
-        """Run fn in a thread once the prompt is on screen (never delays the first prompt)."""
-        started = threading.Event()
-
-        def handler(app: object) -> None:
-            if not started.is_set():
-                started.set()
-                threading.Thread(target=fn, name="mca-startup", daemon=True).start()
-
-        assert self.prompt is not None
-        self.prompt.app.after_render.add_handler(handler)
-
-    def _print_summary(self) -> None:
+    def _summary(self) -> str | None:
+        """In the start-up thread: the session built, the summary's text (None if it failed:
+        the error is reported on first use)."""
         self._build_session()
-        if self._session_error is None:
-            print(self.summary())  # patch_stdout shows it above the prompt
-            if self.settings.verbose:
-                self.slash.skills("")
+        return self.summary() if self._session_error is None else None
+
+    def _show_summary(self, text: str) -> None:
+        self.ui.say(text)
+        if self.settings.verbose:
+            self.slash.skills("")
 
     def _close(self) -> None:
         self._hold.release()
@@ -394,6 +371,8 @@ class Repl:
         try:
             while self.running:
                 line = self.read()
+                if self._startup is not None:  # the summary comes before anything else
+                    self._startup.finish(wait=bool(line and line.strip()))
                 if line is None:
                     break
                 if line.strip():
