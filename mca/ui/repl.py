@@ -20,7 +20,7 @@ from mca.ui.commands import Command, SlashCommands
 from mca.ui.history import load_history
 from mca.ui.keys import RawHold, TurnKeys, turn_keyboard
 from mca.ui.render import ledger_table
-from mca.ui.startup import DeferredSummary, banner
+from mca.ui.startup import DeferredSummary, banner, skills_summary
 from mca.ui.terminal import McaCompleter, ReplUI, key_bindings
 from mca.usage import Totals
 
@@ -179,11 +179,7 @@ class Repl:
 
     def summary(self) -> str:
         """The startup line about skills (counts tokens: loads the tokenizer)."""
-        from mca.skills.discover import summary_line
-
-        sk = self.session.skills
-        tokens = sk.estimator.count(sk.discovery.catalog.text)
-        return summary_line(sk.discovery, tokens, sk.estimator.label)
+        return skills_summary(self.session)
 
     def resume(self, wanted: str) -> None:
         """Go on with a saved conversation: 'last', an id, or '' to pick from a list."""
@@ -208,6 +204,7 @@ class Repl:
 
     def handle_command(self, line: str) -> None:
         """Run a slash command (or use a skill by name); unknown ones list the valid ones."""
+        self._summary_first()
         name, _, arg = line.strip().partition(" ")
         command = self.commands.get(name)
         try:
@@ -234,6 +231,7 @@ class Repl:
         """`!command`: the person's own command, run at once; its output may join the chat."""
         from mca.ui.shell import run_shell
 
+        self._summary_first()
         run_shell(self.session, self.ui, self._ask, command)
 
     # -- turns -----------------------------------------------------------------------------
@@ -243,6 +241,7 @@ class Repl:
         self.ui.begin_turn()
         try:
             with turn_keyboard(self.prompt, self.ui.queued, self._hold) as self._keys:
+                self._summary_first()  # a wait the turn's keys (Esc, type-ahead) apply to
                 result = self.session.run_turn(sentence)
         except KeyboardInterrupt:  # Ctrl-C or Esc
             self.ui.say("turn cancelled; the conversation is as it was before it")
@@ -335,9 +334,7 @@ class Repl:
         )
         try:
             if not deferred:
-                self.ui.say(self.summary())
-                if self.settings.verbose:
-                    self.slash.skills("")
+                self._show_summary(self.summary())
                 if self.wanted is not None:
                     self.resume("" if self.wanted == "" else self.wanted)
                 if self.first is not None:
@@ -357,6 +354,11 @@ class Repl:
         self._build_session()
         return self.summary() if self._session_error is None else None
 
+    def _summary_first(self) -> None:
+        """Before the output of the first line handled: the start-up summary, if still due."""
+        if self._startup is not None:
+            self._startup.finish(wait=True)
+
     def _show_summary(self, text: str) -> None:
         self.ui.say(text)
         if self.settings.verbose:
@@ -371,8 +373,8 @@ class Repl:
         try:
             while self.running:
                 line = self.read()
-                if self._startup is not None:  # the summary comes before anything else
-                    self._startup.finish(wait=bool(line and line.strip()))
+                if self._startup is not None:  # ready by now? it comes first
+                    self._startup.finish(wait=False)
                 if line is None:
                     break
                 if line.strip():

@@ -10,13 +10,16 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import Application, run_in_terminal
 
 from mca import __version__
 from mca.config import Settings
 from mca.sandbox.settings import banner_line
+
+if TYPE_CHECKING:  # built after the prompt is on screen
+    from mca.session import Session
 
 
 def banner(s: Settings) -> str:
@@ -31,6 +34,15 @@ def banner(s: Settings) -> str:
     lines.append(banner_line(s))
     lines.append("type /help for commands; Esc-Enter for a newline; Ctrl-D to exit")
     return "\n".join(lines)
+
+
+def skills_summary(session: Session) -> str:
+    """The line about skills under the banner (counts tokens: loads the tokenizer)."""
+    from mca.skills.discover import summary_line
+
+    sk = session.skills
+    tokens = sk.estimator.count(sk.discovery.catalog.text)
+    return summary_line(sk.discovery, tokens, sk.estimator.label)
 
 
 class DeferredSummary:
