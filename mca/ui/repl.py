@@ -16,6 +16,7 @@ from prompt_toolkit.output import Output
 
 from mca.config import Settings
 from mca.errors import McaError
+from mca.ui.ansi import use_colour
 from mca.ui.commands import Command, SlashCommands
 from mca.ui.history import load_history
 from mca.ui.keys import RawHold, TurnKeys, turn_keyboard
@@ -30,14 +31,6 @@ if TYPE_CHECKING:  # imported when the session is built, after the prompt is on 
     from mca.turn import TurnResult
 
 __all__ = ["Command", "Repl", "run_repl", "use_colour"]
-
-
-def use_colour(out: TextIO) -> bool:
-    """Colour only on a terminal, and never with NO_COLOR set (https://no-color.org)."""
-    import os
-
-    isatty = getattr(out, "isatty", None)
-    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
 
 
 def _open_session(settings: Settings, ui: ReplUI) -> Session:
@@ -334,7 +327,8 @@ class Repl:
         )
         try:
             if not deferred:
-                self._show_summary(self.summary())
+                self.ui.say(self.summary())
+                self._show_summary("")
                 if self.wanted is not None:
                     self.resume("" if self.wanted == "" else self.wanted)
                 if self.first is not None:
@@ -348,20 +342,23 @@ class Repl:
             self._startup = DeferredSummary(self.prompt.app, self._summary, self._show_summary)
         return self._loop()
 
-    def _summary(self) -> str | None:
-        """In the start-up thread: the session built, the summary's text (None if it failed:
-        the error is reported on first use)."""
-        self._build_session()
-        return self.summary() if self._session_error is None else None
+    def _summary(self) -> str:
+        """In the start-up thread: the session built, then what it said and the summary, kept
+        from the screen while the prompt is up (a failed build is reported on first use)."""
+        with self.ui.held() as said:
+            self._build_session()
+            if self._session_error is None:
+                self.ui.say(self.summary())
+        return "".join(said)
 
     def _summary_first(self) -> None:
         """Before the output of the first line handled: the start-up summary, if still due."""
         if self._startup is not None:
             self._startup.finish(wait=True)
 
-    def _show_summary(self, text: str) -> None:
-        self.ui.say(text)
-        if self.settings.verbose:
+    def _show_summary(self, said: str) -> None:
+        self.ui.replay(said)
+        if self.settings.verbose and self._session_error is None:
             self.slash.skills("")
 
     def _close(self) -> None:

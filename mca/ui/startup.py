@@ -47,19 +47,19 @@ def skills_summary(session: Session) -> str:
 
 class DeferredSummary:
     """`prepare` runs once (in the thread, or on the main thread if that comes first) and returns
-    the text, or None for nothing to show; `show` prints it, on the main thread, once."""
+    the text; `show` prints it, on the main thread, once."""
 
     def __init__(
         self,
         app: Application[Any],
-        prepare: Callable[[], str | None],
+        prepare: Callable[[], str],
         show: Callable[[str], None],
     ) -> None:
         self.app = app
         self.prepare, self.show = prepare, show
         self._lock = threading.Lock()  # held while preparing: the main thread waits on it
         self._prepared = self._started = self._shown = False
-        self._text: str | None = None
+        self._text = ""
         self._error: BaseException | None = None
         app.after_render.add_handler(self._rendered)
 
@@ -96,8 +96,7 @@ class DeferredSummary:
         if self._shown:
             return
         self._shown = True
-        if self._text is not None:
-            self.show(self._text)
+        self.show(self._text)
 
     def finish(self, wait: bool) -> None:
         """After the prompt returned, on the main thread: shown if prepared; with `wait`

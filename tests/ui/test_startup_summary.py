@@ -17,6 +17,7 @@ from prompt_toolkit.output import DummyOutput
 
 from mca.config import load_settings
 from mca.ui.repl import Repl
+from mca.ui.terminal import ReplUI
 from tests.ptyscreen import MCA, Screen
 from tests.ui.test_terminal_pty import env_for
 
@@ -65,6 +66,19 @@ def test_a_late_summary_still_comes_whole_before_the_first_turn(
     assert lines[-1] == "bye"
 
 
+def test_held_keeps_what_this_thread_writes_for_later() -> None:
+    out = io.StringIO()
+    ui = ReplUI(out, lambda question: "")
+    with ui.held() as kept:
+        ui.say("kept \x1b[31m")
+        other = threading.Thread(target=ui.say, args=("written",))
+        other.start()
+        other.join()
+    assert out.getvalue() == "written\n" and kept == ["kept ^[[31m\n"]
+    ui.replay("".join(kept))
+    assert out.getvalue() == "written\nkept ^[[31m\n"
+
+
 @pytest.mark.e2e
 @pytest.mark.pty
 @pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment")
@@ -76,4 +90,26 @@ def test_a_request_typed_before_the_first_prompt_follows_the_summary(ws: Path) -
     summary = next(i for i, line in enumerate(lines) if line.startswith("skills:"))
     assert lines[summary].startswith(SUMMARY)
     assert summary < next(i for i, line in enumerate(lines) if "→ run_command" in line)
+    term.close()
+
+
+@pytest.mark.e2e
+@pytest.mark.pty
+@pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment")
+def test_what_start_up_says_behind_the_prompt_is_printed_above_it(ws: Path) -> None:
+    """A config warning found while the session is built behind the prompt: on its own lines
+    above the prompt with the summary, never written onto the prompt's line."""
+    config = ws.parent / "home" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("bogus_key = 1\n")
+    config.chmod(0o600)
+    term = Screen(ws, [], env_for(ws, MOCK="1"), size=(300, 40))  # no line wraps
+    term.expect("mca>")
+    term.on_screen("skills: 0 loaded")
+    term.child.send("typed")
+    term.on_screen("mca> typed")
+    lines = [line for line in term.text().splitlines() if line]
+    assert lines[-3].startswith("warning: ") and lines[-3].endswith("unknown setting, ignored")
+    assert lines[-2].startswith(SUMMARY) and lines[-1] == "mca> typed"
+    term.child.send("\x15")  # Ctrl-U: an empty line for close()'s Ctrl-D
     term.close()
