@@ -71,7 +71,7 @@ class DeferredSummary:
     def _run(self) -> None:
         try:
             self._prepare()
-        except BaseException as e:  # re-raised on the main thread, where finish() reports it
+        except Exception as e:  # raised on the main thread, where a line's handler reports it
             self._error = e
             return
         loop, context = self.app.loop, self.app.context
@@ -83,9 +83,14 @@ class DeferredSummary:
 
     def _prepare(self) -> None:
         with self._lock:
-            if not self._prepared:
+            if self._prepared:
+                return
+            try:
                 self._text = self.prepare()
-                self._prepared = True
+            except Exception:
+                self._prepared = True  # not tried again: the failure is reported once
+                raise
+            self._prepared = True
 
     def _above_prompt(self) -> None:
         """On the prompt's event loop (the main thread), while the prompt may still be up."""
@@ -99,12 +104,13 @@ class DeferredSummary:
         self.show(self._text)
 
     def finish(self, wait: bool) -> None:
-        """After the prompt returned, on the main thread: shown if prepared; with `wait`
-        (a line is about to be handled), prepared first if it is not yet."""
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
+        """After the prompt returned, on the main thread: shown if prepared. With `wait` (a
+        line is about to be handled): prepared first if it is not yet, and a failure to prepare
+        it raised (once)."""
         if wait:
             self._prepare()
+            error, self._error = self._error, None
+            if error is not None:
+                raise error
         if self._prepared:
             self._show()
