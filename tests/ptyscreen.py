@@ -110,6 +110,10 @@ class Screen:
 
     def close(self) -> None:
         self.child.sendcontrol("d")
+        self.ended()
+
+    def ended(self) -> None:
+        """Wait for mca to exit, the screen showing all it wrote."""
         try:
             self.child.expect(pexpect.EOF)
             self._feed(self.child.before or b"")

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+from typing import TextIO
 
 RESET = "\x1b[0m"
 BOLD = "\x1b[1m"
@@ -20,3 +22,9 @@ SGR = re.compile(r"\x1b\[[0-9;]*m")  # a style sequence, ours or not
 def clear_rows_above(rows: int) -> str:
     """Up `rows` lines, to the start of that line, and erase from there to the screen's end."""
     return f"\x1b[{rows}A\r\x1b[J" if rows > 0 else ""
+
+
+def use_colour(out: TextIO) -> bool:
+    """Colour only on a terminal, and never with NO_COLOR set (https://no-color.org)."""
+    isatty = getattr(out, "isatty", None)
+    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")

@@ -1,8 +1,10 @@
 """The keyboard while a turn runs, on a terminal: raw mode (nothing typed is echoed into the
 answer), read by a thread through prompt_toolkit's own parser.
 
-- Text typed meanwhile is kept for the next prompt as prompt_toolkit's typeahead: the prompt
-  starts with it, and an Enter in it sends it.
+- Keys typed meanwhile are kept for the next prompt as prompt_toolkit's typeahead: the prompt
+  starts with them, an Enter in them sends the text, a Ctrl-D on an empty line ends the session.
+- From the turn's end until the next prompt reads them, the terminal stays raw (RawHold): the
+  keys wait in it unechoed, and a Ctrl-D stays a key (a cooked terminal turns it into a NUL).
 - Esc and Ctrl-C interrupt the turn the way Ctrl-C always did: SIGINT to the turn's thread
   (raw mode turns the terminal's own SIGINT off), once per turn.
 - A question during the turn (an approval) takes a single key.
@@ -28,7 +30,8 @@ from prompt_toolkit.keys import Keys
 ESC_WAIT = 0.05  # a lone Esc is the key, not the start of a sequence, after this long
 STOP_KEYS = (Keys.Escape, Keys.ControlC)
 ENTER = (Keys.ControlM, Keys.ControlJ)
-KEPT = (*ENTER, Keys.ControlH)  # besides text: Enter sends the next message, Backspace edits it
+# The terminal's own replies (cursor position, mouse), not keys the person pressed.
+REPLIES = (Keys.CPRResponse, Keys.Vt100MouseEvent, Keys.WindowsMouseEvent, Keys.Ignore)
 
 
 def is_text(press: KeyPress) -> bool:
@@ -36,22 +39,48 @@ def is_text(press: KeyPress) -> bool:
 
 
 def typed(presses: list[KeyPress]) -> str:
-    """What the kept keys spell (each Enter as a newline), for showing it."""
+    """What the kept keys spell (each Enter as a newline), for showing it; keys that spell
+    nothing (Ctrl-D, arrows) are kept but not shown."""
     text = ""
     for press in presses:
         if press.key == Keys.ControlH:
             text = text[:-1]
-        else:
-            text += "\n" if press.key in ENTER else press.data
+        elif press.key in ENTER:
+            text += "\n"
+        elif is_text(press) or press.key == Keys.BracketedPaste:
+            text += press.data
     return text
+
+
+class RawHold:
+    """The terminal's raw mode, handed from a turn's keyboard to whoever shows the next prompt,
+    which releases it once that prompt has read the keys (the terminal as it was before)."""
+
+    def __init__(self) -> None:
+        self._raw: contextlib.ExitStack | None = None
+
+    def keep(self, raw: contextlib.ExitStack) -> None:
+        self.release()
+        self._raw = raw
+
+    def release(self) -> None:
+        raw, self._raw = self._raw, None
+        if raw is not None:
+            raw.close()
 
 
 class TurnKeys:
     """`with TurnKeys(input):` around a turn; `key()` answers a question with one key."""
 
-    def __init__(self, inp: Input, on_typed: Callable[[str], None] = lambda text: None) -> None:
+    def __init__(
+        self,
+        inp: Input,
+        on_typed: Callable[[str], None] = lambda text: None,
+        hold: RawHold | None = None,
+    ) -> None:
         self.inp = inp
         self.on_typed = on_typed
+        self.hold = hold  # None: the terminal goes back as it was when the turn ends
         self._lock = threading.Lock()
         self._kept: list[KeyPress] = []
         self._answers: queue.Queue[KeyPress | None] = queue.Queue()
@@ -85,7 +114,9 @@ class TurnKeys:
             self._thread.join()
         for fd in self._wake:
             os.close(fd)
-        if self._raw is not None:
+        if self.hold is not None and self._raw is not None:
+            self.hold.keep(self._raw)  # still raw: keys typed from now on wait for the prompt
+        elif self._raw is not None:
             self._raw.close()  # the terminal as it was
         store_typeahead(self.inp, self._kept)
 
@@ -132,7 +163,7 @@ class TurnKeys:
                     self._interrupted = True
                     signal.pthread_kill(self._target, signal.SIGINT)
                 return
-            if not (is_text(press) or press.key in KEPT):
+            if press.key in REPLIES:
                 return
             self._kept.append(press)
             text = typed(self._kept)
@@ -140,10 +171,11 @@ class TurnKeys:
 
 
 def turn_keyboard(
-    prompt: PromptSession[str] | None, on_typed: Callable[[str], None]
+    prompt: PromptSession[str] | None, on_typed: Callable[[str], None], hold: RawHold
 ) -> contextlib.AbstractContextManager[TurnKeys | None]:
-    """Around a turn: the prompt's keyboard read key by key when it is a terminal; otherwise
-    nothing (piped input is read a line at a time, as scripts and tests expect)."""
+    """Around a turn: the prompt's keyboard read key by key when it is a terminal, left raw in
+    `hold` at the end; otherwise nothing (piped input is read a line at a time, as scripts and
+    tests expect)."""
     inp = prompt.app.input if prompt is not None else None
     try:
         terminal = inp is not None and os.isatty(inp.fileno())
@@ -151,4 +183,4 @@ def turn_keyboard(
         terminal = False
     if inp is None or not terminal:
         return contextlib.nullcontext()
-    return TurnKeys(inp, on_typed)
+    return TurnKeys(inp, on_typed, hold)

@@ -11,6 +11,8 @@ from mca.assemble import open_session
 from mca.config import Settings
 from mca.errors import McaError, error_line
 from mca.events import (
+    CommandOutput,
+    CommandStarted,
     Event,
     Failed,
     LedgerRecorded,
@@ -34,6 +36,7 @@ from mca.session import Session
 from mca.tools.allow import Answer, CommandQuestion
 from mca.turn import StopReason, TurnResult
 from mca.ui.jsonl import StreamUI
+from mca.ui.livebox import CommandBox
 from mca.ui.render import ledger_table, progress_line
 from mca.ui.spinner import Spinner
 from mca.ui.stream import StreamWriter
@@ -66,9 +69,13 @@ class StderrUI:
         self.lock = threading.RLock()
         live = bool(getattr(self.err, "isatty", None) and self.err.isatty())
         self.spinner = Spinner(self.err, self.lock) if live else None
+        # A running command's lines as they come, plain even on a terminal: stderr is a log
+        # here, and stdout keeps only the answer.
+        self.box = CommandBox(self.err, self.lock, settings.secrets, False, lambda: 80)
 
     def _say(self, text: str) -> None:
         self.end_stream()
+        self.box.stop()
         with self.lock:
             self.err.write(for_terminal(text, self.settings.secrets) + "\n")
             self.err.flush()
@@ -126,10 +133,14 @@ class StderrUI:
                 self.spinner.start()
             case ModelRetry(message=message) if self.spinner is not None and self.spinner.running:
                 self.spinner.set_state(one_line(scrub(message, self.settings.secrets)))
+            case CommandOutput(text=text):
+                self.box.feed(text)
             case _:
                 line = progress_line(event)
                 if line:
                     self._say(line)
+                if isinstance(event, CommandStarted):
+                    self.box.start()
 
     def text(self, delta: str) -> None:
         """The answer as it arrives, on stdout; known keys never get through."""

@@ -3,7 +3,6 @@ slash commands, `!command`, approvals, Ctrl-C handling, resuming saved conversat
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import threading
 import time
@@ -14,16 +13,15 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
-from prompt_toolkit.patch_stdout import patch_stdout
 
-from mca import __version__
 from mca.config import Settings
 from mca.errors import McaError
-from mca.sandbox.settings import banner_line
+from mca.ui.ansi import use_colour
 from mca.ui.commands import Command, SlashCommands
 from mca.ui.history import load_history
-from mca.ui.keys import TurnKeys, turn_keyboard
+from mca.ui.keys import RawHold, TurnKeys, turn_keyboard
 from mca.ui.render import ledger_table
+from mca.ui.startup import DeferredSummary, banner, skills_summary
 from mca.ui.terminal import McaCompleter, ReplUI, key_bindings
 from mca.usage import Totals
 
@@ -33,14 +31,6 @@ if TYPE_CHECKING:  # imported when the session is built, after the prompt is on 
     from mca.turn import TurnResult
 
 __all__ = ["Command", "Repl", "run_repl", "use_colour"]
-
-
-def use_colour(out: TextIO) -> bool:
-    """Colour only on a terminal, and never with NO_COLOR set (https://no-color.org)."""
-    import os
-
-    isatty = getattr(out, "isatty", None)
-    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
 
 
 def _open_session(settings: Settings, ui: ReplUI) -> Session:
@@ -94,6 +84,8 @@ class Repl:
         self._asker: PromptSession[str] | None = None  # built on first use: it costs ~25 ms
         live = bool(getattr(self.out, "isatty", None) and self.out.isatty())
         self._keys: TurnKeys | None = None  # the keyboard, read key by key during a turn
+        self._hold = RawHold()  # the terminal kept raw from a turn's end to the next prompt
+        self._startup: DeferredSummary | None = None  # the summary, when built behind the prompt
         colour = use_colour(self.out)
         self.ui = ReplUI(self.out, self._ask, settings.secrets, colour, live, self._key)
         self._factory = session_factory or _open_session
@@ -176,27 +168,11 @@ class Repl:
         return self.chooser.available() if self.chooser else []
 
     def banner(self) -> str:
-        s = self.settings
-        lines = [f"mca {__version__} · workspace {s.workspace}"]
-        if s.provider == "mock":
-            keys = [spec.key_vars[0] for spec in s.providers if spec.key_vars]
-            either = " or ".join(filter(None, (", ".join(keys[:-1]), *keys[-1:])))
-            lines.append(
-                f"using the offline mock model ({s.mock_reason}); set {either} for a real one"
-            )
-        else:
-            lines.append(f"model {s.model} via {s.provider}")
-        lines.append(banner_line(s))
-        lines.append("type /help for commands; Esc-Enter for a newline; Ctrl-D to exit")
-        return "\n".join(lines)
+        return banner(self.settings)
 
     def summary(self) -> str:
         """The startup line about skills (counts tokens: loads the tokenizer)."""
-        from mca.skills.discover import summary_line
-
-        sk = self.session.skills
-        tokens = sk.estimator.count(sk.discovery.catalog.text)
-        return summary_line(sk.discovery, tokens, sk.estimator.label)
+        return skills_summary(self.session)
 
     def resume(self, wanted: str) -> None:
         """Go on with a saved conversation: 'last', an id, or '' to pick from a list."""
@@ -221,6 +197,7 @@ class Repl:
 
     def handle_command(self, line: str) -> None:
         """Run a slash command (or use a skill by name); unknown ones list the valid ones."""
+        self._summary_first()
         name, _, arg = line.strip().partition(" ")
         command = self.commands.get(name)
         try:
@@ -247,6 +224,7 @@ class Repl:
         """`!command`: the person's own command, run at once; its output may join the chat."""
         from mca.ui.shell import run_shell
 
+        self._summary_first()
         run_shell(self.session, self.ui, self._ask, command)
 
     # -- turns -----------------------------------------------------------------------------
@@ -255,7 +233,8 @@ class Repl:
         started = time.monotonic()
         self.ui.begin_turn()
         try:
-            with turn_keyboard(self.prompt, self.ui.queued) as self._keys:
+            with turn_keyboard(self.prompt, self.ui.queued, self._hold) as self._keys:
+                self._summary_first()  # a wait the turn's keys (Esc, type-ahead) apply to
                 result = self.session.run_turn(sentence)
         except KeyboardInterrupt:  # Ctrl-C or Esc
             self.ui.say("turn cancelled; the conversation is as it was before it")
@@ -325,16 +304,23 @@ class Repl:
             self.last_interrupt = now
             self.ui.say("(press Ctrl-C again or Ctrl-D to exit)")
             return ""
+        finally:
+            self._hold.release()  # the prompt has read what was typed since the last turn
 
     def run(self) -> int:
         """The loop; returns the exit code."""
+        try:
+            return self._run()
+        finally:
+            self._hold.release()  # whatever ended the session, the terminal as it was
+
+    def _run(self) -> int:
         self.ui.say(self.banner())
         # On a terminal the session (skills, tokenizer, ...) is built while the person reads
         # the prompt; --strict-skills, --resume and a first message need it at once.
         deferred = (
             self.prompt is not None
-            and self.out is sys.stdout
-            and sys.stdout.isatty()
+            and self.ui.live
             and not self.settings.strict_skills
             and self.wanted is None
             and self.first is None
@@ -342,8 +328,7 @@ class Repl:
         try:
             if not deferred:
                 self.ui.say(self.summary())
-                if self.settings.verbose:
-                    self.slash.skills("")
+                self._show_summary("")
                 if self.wanted is not None:
                     self.resume("" if self.wanted == "" else self.wanted)
                 if self.first is not None:
@@ -352,31 +337,32 @@ class Repl:
             self.ui.say(f"error: {e}")
             self._close()
             return 1
-        with patch_stdout() if deferred else contextlib.nullcontext():
-            if deferred:
-                self._after_first_render(self._print_summary)
-            return self._loop()
+        if deferred:
+            assert self.prompt is not None
+            self._startup = DeferredSummary(self.prompt.app, self._summary, self._show_summary)
+        return self._loop()
 
-    def _after_first_render(self, fn: Callable[[], None]) -> None:
-        """Run fn in a thread once the prompt is on screen (never delays the first prompt)."""
-        started = threading.Event()
+    def _summary(self) -> str:
+        """In the start-up thread: the session built, then what it said and the summary, kept
+        from the screen while the prompt is up (a failed build is reported on first use)."""
+        with self.ui.held() as said:
+            self._build_session()
+            if self._session_error is None:
+                self.ui.say(self.summary())
+        return "".join(said)
 
-        def handler(app: object) -> None:
-            if not started.is_set():
-                started.set()
-                threading.Thread(target=fn, name="mca-startup", daemon=True).start()
+    def _summary_first(self) -> None:
+        """Before the output of the first line handled: the start-up summary, if still due."""
+        if self._startup is not None:
+            self._startup.finish(wait=True)
 
-        assert self.prompt is not None
-        self.prompt.app.after_render.add_handler(handler)
-
-    def _print_summary(self) -> None:
-        self._build_session()
-        if self._session_error is None:
-            print(self.summary())  # patch_stdout shows it above the prompt
-            if self.settings.verbose:
-                self.slash.skills("")
+    def _show_summary(self, said: str) -> None:
+        self.ui.replay(said)
+        if self.settings.verbose and self._session_error is None:
+            self.slash.skills("")
 
     def _close(self) -> None:
+        self._hold.release()
         if self._session is not None:
             self._session.close()
 
@@ -384,6 +370,8 @@ class Repl:
         try:
             while self.running:
                 line = self.read()
+                if self._startup is not None:  # ready by now? it comes first
+                    self._startup.finish(wait=False)
                 if line is None:
                     break
                 if line.strip():

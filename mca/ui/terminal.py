@@ -3,10 +3,11 @@ object that shows a session's events and asks before commands run."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -138,6 +139,7 @@ class ReplUI:
         self.box = CommandBox(out, self.lock, self.secrets, live, _columns)
         self.stream = StreamWriter(out, self.secrets, markdown=self._markdown if colour else None)
         self._turn_text: list[str] = []  # what was streamed of this turn's replies
+        self._held: dict[int, list[str]] = {}  # by thread: writes kept for later (held())
 
     @staticmethod
     def _markdown() -> MarkdownStream:
@@ -209,8 +211,28 @@ class ReplUI:
         if isinstance(event, CommandStarted):
             self.box.start()
 
+    @contextlib.contextmanager
+    def held(self) -> Iterator[list[str]]:
+        """What this thread writes meanwhile is kept in the list, not written: a thread other
+        than the prompt's must not write while the prompt is on screen (it lands on its line)."""
+        kept: list[str] = []
+        self._held[threading.get_ident()] = kept
+        try:
+            yield kept
+        finally:
+            del self._held[threading.get_ident()]
+
+    def replay(self, kept: str) -> None:
+        """Write what held() kept (already made safe)."""
+        if kept:
+            self._write(kept)
+
     def _write(self, text: str, end_stream: bool = True) -> None:
         """Every write: the spinner's line cleared first, an open stream ended."""
+        kept = self._held.get(threading.get_ident())
+        if kept is not None:
+            kept.append(text)
+            return
         self.spinner.stop()
         self.box.stop()
         with self.lock:

@@ -5,7 +5,11 @@ single-key answers to approval questions."""
 from __future__ import annotations
 
 import io
+import os
+import pty
+import select
 import signal
+import termios
 import threading
 import time
 from collections.abc import Callable
@@ -13,8 +17,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.input import create_input, create_pipe_input
 from prompt_toolkit.input.typeahead import get_typeahead
+from prompt_toolkit.keys import Keys
 
 from mca.events import CommandOutput, CommandStarted, Event, ToolReturned
 from mca.log import SessionLog
@@ -22,7 +27,7 @@ from mca.tools import get_tool
 from mca.tools.allow import Answer, CommandQuestion
 from mca.tools.base import ToolEnv, TurnState
 from mca.tools.live import MAX_PENDING, LiveOutput
-from mca.ui.keys import TurnKeys, typed
+from mca.ui.keys import RawHold, TurnKeys, typed
 from mca.ui.livebox import TAIL_LINES, CommandBox, fit
 from mca.ui.terminal import ReplUI
 from tests.ptyscreen import wait_until
@@ -158,6 +163,37 @@ def test_keys_typed_during_a_turn_are_kept_for_the_next_prompt() -> None:
             wait_until(lambda: seen[-1:] == ["next\n"], "the keys read")
         kept = get_typeahead(pipe)
     assert typed(kept) == "next\n"
+
+
+def test_ctrl_d_and_other_keys_typed_during_a_turn_are_kept_too() -> None:
+    seen: list[str] = []
+    with create_pipe_input() as pipe:
+        with TurnKeys(pipe, seen.append):
+            pipe.send_text("ab\x1b[D\t\x04c")  # Left, Tab, Ctrl-D
+            wait_until(lambda: seen[-1:] == ["abc"], "the keys read")
+        kept = get_typeahead(pipe)
+    assert [k.key for k in kept] == ["a", "b", Keys.Left, Keys.ControlI, Keys.ControlD, "c"]
+    assert typed(kept) == "abc"  # shown as queued: what they spell
+
+
+def test_after_a_turn_the_terminal_stays_raw_until_the_next_prompt_releases_it() -> None:
+    """Keys typed between a turn's end and the next prompt wait in the terminal unechoed, and a
+    Ctrl-D stays a key (a cooked terminal would read it as the end of a line, a NUL)."""
+    master, slave = pty.openpty()
+    with os.fdopen(slave, "r") as stdin:
+        inp = create_input(stdin)
+        before = termios.tcgetattr(slave)
+        hold = RawHold()
+        with TurnKeys(inp, hold=hold):
+            pass
+        os.write(master, b"x\x04")
+        raw = termios.tcgetattr(slave)
+        assert not raw[3] & (termios.ECHO | termios.ICANON)
+        wait_until(lambda: bool(select.select([slave], [], [], 0)[0]), "the keys in the terminal")
+        assert [k.key for k in inp.read_keys()] == ["x", Keys.ControlD]
+        hold.release()
+        assert termios.tcgetattr(slave) == before
+    os.close(master)
 
 
 def test_one_key_answers_and_other_keys_are_ignored() -> None:

@@ -130,6 +130,29 @@ def test_command_output_is_plain_lines_without_a_terminal(ws: Path) -> None:
     assert "\x1b" not in out and "running ·" not in out
 
 
+def test_ctrl_d_typed_during_a_turn_ends_the_session_once_the_turn_is_done(ws: Path) -> None:
+    term = running(ws, "echo go; sleep 2", "go")
+    term.child.sendcontrol("d")
+    term.ended()  # within the pexpect timeout: Ctrl-D was not lost
+    screen = term.text()
+    assert screen.index("I ran it") < screen.rindex("bye") and screen.count("mca>") == 2
+
+
+def test_keys_typed_right_after_an_answer_all_arrive(ws: Path) -> None:
+    """Typed fast, as the first answer shows: the next request and a Ctrl-D. Whether each key
+    lands in the turn's end, before the prompt is drawn or at the prompt, the request is sent
+    and the session then ends."""
+    term = Screen(ws, ["--yes"], env_for(ws, MOCK="1"))
+    start(term)
+    term.child.sendline("hello")
+    term.on_screen("offline mock model")
+    term.child.send("run `echo again`\r\x04")
+    term.ended()
+    screen = term.text()
+    assert "mca> run `echo again`" in screen and "I ran it" in screen
+    assert screen.rstrip().endswith("bye") and screen.count("mca>") == 3
+
+
 def test_keys_typed_during_an_answer_stay_out_of_it_and_are_sent_next(
     ws: Path, slow_answer: FakeServer
 ) -> None:
@@ -188,3 +211,34 @@ def test_one_key_answers_an_approval_and_enter_is_no(ws: Path) -> None:
     assert "[a]lways `touch declined`: no" in term.text() and not (ws / "declined").exists()
     term.wait_for(prompts(3), "the prompt back")
     term.close()
+
+
+def test_p_in_text_mode_shows_a_running_command_on_stderr_and_only_the_answer_on_stdout(
+    ws: Path,
+) -> None:
+    """The command's first line is on stderr while it still runs: it waits for a file the test
+    creates only once it has read that line (at most 20 s, then the test fails)."""
+    key = "sk-test-live0123456789abcdef"
+    wait = "for i in $(seq 200); do [ -e go ] && break; sleep 0.1; done"
+    command = f"printf 'began \\033]0;T\\007 {key}\\n'; {wait}; echo ended; printf tail"
+    child = subprocess.Popen(
+        [str(MCA), "--yes", "-p", f"run `{command}`"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env_for(ws, MOCK="1", OPENAI_API_KEY=key),
+        cwd=ws,
+    )
+    assert child.stderr is not None
+    before_go = []
+    for line in child.stderr:
+        before_go.append(line)
+        if line.startswith("  │ began"):
+            (ws / "go").touch()
+            break
+    out, err = child.communicate(timeout=60)
+    assert before_go[-1] == "  │ began ^[]0;T^G [REDACTED]\n", "".join(before_go)
+    assert err.index("  │ ended\n  │ tail\n") < err.index("✓ $ printf")
+    assert key not in err and key not in out
+    assert "│" not in out and out.startswith("I ran it:\n$ printf") and out.endswith("tail\n")
+    assert child.returncode == 0

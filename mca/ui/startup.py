@@ -1,0 +1,116 @@
+"""What the REPL prints as it starts: the banner, then the skills summary.
+
+On a terminal the summary is prepared in a thread once the first prompt is on screen
+(the session's build never delays the prompt) and printed on the main thread only: above the
+running prompt (prompt_toolkit's run_in_terminal), or before the first line is handled. So it
+comes out whole and never lands inside a turn's output, however early that line was sent."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from prompt_toolkit.application import Application, run_in_terminal
+
+from mca import __version__
+from mca.config import Settings
+from mca.sandbox.settings import banner_line
+
+if TYPE_CHECKING:  # built after the prompt is on screen
+    from mca.session import Session
+
+
+def banner(s: Settings) -> str:
+    """The first lines: version, workspace, model (or why the mock), sandbox, the keys."""
+    lines = [f"mca {__version__} · workspace {s.workspace}"]
+    if s.provider == "mock":
+        keys = [spec.key_vars[0] for spec in s.providers if spec.key_vars]
+        either = " or ".join(filter(None, (", ".join(keys[:-1]), *keys[-1:])))
+        lines.append(f"using the offline mock model ({s.mock_reason}); set {either} for a real one")
+    else:
+        lines.append(f"model {s.model} via {s.provider}")
+    lines.append(banner_line(s))
+    lines.append("type /help for commands; Esc-Enter for a newline; Ctrl-D to exit")
+    return "\n".join(lines)
+
+
+def skills_summary(session: Session) -> str:
+    """The line about skills under the banner (counts tokens: loads the tokenizer)."""
+    from mca.skills.discover import summary_line
+
+    sk = session.skills
+    tokens = sk.estimator.count(sk.discovery.catalog.text)
+    return summary_line(sk.discovery, tokens, sk.estimator.label)
+
+
+class DeferredSummary:
+    """`prepare` runs once (in the thread, or on the main thread if that comes first) and returns
+    the text; `show` prints it, on the main thread, once."""
+
+    def __init__(
+        self,
+        app: Application[Any],
+        prepare: Callable[[], str],
+        show: Callable[[str], None],
+    ) -> None:
+        self.app = app
+        self.prepare, self.show = prepare, show
+        self._lock = threading.Lock()  # held while preparing: the main thread waits on it
+        self._prepared = self._started = self._shown = False
+        self._text = ""
+        self._error: BaseException | None = None
+        app.after_render.add_handler(self._rendered)
+
+    def _rendered(self, app: object) -> None:
+        if not self._started:
+            self._started = True
+            threading.Thread(target=self._run, name="mca-startup", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            self._prepare()
+        except Exception as e:  # raised on the main thread, where a line's handler reports it
+            self._error = e
+            return
+        loop, context = self.app.loop, self.app.context
+        if loop is None or context is None:
+            return  # the prompt has returned: finish() shows it
+        # In the prompt's context, where run_in_terminal finds the prompt to hide.
+        with contextlib.suppress(RuntimeError):  # that prompt's loop has closed: finish() shows it
+            loop.call_soon_threadsafe(self._above_prompt, context=context.copy())
+
+    def _prepare(self) -> None:
+        with self._lock:
+            if self._prepared:
+                return
+            try:
+                self._text = self.prepare()
+            except Exception:
+                self._prepared = True  # not tried again: the failure is reported once
+                raise
+            self._prepared = True
+
+    def _above_prompt(self) -> None:
+        """On the prompt's event loop (the main thread), while the prompt may still be up."""
+        if self.app.is_running and not self._shown:
+            run_in_terminal(self._show, in_executor=False)
+
+    def _show(self) -> None:
+        if self._shown:
+            return
+        self._shown = True
+        self.show(self._text)
+
+    def finish(self, wait: bool) -> None:
+        """After the prompt returned, on the main thread: shown if prepared. With `wait` (a
+        line is about to be handled): prepared first if it is not yet, and a failure to prepare
+        it raised (once)."""
+        if wait:
+            self._prepare()
+            error, self._error = self._error, None
+            if error is not None:
+                raise error
+        if self._prepared:
+            self._show()
