@@ -24,7 +24,7 @@ import heapq
 import math
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from mca.skills import background
@@ -174,39 +174,58 @@ class Match:
 
 CANDIDATE_SHARE = 0.05  # a term in more of the skills than this only scores, never nominates
 MAX_CANDIDATES = 64  # skills scored in full per sentence
+MAX_RIVALS = 16  # competitors scored in full per sentence
+
+
+def _postings(docs: Sequence[Doc], offset: int = 0) -> dict[str, list[int]]:
+    """term -> the positions of the documents that have it, in order."""
+    out: dict[str, list[int]] = {}
+    for i, d in enumerate(docs, offset):
+        for tf in d.fields.values():
+            for t in tf:
+                posting = out.setdefault(t, [])
+                if not posting or posting[-1] != i:
+                    posting.append(i)
+    return out
 
 
 class Index:
     """Postings from terms to skills, and per skill (computed when it is first a candidate)
     each term's field-weighted, length-normalised frequency: BM25F's inputs."""
 
-    def __init__(self, docs: Sequence[Doc]) -> None:
-        self.docs = list(docs)
-        self.postings: dict[str, list[int]] = {}
+    def __init__(self, docs: Sequence[Doc], rivals: Sequence[Doc] = ()) -> None:
+        self.installed = len(docs)  # docs[installed:] are competitors (mca.skills.rivals)
+        self.docs = [*docs, *rivals]
+        self.postings = _postings(self.docs[: self.installed])
+        self.rival_postings = _postings(self.docs[self.installed :], self.installed)
         total = dict.fromkeys(FIELDS, 0)
-        for i, d in enumerate(self.docs):
+        for d in self.docs[: self.installed]:
             for f, tf in d.fields.items():
                 total[f] += sum(tf.values())
-                for t in tf:
-                    posting = self.postings.setdefault(t, [])
-                    if not posting or posting[-1] != i:
-                        posting.append(i)
-        n = max(len(self.docs), 1)
+        n = max(self.installed, 1)
         self.avg = {f: max(total[f] / n, 1.0) for f in FIELDS}
-        self.nominate = max(5, int(CANDIDATE_SHARE * len(self.docs)))
+        self.nominate = max(5, int(CANDIDATE_SHARE * self.installed))
         self._idf: dict[str, float] = {}
         self._weights: dict[int, dict[str, float]] = {}
         self._mass: dict[int, float] = {}
+        self._same: dict[tuple[int, int], bool] = {}
+
+    def same(self, i: int, j: int, test: Callable[[Doc, Doc], bool]) -> bool:
+        """test(docs[i], docs[j]), remembered (it is asked again for every sentence)."""
+        known = self._same.get((i, j))
+        if known is None:
+            known = self._same[(i, j)] = test(self.docs[i], self.docs[j])
+        return known
 
     def idf(self, term: str) -> float:
         """BM25's IDF over the installed skills plus the background's documents."""
         known = self._idf.get(term)
         if known is None:
-            n = len(self.docs) + BACKGROUND_DOCS
+            n = self.installed + BACKGROUND_DOCS
             share = background_share().get(term, 0.0)
             df = len(self.postings.get(term, ())) + BACKGROUND_DOCS * share
             known = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            if term in self.postings:  # the vocabulary is bounded, sentences are not
+            if term in self.postings or term in self.rival_postings:  # bounded, sentences not
                 self._idf[term] = known
         return known
 
@@ -234,17 +253,27 @@ class Index:
         return mass
 
     def match(self, sentence_terms: Sequence[str]) -> list[Match]:
-        """The skills sharing the most distinctive terms with the sentence (at most
+        """The installed skills sharing the most distinctive terms with the sentence (at most
         MAX_CANDIDATES, by the IDF of the distinctive terms they share), scored."""
-        wanted = {t: self.idf(t) for t in sentence_terms if t in self.postings}
+        return self._scored(sentence_terms, self.postings, self.nominate, MAX_CANDIDATES)
+
+    def match_rivals(self, sentence_terms: Sequence[str]) -> list[Match]:
+        """The same for the competitors (their positions follow the installed skills')."""
+        share = max(5, int(CANDIDATE_SHARE * (len(self.docs) - self.installed)))
+        return self._scored(sentence_terms, self.rival_postings, share, MAX_RIVALS)
+
+    def _scored(
+        self, sentence_terms: Sequence[str], postings: dict[str, list[int]], cap: int, top: int
+    ) -> list[Match]:
+        wanted = {t: self.idf(t) for t in sentence_terms if t in postings}
         nominated: dict[int, float] = {}
         for t, idf in wanted.items():
-            posting = self.postings[t]
-            if len(posting) <= self.nominate:
+            posting = postings[t]
+            if len(posting) <= cap:
                 for i in posting:
                     nominated[i] = nominated.get(i, 0.0) + idf
-        if len(nominated) > MAX_CANDIDATES:  # only the best two can decide anything
-            kept = heapq.nlargest(MAX_CANDIDATES, nominated.items(), key=lambda x: (x[1], -x[0]))
+        if len(nominated) > top:  # only the best two can decide anything
+            kept = heapq.nlargest(top, nominated.items(), key=lambda x: (x[1], -x[0]))
             nominated = dict(kept)
         out = []
         for i in sorted(nominated):
