@@ -3,10 +3,14 @@
 Pure data, no I/O. Texts become terms the same way for skills and sentences: NFKC, lower case,
 light English stemming ("creating", "creates", "created" -> "creat"), function words dropped,
 and runs of Chinese, Japanese or Korean script cut into overlapping character pairs (those
-scripts write no spaces between words, so pairs are the unit that matches). The inverse
+scripts write no spaces between words, so pairs are the unit that matches), plus the English
+words a small glossary gives for them (mca.skills.glossary: "日历" also says "calendar", so a
+sentence in Chinese can match a skill described in English). The inverse
 document frequency mixes the installed skills with a background (term frequencies in public
 skills' descriptions, mca.skills.background, and everyday English, mca.skills.lexicon), so it
-means something with one skill installed as with thousands.
+means something with one skill installed as with thousands. The index can also hold
+competitors (mca.skills.rivals) after the installed skills: they are scored, but they never
+count in the IDF and are never judged.
 
 A description's own "do not use for ..." clauses are indexed apart: a sentence whose words are
 found only there is evidence against the skill, not for it.
@@ -28,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from mca.skills import background
+from mca.skills.glossary import english
 from mca.skills.lexicon import common_words, stop_words
 
 FIELDS = ("name", "desc", "neg", "when")
@@ -94,9 +99,17 @@ def terms(text: str) -> list[str]:
                 continue
             if i % 2:  # an unspaced script: overlapping pairs (a lone character stands alone)
                 out += [part] if len(part) == 1 else [part[j : j + 2] for j in range(len(part) - 1)]
+                out += [stem(w) for w in english(part)]  # and the English it says
             elif part not in stops and 2 <= len(part) <= MAX_TERM and not part.isdigit():
                 out.append(stem(part))
     return out
+
+
+def glossed(text: str) -> dict[str, int]:
+    """The terms the glossary adds to a text (mca.skills.glossary), with their counts."""
+    low = unicodedata.normalize("NFKC", text[:MAX_TEXT]).lower()
+    runs = [p for run in _RUN.findall(low) for p in _CJK.split(run)[1::2]]
+    return counts([stem(w) for part in runs for w in english(part)])
 
 
 def surface(text: str) -> dict[str, str]:
