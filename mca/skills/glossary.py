@@ -160,7 +160,7 @@ company 公司 会社 회사
 announcement 通知 公告 お知らせ 공지
 newsletter ニュースレター 뉴스레터
 faq 常见问题 よくある質問 자주묻는질문
-teach 教 教えて 가르쳐
+teach 教学 教える 가르쳐
 learn 学习 學習 学ぶ 배우
 explain 解释 解釋 説明 설명
 parallel 并行 並行 並列 병렬
@@ -168,6 +168,71 @@ independent 独立 獨立 독립
 worktree 工作树 ワークツリー 워크트리
 handoff 交接 引き継ぎ 인수인계
 conversation 对话 對話 会話 대화
+microservice 微服务 微服務 マイクロサービス 마이크로서비스
+architecture 架构 架構 アーキテクチャ 아키텍처
+cause 原因 원인
+root 根本 근본
+profiler 性能分析器 プロファイラ 프로파일러
+profile 性能分析 プロファイル 프로파일링
+summary サマリー 서머리
+resolve 解决 解決 해결
+conflict コンフリクト 컨플릭트
+build 构建 構建 编译 ビルド 빌드
+verify 验证 驗證 确认 確認 検証 확인 검증
+complete 完成 完了 완료
+rule 规则 規則 ルール 규칙
+add 添加 增加 追加 추가
+downtime 停机 停機 ダウンタイム 다운타임
+question 问答 問答 질문
+cache 缓存 快取 キャッシュ 캐시
+memory 内存 記憶體 メモリ 메모리
+cluster 集群 叢集 クラスター クラスタ 클러스터
+scale 扩展 擴展 扩容 スケール 확장
+share 共享 分享 共有 공유
+screen 屏幕 螢幕 画面 화면
+product 产品 產品 製品 プロダクト 제품 프로덕트
+pandas パンダス 판다스
+crawler 爬虫 爬蟲 クローラー 크롤러
+scrape 抓取 スクレイピング 스크래핑
+web 网页 網頁 ウェブ 웹
+docker ドッカー 도커
+kubernetes 쿠버네티스
+monitor 监控 監控 監視 モニタリング 모니터링
+alert 告警 警报 アラート 알림
+backup 备份 備份 バックアップ 백업
+upload 上传 上傳 アップロード 업로드
+download 下载 下載 ダウンロード 다운로드
+file 檔案 ファイル 파일
+folder 文件夹 目录 資料夾 フォルダ 폴더
+excel 电子表 エクセル表
+csv 逗号分隔 カンマ区切り
+json 제이슨
+regex 正则 正規表現 정규식
+unit 单元测试 ユニットテスト 단위
+end 端到端 エンドツーエンド 엔드투엔드
+mock 模拟 モック 목
+payment 支付 付款 決済 支払い 결제
+order 订单 訂單 注文 주문
+customer 客户 客戶 顧客 고객
+invoice 账单 帳單
+sale 销售 銷售 販売 営業 판매 영업
+marketing 营销 行銷 マーケティング 마케팅
+seo 搜索引擎优化 검색엔진최적화
+social 社交 ソーシャル 소셜
+speech 语音 語音 音声 음성인식
+transcribe 转录 轉錄 文字起こし 전사 받아쓰기
+subtitle 字幕 자막
+music 音乐 音樂 音楽 음악
+game 游戏 遊戲 ゲーム 게임
+map 地图 地圖 地図 マップ 지도
+weather 天气 天氣 天気 날씨
+stock 股票 株価 주식
+finance 财务 財務 金融 ファイナンス 재무 금융
+legal 法律 法務 リーガル 법률
+tax 税务 稅務 税金 세금
+resume 简历 履歴書 이력서
+interview 面试 面試 面接 インタビュー 면접 인터뷰
+onboarding 入职 入職 オンボーディング 온보딩
 """
 
 

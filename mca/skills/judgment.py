@@ -28,20 +28,20 @@ from mca.skills.rivals import same_skill
 # On dev (with its harder near-misses), one skill installed: recall 0.55 at 0.07 false
 # activations; all installed, right-or-none 0.73.
 MODEL: tuple[tuple[str, float], ...] = (
-    ("bias", -2.871),
-    ("score", 0.109),  # log(1 + BM25F)
-    ("mass", 0.496),  # IDF of the matched terms / 5
-    ("rarest", 0.155),  # the highest IDF matched / 5
+    ("bias", -3.009),
+    ("score", 0.152),  # log(1 + BM25F)
+    ("mass", 0.491),  # IDF of the matched terms / 5
+    ("rarest", 0.169),  # the highest IDF matched / 5
     ("cover_query", 0.000),  # matched share of the sentence's IDF
     ("cover_skill", 0.467),  # matched share of the skill's IDF
-    ("name", 0.394),  # share of the name's terms matched
-    ("negative", -0.097),  # share of matched IDF in not-for clauses
-    ("count", 0.595),  # matched terms, at most 6
+    ("name", 0.404),  # share of the name's terms matched
+    ("negative", -0.095),  # share of matched IDF in not-for clauses
+    ("count", 0.614),  # matched terms, at most 6
     ("cover_known", 0.000),  # matched share of the known terms' IDF
-    ("unspaced", 1.108),  # share of CJK terms in the sentence
+    ("unspaced", 1.015),  # share of CJK terms in the sentence
     ("when", 0.000),  # share of matched IDF in 'use when'
-    ("rival", -0.124),  # IDF a competitor matches beyond the skill, less the reverse, / 5
-    ("rival_name", -0.168),  # IDF of a competitor's name terms the skill lacks / 5
+    ("rival", -0.107),  # IDF a competitor matches beyond the skill, less the reverse, / 5
+    ("rival_name", -0.125),  # IDF of a competitor's name terms the skill lacks / 5
 )
 FEATURES = tuple(name for name, _ in MODEL)
 WEIGHTS = tuple(weight for _, weight in MODEL)
