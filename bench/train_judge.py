@@ -18,16 +18,22 @@ import math
 from collections.abc import Sequence
 
 from bench.triggers import Case, load_dev_set, mca_judge, run_all_installed, run_single
-from mca.skills import judgment
+from mca.skills import judgment, rivals
 from mca.skills.relevance import Index, make_doc
 
-TARGET_FA = 0.06
+TARGET_FA = 0.07
 # The direction each feature's evidence points, known before any data: more of the sentence
 # or of the skill matched is never evidence against it, a not-for match never evidence for.
 # Weights are kept on their side (projected gradient descent), so the model cannot learn how
 # the dev set's authors wrote (its should-not sentences are shorter than its should ones: a
 # median of 5 terms against 8, which a free model reads as "covering more is worse").
-SIGNS = {"negative": -1.0, "unspaced": 0.0, "bias": 0.0}  # the rest: +1
+SIGNS = {
+    "negative": -1.0,
+    "rival": -1.0,
+    "rival_name": -1.0,
+    "unspaced": 0.0,
+    "bias": 0.0,
+}  # the rest: +1
 STEPS, RATE, L2 = 6000, 0.2, 0.01
 
 
@@ -37,7 +43,7 @@ def samples(cases: Sequence[Case]) -> list[tuple[tuple[float, ...], int]]:
         if c.multi:
             continue
         s = c.skills[0]
-        index = Index([make_doc(s.name, s.description)])
+        index = Index([make_doc(s.name, s.description)], rivals.profiles())
         for item in c.items:
             q = judgment.query(index, item.query)
             for m in index.match(q.terms):
@@ -70,20 +76,35 @@ def fit(data: Sequence[tuple[tuple[float, ...], int]]) -> list[float]:
     return w
 
 
+def _fa(cases: Sequence[Case], w: Sequence[float]) -> float:
+    judgment.WEIGHTS = tuple(w)
+    return run_single(cases, mca_judge).to_json()["false_activations"] or 0.0
+
+
+def calibrate(cases: Sequence[Case], w: list[float]) -> float:
+    """The highest bias (in steps of 0.02 from the fitted one) with false activations on the
+    dev split at most TARGET_FA."""
+    bias = w[0]
+    for _ in range(500):  # raise it while within target, then lower it until within
+        if _fa(cases, [bias + 0.02, *w[1:]]) > TARGET_FA:
+            break
+        bias += 0.02
+    for _ in range(500):
+        if _fa(cases, [bias, *w[1:]]) <= TARGET_FA:
+            break
+        bias -= 0.02
+    return bias
+
+
 def main() -> None:
     dev = load_dev_set().split("dev")
     data = samples(dev)
     w = fit(data)
+    w[0] = calibrate(dev, w)
     judgment.WEIGHTS = tuple(w)
-    for _ in range(500):  # lower the bias until false activations are within target
-        fa = run_single(dev, mca_judge).to_json()["false_activations"] or 0.0
-        if fa <= TARGET_FA:
-            break
-        w[0] -= 0.02
-        judgment.WEIGHTS = tuple(w)
     single = run_single(dev, mca_judge).to_json()
     best = (-1.0, 0.0)
-    for margin in (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0):
+    for margin in (0.25, 0.5, 1.0, 1.5, 2.0, 3.0):  # 0 would let a tie (a coin flip) fire
         judgment.MARGIN = margin
         r = run_all_installed(dev, mca_judge).to_json()["accuracy"] or 0.0
         print(f"  margin {margin}: dev right-or-none {r:.3f}")

@@ -5,10 +5,10 @@ description into terms is most of the cost, and it changes only when they do.
 Entries are keyed by a SHA-256 of the skill's name and description, so an edited skill is
 indexed again. The file is mca's own state read back as untrusted data: a damaged or foreign
 file is ignored and rewritten, and an entry is used only when every term in it is found in the
-text of the field it is filed under (a stem is the start of a word of that text) with a count
-that text could give. A poisoned entry can
-therefore never make a skill match a word its author did not write; it is dropped, and the
-skill indexed again.
+text of the field it is filed under (a stem is the start of a word of that text, or an English
+word the glossary gives for its Chinese, Japanese or Korean words) with a count that text could
+give. A poisoned entry can therefore never make a skill match a word its author did not write;
+it is dropped, and the skill indexed again.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any
 
 from mca.skills.cache import load_entries, store_entries
 from mca.skills.model import Skill
-from mca.skills.relevance import FIELDS, MAX_TERM, MAX_TEXT, Doc, make_doc
+from mca.skills.relevance import FIELDS, MAX_TERM, MAX_TEXT, Doc, glossed, make_doc
 
-KEY = "docs2"  # the cache file's section: bump when Doc or terms() change
+KEY = "docs3"  # the cache file's section: bump when Doc or terms() change
 MAX_TERMS = 4096  # per field
 FIELD_SET = frozenset(FIELDS)
 
@@ -58,6 +58,7 @@ def from_json(raw: Any, skill: Skill) -> Doc | None:
     if not fields.keys() <= FIELD_SET:
         return None
     texts = _texts(skill)
+    glossary: dict[str, dict[str, int]] = {}  # text -> the English its CJK words give
     for f, tf in fields.items():
         if type(tf) is not dict or len(tf) > MAX_TERMS:
             return None
@@ -66,7 +67,10 @@ def from_json(raw: Any, skill: Skill) -> Doc | None:
             if type(c) is not int or c < 1 or len(t) > MAX_TERM:
                 return None
             if text.count(t) < c and not (t[-1:] == "y" and text.count(t[:-1]) >= c):
-                return None
+                if text not in glossary:
+                    glossary[text] = glossed(text)
+                if text.count(t) + glossary[text].get(t, 0) < c:
+                    return None
     return Doc(fields)
 
 

@@ -3,10 +3,14 @@
 Pure data, no I/O. Texts become terms the same way for skills and sentences: NFKC, lower case,
 light English stemming ("creating", "creates", "created" -> "creat"), function words dropped,
 and runs of Chinese, Japanese or Korean script cut into overlapping character pairs (those
-scripts write no spaces between words, so pairs are the unit that matches). The inverse
+scripts write no spaces between words, so pairs are the unit that matches), plus the English
+words a small glossary gives for them (mca.skills.glossary: "日历" also says "calendar", so a
+sentence in Chinese can match a skill described in English). The inverse
 document frequency mixes the installed skills with a background (term frequencies in public
 skills' descriptions, mca.skills.background, and everyday English, mca.skills.lexicon), so it
-means something with one skill installed as with thousands.
+means something with one skill installed as with thousands. The index can also hold
+competitors (mca.skills.rivals) after the installed skills: they are scored, but they never
+count in the IDF and are never judged.
 
 A description's own "do not use for ..." clauses are indexed apart: a sentence whose words are
 found only there is evidence against the skill, not for it.
@@ -24,10 +28,11 @@ import heapq
 import math
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from mca.skills import background
+from mca.skills.glossary import english
 from mca.skills.lexicon import common_words, stop_words
 
 FIELDS = ("name", "desc", "neg", "when")
@@ -94,9 +99,17 @@ def terms(text: str) -> list[str]:
                 continue
             if i % 2:  # an unspaced script: overlapping pairs (a lone character stands alone)
                 out += [part] if len(part) == 1 else [part[j : j + 2] for j in range(len(part) - 1)]
+                out += [stem(w) for w in english(part)]  # and the English it says
             elif part not in stops and 2 <= len(part) <= MAX_TERM and not part.isdigit():
                 out.append(stem(part))
     return out
+
+
+def glossed(text: str) -> dict[str, int]:
+    """The terms the glossary adds to a text (mca.skills.glossary), with their counts."""
+    low = unicodedata.normalize("NFKC", text[:MAX_TEXT]).lower()
+    runs = [p for run in _RUN.findall(low) for p in _CJK.split(run)[1::2]]
+    return counts([stem(w) for part in runs for w in english(part)])
 
 
 def surface(text: str) -> dict[str, str]:
@@ -174,39 +187,58 @@ class Match:
 
 CANDIDATE_SHARE = 0.05  # a term in more of the skills than this only scores, never nominates
 MAX_CANDIDATES = 64  # skills scored in full per sentence
+MAX_RIVALS = 16  # competitors scored in full per sentence
+
+
+def _postings(docs: Sequence[Doc], offset: int = 0) -> dict[str, list[int]]:
+    """term -> the positions of the documents that have it, in order."""
+    out: dict[str, list[int]] = {}
+    for i, d in enumerate(docs, offset):
+        for tf in d.fields.values():
+            for t in tf:
+                posting = out.setdefault(t, [])
+                if not posting or posting[-1] != i:
+                    posting.append(i)
+    return out
 
 
 class Index:
     """Postings from terms to skills, and per skill (computed when it is first a candidate)
     each term's field-weighted, length-normalised frequency: BM25F's inputs."""
 
-    def __init__(self, docs: Sequence[Doc]) -> None:
-        self.docs = list(docs)
-        self.postings: dict[str, list[int]] = {}
+    def __init__(self, docs: Sequence[Doc], rivals: Sequence[Doc] = ()) -> None:
+        self.installed = len(docs)  # docs[installed:] are competitors (mca.skills.rivals)
+        self.docs = [*docs, *rivals]
+        self.postings = _postings(self.docs[: self.installed])
+        self.rival_postings = _postings(self.docs[self.installed :], self.installed)
         total = dict.fromkeys(FIELDS, 0)
-        for i, d in enumerate(self.docs):
+        for d in self.docs[: self.installed]:
             for f, tf in d.fields.items():
                 total[f] += sum(tf.values())
-                for t in tf:
-                    posting = self.postings.setdefault(t, [])
-                    if not posting or posting[-1] != i:
-                        posting.append(i)
-        n = max(len(self.docs), 1)
+        n = max(self.installed, 1)
         self.avg = {f: max(total[f] / n, 1.0) for f in FIELDS}
-        self.nominate = max(5, int(CANDIDATE_SHARE * len(self.docs)))
+        self.nominate = max(5, int(CANDIDATE_SHARE * self.installed))
         self._idf: dict[str, float] = {}
         self._weights: dict[int, dict[str, float]] = {}
         self._mass: dict[int, float] = {}
+        self._same: dict[tuple[int, int], bool] = {}
+
+    def same(self, i: int, j: int, test: Callable[[Doc, Doc], bool]) -> bool:
+        """test(docs[i], docs[j]), remembered (it is asked again for every sentence)."""
+        known = self._same.get((i, j))
+        if known is None:
+            known = self._same[(i, j)] = test(self.docs[i], self.docs[j])
+        return known
 
     def idf(self, term: str) -> float:
         """BM25's IDF over the installed skills plus the background's documents."""
         known = self._idf.get(term)
         if known is None:
-            n = len(self.docs) + BACKGROUND_DOCS
+            n = self.installed + BACKGROUND_DOCS
             share = background_share().get(term, 0.0)
             df = len(self.postings.get(term, ())) + BACKGROUND_DOCS * share
             known = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            if term in self.postings:  # the vocabulary is bounded, sentences are not
+            if term in self.postings or term in self.rival_postings:  # bounded, sentences not
                 self._idf[term] = known
         return known
 
@@ -234,17 +266,27 @@ class Index:
         return mass
 
     def match(self, sentence_terms: Sequence[str]) -> list[Match]:
-        """The skills sharing the most distinctive terms with the sentence (at most
+        """The installed skills sharing the most distinctive terms with the sentence (at most
         MAX_CANDIDATES, by the IDF of the distinctive terms they share), scored."""
-        wanted = {t: self.idf(t) for t in sentence_terms if t in self.postings}
+        return self._scored(sentence_terms, self.postings, self.nominate, MAX_CANDIDATES)
+
+    def match_rivals(self, sentence_terms: Sequence[str]) -> list[Match]:
+        """The same for the competitors (their positions follow the installed skills')."""
+        share = max(5, int(CANDIDATE_SHARE * (len(self.docs) - self.installed)))
+        return self._scored(sentence_terms, self.rival_postings, share, MAX_RIVALS)
+
+    def _scored(
+        self, sentence_terms: Sequence[str], postings: dict[str, list[int]], cap: int, top: int
+    ) -> list[Match]:
+        wanted = {t: self.idf(t) for t in sentence_terms if t in postings}
         nominated: dict[int, float] = {}
         for t, idf in wanted.items():
-            posting = self.postings[t]
-            if len(posting) <= self.nominate:
+            posting = postings[t]
+            if len(posting) <= cap:
                 for i in posting:
                     nominated[i] = nominated.get(i, 0.0) + idf
-        if len(nominated) > MAX_CANDIDATES:  # only the best two can decide anything
-            kept = heapq.nlargest(MAX_CANDIDATES, nominated.items(), key=lambda x: (x[1], -x[0]))
+        if len(nominated) > top:  # only the best two can decide anything
+            kept = heapq.nlargest(top, nominated.items(), key=lambda x: (x[1], -x[0]))
             nominated = dict(kept)
         out = []
         for i in sorted(nominated):

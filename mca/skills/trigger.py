@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from mca.globs import glob_match, literal_prefix
-from mca.skills.judgment import pick, verdicts
+from mca.skills import rivals
+from mca.skills.judgment import choose
 from mca.skills.lexicon import common_name
 from mca.skills.model import Skill
 from mca.skills.relevance import Doc, Index, make_doc, terms
@@ -181,7 +182,7 @@ class SkillSet(tuple[Skill, ...]):
     def relevance(self) -> tuple[Index, tuple[int, ...]]:
         """The description index over the skills judged by description, and their positions."""
         where = tuple(i for i, s in enumerate(self) if described(s))
-        return Index(self.docs([self[i] for i in where])), where
+        return Index(self.docs([self[i] for i in where]), rivals.profiles()), where
 
     @functools.cached_property
     def by_name(self) -> dict[str, Skill]:
@@ -259,7 +260,7 @@ def _by_description(pool: SkillSet, sentence: str) -> tuple[int, Reason] | None:
     if not terms(sentence):  # "hello" or "ok" needs no index: it is built on first real use
         return None
     index, where = pool.relevance
-    best = pick(verdicts(index, sentence)) if where else None
+    best = choose(index, sentence) if where else None
     if best is None:
         return None
     detail = ", ".join(f'"{w}"' for w in best.words(sentence))

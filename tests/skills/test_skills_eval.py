@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mca.skills.evals import EvalFileError, EvalItem, parse_evals, score_multi, score_single
-from mca.skills.index_cache import IndexCache, doc_key, to_json
+from mca.skills.index_cache import KEY, IndexCache, doc_key, to_json
 from mca.skills.model import Skill
 from mca.skills.relevance import make_doc
 from tests.skills.conftest import MakeSkill, skill_text
@@ -180,12 +180,27 @@ def test_a_poisoned_entry_is_dropped_and_the_skill_indexed_again(tmp_path: Path)
         "garbage",
     ]
     for poison in poisons:
-        data["docs2"][key] = poison
+        data[KEY][key] = poison
         path.write_text(json.dumps(data))
         cache = IndexCache(path)
         assert cache([gif()]) == [make_doc(gif().name, gif().description)], poison
         assert cache.dropped == 1
-        assert json.loads(path.read_text())["docs2"][key] == to_json(cache([gif()])[0])
+        assert json.loads(path.read_text())[KEY][key] == to_json(cache([gif()])[0])
+
+
+def test_glossary_terms_of_a_cjk_skill_are_kept_but_not_invented(tmp_path: Path) -> None:
+    path = tmp_path / "index.json"
+    skill = Skill("rili", "管理日历和会议", Path("/nowhere/rili/SKILL.md"), "b")
+    doc = make_doc(skill.name, skill.description)
+    assert doc.fields["desc"]["calendar"] == 1  # the glossary's English for 日历
+    IndexCache(path)([skill])
+    again = IndexCache(path)
+    assert again([skill]) == [doc] and again.dropped == 0
+    data = json.loads(path.read_text())
+    data[KEY][doc_key(skill)]["fields"]["desc"]["calendar"] = 2  # one 日历 gives one
+    path.write_text(json.dumps(data))
+    poisoned = IndexCache(path)
+    assert poisoned([skill]) == [doc] and poisoned.dropped == 1
 
 
 def test_a_garbled_or_foreign_cache_file_is_ignored(tmp_path: Path) -> None:

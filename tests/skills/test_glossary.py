@@ -1,0 +1,32 @@
+"""The CJK-to-English glossary the judgment's terms use."""
+
+from __future__ import annotations
+
+from mca.skills import glossary
+from mca.skills.relevance import glossed, stem, terms
+
+
+def test_cjk_words_bring_their_english_terms() -> None:
+    found = terms("明天下午三点在日历上加一个会议")
+    assert stem("calendar") in found and stem("meeting") in found
+    assert "日历" in found  # the character pairs stay
+    assert stem("slide") in terms("社内勉強会用のスライドを作って")
+    assert stem("commit") in terms("커밋 메시지 써줘")
+
+
+def test_english_text_gains_nothing() -> None:
+    assert glossed("make me a slack gif of a dancing cat") == {}
+    assert terms("open the calendar") == [stem("open"), stem("calendar")]
+
+
+def test_the_longest_entry_wins_and_each_occurrence_counts() -> None:
+    assert glossary.english("电子表格") == ["spreadsheet"]
+    assert glossary.english("日历日历") == ["calendar", "calendar"]
+    assert glossed("日历，日历") == {stem("calendar"): 2}
+
+
+def test_entries_are_whole_words_of_two_characters_or_more() -> None:
+    for first, entries in glossary.table().items():
+        for word, english in entries:
+            assert len(word) >= 2 and word[0] == first and not word.isascii()
+            assert english.isascii() and english.isalpha() and english == english.lower()
