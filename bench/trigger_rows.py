@@ -6,7 +6,16 @@ from pathlib import Path
 from typing import Any
 
 from bench.result import Result
-from bench.triggers import CORPUS, DEV_SET, EXTERNAL, REPO, load_dev_set, load_external, measure
+from bench.triggers import (
+    CORPUS,
+    DEV_SET,
+    EXTERNAL,
+    REPO,
+    ceiling,
+    load_dev_set,
+    load_external,
+    measure,
+)
 from mca.skills.scan import load_candidate
 from mca.skills.stage import evaluate
 from mca.skills.trigger import SkillSet
@@ -94,6 +103,20 @@ def bench_trigger_evals(results: list[Result]) -> dict[str, Any]:
             continue
         out[label] = measure(cases)
         results.extend(split_rows(f"triggers {label}", out[label]))
+        bound = out[label]["ceiling"] = ceiling(cases)
+        results.append(
+            Result(
+                f"triggers {label}: recall at <= 10% f.a., bound",
+                _pct(bound["threshold_per_skill_known_answers"]),
+                "%",
+                _pct(bound["one_threshold"]),
+                "one threshold",
+                None,
+                "report",
+                None,
+                "description logit alone; value: a threshold per skill chosen knowing the answers",
+            )
+        )
     return out
 
 

@@ -237,3 +237,64 @@ def measure(cases: Sequence[Case]) -> dict[str, Any]:
         }
     rows["bm25"]["threshold"] = t
     return rows
+
+
+# -- how far thresholds alone could go ----------------------------------------------------------
+MAX_FA = 0.10
+
+
+def _scored(cases: Sequence[Case]) -> list[list[tuple[float, bool]]]:
+    """Per single-skill case, each query's description logit with that skill installed alone
+    (-inf when it shares no term) and its label."""
+    from mca.skills.judgment import verdicts
+
+    out = []
+    for c in cases:
+        if c.multi:
+            continue
+        index = SkillSet([c.skills[0]]).relevance[0]
+        row = []
+        for item in c.items:
+            mine = [v.logit for v in verdicts(index, item.query) if v.skill == 0]
+            row.append((mine[0] if mine else -math.inf, bool(item.label)))
+        out.append(row)
+    return out
+
+
+def _pooled(
+    scored: Sequence[Sequence[tuple[float, bool]]], ts: Sequence[float]
+) -> tuple[float, float]:
+    tp = fp = pos = neg = 0
+    for row, t in zip(scored, ts, strict=True):
+        for z, y in row:
+            pos, neg = pos + y, neg + (not y)
+            tp, fp = tp + (y and z > t), fp + (not y and z > t)
+    return tp / max(pos, 1), fp / max(neg, 1)
+
+
+def ceiling(cases: Sequence[Case]) -> dict[str, float]:
+    """The best recall at false activations <= MAX_FA that the description logit allows: with
+    one threshold for every skill, and with a threshold per skill chosen knowing the answers
+    (a bound no calibration reaches, not a result). Far apart, they say the logit orders each
+    skill's own queries well and what is missing is knowing where each skill's line is."""
+    scored = _scored(cases)
+    best_global = 0.0
+    for t in sorted({z for row in scored for z, _ in row}):
+        recall, fa = _pooled(scored, [t] * len(scored))
+        if fa <= MAX_FA:
+            best_global = max(best_global, recall)
+    best_each = 0.0
+    for cost in (x / 10 for x in range(1, 80)):  # a false activation costs `cost` hits
+        recall, fa = _pooled(scored, [_best_line(row, cost) for row in scored])
+        if fa <= MAX_FA:
+            best_each = max(best_each, recall)
+    return {"one_threshold": best_global, "threshold_per_skill_known_answers": best_each}
+
+
+def _best_line(row: Sequence[tuple[float, bool]], cost: float) -> float:
+    """The threshold with the most hits less `cost` per false activation, answers known."""
+
+    def gain(t: float) -> float:
+        return sum(z > t and y for z, y in row) - cost * sum(z > t and not y for z, y in row)
+
+    return max(sorted({-math.inf, *(z for z, _ in row)}), key=gain)
