@@ -186,21 +186,24 @@ class Repl:
     def handle_line(self, line: str) -> None:
         """One line from the person: a command, a skill, `!command`, exit, or a turn."""
         text = line.strip()
-        if text in EXIT_WORDS:
-            self.running = False
-        elif text.startswith("!"):
-            self.shell(text[1:].strip())
-        elif text.startswith("/"):
-            self.handle_command(text)
-        else:
-            self.handle_turn(line)
+        try:
+            if text in EXIT_WORDS:
+                self.running = False
+            elif text.startswith("!"):
+                self.shell(text[1:].strip())
+            elif text.startswith("/"):
+                self.handle_command(text)
+            else:
+                self.handle_turn(line)
+        except KeyboardInterrupt:  # a command, or a wait for the session: cancelled, not fatal
+            self.ui.say(f"{text.split()[0]} cancelled")
 
     def handle_command(self, line: str) -> None:
         """Run a slash command (or use a skill by name); unknown ones list the valid ones."""
-        self._summary_first()
         name, _, arg = line.strip().partition(" ")
         command = self.commands.get(name)
         try:
+            self._summary_first()
             refused = None if command is not None else self.slash.skill_refusal(name)
             if refused == "":  # a skill: the stage reads /name as an explicit mention
                 self.handle_turn(line.strip())

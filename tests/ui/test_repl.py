@@ -251,3 +251,21 @@ def test_slash_skill_over_the_budget_loads_its_head(run_repl: RunRepl, ws: Path)
     sent = [m for m in repl.session.agent.messages if m.kind == "skills"]
     assert [m.skills for m in sent] == [("planner",), ("diff",)]
     assert "read_file skill:planner offset=" in sent[0].content
+
+
+def test_ctrl_c_in_a_command_cancels_it_and_the_session_goes_on(ws: Path) -> None:
+    from mca.ui.commands import Command
+
+    settings = load_settings({"MOCK": "1", "MCA_HOME": str(ws.parent / "home")}, workspace=ws)
+    out = io.StringIO()
+
+    def interrupted(arg: str) -> None:
+        raise KeyboardInterrupt  # Ctrl-C while a command waits (a model, the session, a disk)
+
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        pipe.send_text(f"/wait{ENTER}list the files{ENTER}{CTRL_D}")
+        repl = Repl(settings, input=pipe, output=DummyOutput(), out=out, history=InMemoryHistory())
+        repl.commands["/wait"] = Command("waits", interrupted)
+        assert repl.run() == 0
+    text = out.getvalue()
+    assert "/wait cancelled" in text and "list_dir" in text and text.rstrip().endswith("bye")
