@@ -14,8 +14,6 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import TextIO
 
-from prompt_toolkit.utils import get_cwidth
-
 from mca.sanitize import StreamScrubber, for_terminal
 from mca.ui.ansi import SGR, clear_rows_above
 
@@ -32,6 +30,11 @@ def clean(line: str, secrets: Iterable[str]) -> str:
 
 def fit(text: str, columns: int) -> str:
     """`text` cut to `columns` cells, an ellipsis marking the cut."""
+    if text.isascii() and text.isprintable() and len(text) <= columns:
+        return text  # one cell a character: no width table needed
+    # imported here: prompt_toolkit costs ~50 ms to import, and `-p` never needs it otherwise
+    from prompt_toolkit.utils import get_cwidth
+
     if get_cwidth(text) <= columns:
         return text
     out, used = [], 0
