@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mca.ledger import Calibration, request_chars
 from mca.ledger_cli import compare
@@ -39,6 +41,43 @@ def test_estimator_caches_and_labels() -> None:
     assert est.label == "estimated, cl100k_base"
     assert est.count("") == 0 and est.count("hello world") == 2
     assert est.fits("abc", 3) and not est.fits("hello world " * 50, 10)
+
+
+_PIECES = st.sampled_from(
+    [
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\r\n",
+        "a",
+        "Word",
+        "it's",
+        "x/y",
+        "--",
+        "...",
+        "(",
+        "1234567",
+        "é",
+        "日本語",
+        "한국어",
+        "🙂",
+        "\u200b",
+        "\u00a0",
+        ":",
+        "- name:",
+        "`code`",
+        "ABCdef",
+        "'ll",
+    ]
+)
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+@given(st.lists(st.one_of(_PIECES, st.text(max_size=6)), max_size=40).map("".join))
+def test_a_text_has_a_token_or_more_per_run_of_non_spaces(encoding: str, text: str) -> None:
+    """What the catalog relies on to skip renders that cannot fit (mca.skills.catalog)."""
+    assert Estimator(encoding).count(text) >= len(text.split())
 
 
 def test_rows_add_up_to_the_request_sent(ws: Path) -> None:

@@ -96,6 +96,18 @@ def render(skills: Sequence[Skill], limit: int | None, drop: bool, omitted: int)
     return _join([_Line.of(s).render(limit, drop) for s in skills], omitted)
 
 
+# A text holds at least as many tokens as runs of non-space characters (no piece the bundled
+# encodings cut spans a space between two of them, and each piece is a token or more), and at
+# least as many characters. A catalog with more runs than its budget never fits, so it is not
+# even rendered (thousands of skills at start-up).
+PREAMBLE_RUNS = len(PREAMBLE.split())
+
+
+def _runs(line: _Line, described: bool) -> int:
+    """The fewest runs the line can have: '-', the name, the mark, a word of description."""
+    return 1 + len(line.name.split()) + len(line.mark.split()) + (described and bool(line.flat))
+
+
 def build_catalog(
     skills: Sequence[Skill], budget: Budget, fits: Callable[[str, int], bool]
 ) -> Catalog:
@@ -106,6 +118,9 @@ def build_catalog(
     """
     ordered = sorted(skills, key=lambda s: s.name)
     lines = [_Line.of(s) for s in ordered]
+    names = {s.name: line.render(None, True) for s, line in zip(ordered, lines, strict=True)}
+    if PREAMBLE_RUNS + sum(_runs(line, True) for line in lines) > budget.limit:
+        return _fewer(ordered, names, budget, fits)
 
     def shortened(limit: int | None) -> str:
         return _join([line.render(limit, False) for line in lines], 0)
@@ -130,7 +145,6 @@ def build_catalog(
                 cat.shortened[s.name] = best
                 cat.diagnostics.append(_cut(s, f"description shortened to {best} characters"))
         return cat
-    names = {s.name: line.render(None, True) for s, line in zip(ordered, lines, strict=True)}
     return _fewer(ordered, names, budget, fits)
 
 
@@ -146,8 +160,10 @@ def _fewer(
 
     # Every name alone carries no "N more omitted" note, so it can fit where fewer names with the
     # note do not; below that, fewer entries never render longer.
-    lo, hi, k = 1, len(by_rank) - 1, 0
-    if fits(attempt(len(by_rank)), budget.limit):
+    # A name line is two runs or more: more names than that never fit (see PREAMBLE_RUNS).
+    most = max(0, budget.limit - PREAMBLE_RUNS) // 2
+    lo, hi, k = 1, min(len(by_rank) - 1, most), 0
+    if len(by_rank) <= most and fits(attempt(len(by_rank)), budget.limit):
         lo, k = len(by_rank) + 1, len(by_rank)
     while lo <= hi:  # the most skills that fit
         mid = (lo + hi) // 2
