@@ -23,7 +23,8 @@ make its skill fire on sentences its description does not already fit.
 
 Tried and left out, because on the dev split they did not change recall at a given
 false-activation rate: body headings as a third field (weight 0.4; reading them costs a pass
-over every body), and adjacent sentence terms found adjacent in the description (phrases).
+over every body), the body's sections' terms in BM25F's score too (weight 0.3 or 1), and
+adjacent sentence terms found adjacent in the description (phrases).
 """
 
 from __future__ import annotations
@@ -172,11 +173,11 @@ def make_doc(name: str, description: str, body: str = "") -> Doc:
     offsets = sections.find(body) if USE_BODY else ()
     found = sections.read(body, offsets) or ("", "")
     return Doc(
-        {f: counts(terms(t)) for f, t in field_texts(name, description, *found).items()}, offsets
+        {f: counts(terms(t)) for f, t in _field_texts(name, description, *found).items()}, offsets
     )
 
 
-def field_texts(name: str, description: str, use: str = "", avoid: str = "") -> dict[str, str]:
+def _field_texts(name: str, description: str, use: str = "", avoid: str = "") -> dict[str, str]:
     """The text each field is indexed from; `use` and `avoid` are the body's sections."""
     neg = negative_text(description)
     positive = _NEG.sub(" ", description.lower()) if neg else description
