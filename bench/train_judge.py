@@ -1,6 +1,8 @@
 """Learn mca.skills.judgment's WEIGHTS and MARGIN on the DEV split only, and print them.
 
-    python -m bench.train_judge
+    python -m bench.train_judge [--no-body]
+
+(--no-body: skills' bodies unread, to measure what their "when to use" sections add.)
 
 Recipe (deterministic, no dependency): every (query, skill) pair of the dev split's
 single-skill files whose texts share a term, with the skill installed alone, gives one feature
@@ -15,10 +17,11 @@ external evals are never read here.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 
 from bench.triggers import Case, load_dev_set, mca_judge, run_all_installed, run_single
-from mca.skills import judgment, rivals
+from mca.skills import judgment, relevance, rivals
 from mca.skills.relevance import Index, make_doc
 
 TARGET_FA = 0.07
@@ -43,7 +46,7 @@ def samples(cases: Sequence[Case]) -> list[tuple[tuple[float, ...], int]]:
         if c.multi:
             continue
         s = c.skills[0]
-        index = Index([make_doc(s.name, s.description)], rivals.profiles())
+        index = Index([make_doc(s.name, s.description, s.body)], rivals.profiles())
         for item in c.items:
             q = judgment.query(index, item.query)
             for m in index.match(q.terms):
@@ -97,6 +100,7 @@ def calibrate(cases: Sequence[Case], w: list[float]) -> float:
 
 
 def main() -> None:
+    relevance.USE_BODY = "--no-body" not in sys.argv[1:]
     dev = load_dev_set().split("dev")
     data = samples(dev)
     w = fit(data)

@@ -15,9 +15,16 @@ count in the IDF and are never judged.
 A description's own "do not use for ..." clauses are indexed apart: a sentence whose words are
 found only there is evidence against the skill, not for it.
 
+The body's "when to use" sections (mca.skills.sections) join the `when` field and its "do not
+use" sections the `neg` field. A term found only in those sections of a body never nominates a
+skill and never counts as matched: it only adds to `Match.body`, which the judgment caps by the
+description's own evidence, so a body that lists every common word under "When to use" cannot
+make its skill fire on sentences its description does not already fit.
+
 Tried and left out, because on the dev split they did not change recall at a given
 false-activation rate: body headings as a third field (weight 0.4; reading them costs a pass
-over every body), and adjacent sentence terms found adjacent in the description (phrases).
+over every body), the body's sections' terms in BM25F's score too (weight 0.3 or 1), and
+adjacent sentence terms found adjacent in the description (phrases).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from mca.skills import background
+from mca.skills import background, sections
 from mca.skills.glossary import english
 from mca.skills.lexicon import common_words, stop_words
 
@@ -41,6 +48,7 @@ K1, B = 1.2, 0.5
 BACKGROUND_DOCS = 200.0  # documents the background stands for
 MAX_TERM = 40  # longer "words" (hashes, base64) are not terms
 MAX_TEXT = 8192  # characters of a field that are indexed
+USE_BODY = True  # read the body's sections (bench/train_judge.py measures without them)
 
 _RUN = re.compile(r"[^\W_]+")
 _CJK = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)")
@@ -148,27 +156,40 @@ def background_share() -> dict[str, float]:
 
 @dataclass(frozen=True)
 class Doc:
-    """One skill's terms by field (term -> count); `neg` holds the not-for clauses."""
+    """One skill's terms by field (term -> count); `neg` holds the not-for clauses, and
+    `offsets` where the body's sections that fed `when` and `neg` start (mca.skills.sections)."""
 
     fields: dict[str, dict[str, int]]
+    offsets: tuple[int, ...] = ()
 
     @property
     def length(self) -> dict[str, int]:
         return {f: sum(self.fields.get(f, {}).values()) for f in FIELDS}
 
 
-def make_doc(name: str, description: str) -> Doc:
-    """Index one skill: the description minus its not-for clauses is `desc`."""
+def make_doc(name: str, description: str, body: str = "") -> Doc:
+    """Index one skill: the description minus its not-for clauses is `desc`; its "use when"
+    part and the body's "when to use" sections are `when`, the rest `neg`."""
+    offsets = sections.find(body) if USE_BODY else ()
+    found = sections.read(body, offsets) or ("", "")
+    return Doc(
+        {f: counts(terms(t)) for f, t in _field_texts(name, description, *found).items()}, offsets
+    )
+
+
+def _field_texts(name: str, description: str, use: str = "", avoid: str = "") -> dict[str, str]:
+    """The text each field is indexed from; `use` and `avoid` are the body's sections."""
     neg = negative_text(description)
     positive = _NEG.sub(" ", description.lower()) if neg else description
+    use_neg = negative_text(use)  # a "when to use" list may also say what it is not for
+    use_pos = _NEG.sub(" ", use.lower()) if use_neg else use
     cue = _WHEN.search(positive)
-    texts = {
+    return {
         "name": name.replace("-", " ").replace("_", " "),
         "desc": positive,
-        "neg": neg,
-        "when": positive[cue.end() :] if cue else "",
+        "neg": "\n".join(t for t in (neg, use_neg, avoid) if t),
+        "when": "\n".join(t for t in (positive[cue.end() :] if cue else "", use_pos) if t),
     }
-    return Doc({f: counts(terms(t)) for f, t in texts.items()})
 
 
 @dataclass
@@ -183,6 +204,7 @@ class Match:
     name_terms: int = 0  # sentence terms that are in the skill's name
     negative: float = 0.0  # IDF of sentence terms found only in not-for clauses
     when: float = 0.0  # IDF of sentence terms found in the "use when ..." part
+    body: float = 0.0  # IDF of sentence terms found only in the body's "when to use" sections
 
 
 CANDIDATE_SHARE = 0.05  # a term in more of the skills than this only scores, never nominates
@@ -194,7 +216,9 @@ def _postings(docs: Sequence[Doc], offset: int = 0) -> dict[str, list[int]]:
     """term -> the positions of the documents that have it, in order."""
     out: dict[str, list[int]] = {}
     for i, d in enumerate(docs, offset):
-        for tf in d.fields.values():
+        for f, tf in d.fields.items():
+            if f == "when":  # the description's part of it is in desc; the body's never nominates
+                continue
             for t in tf:
                 posting = out.setdefault(t, [])
                 if not posting or posting[-1] != i:
@@ -211,6 +235,7 @@ class Index:
         self.docs = [*docs, *rivals]
         self.postings = _postings(self.docs[: self.installed])
         self.rival_postings = _postings(self.docs[self.installed :], self.installed)
+        self.body_terms = {t for d in docs for t in d.fields.get("when", {})}
         total = dict.fromkeys(FIELDS, 0)
         for d in self.docs[: self.installed]:
             for f, tf in d.fields.items():
@@ -238,7 +263,8 @@ class Index:
             share = background_share().get(term, 0.0)
             df = len(self.postings.get(term, ())) + BACKGROUND_DOCS * share
             known = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            if term in self.postings or term in self.rival_postings:  # bounded, sentences not
+            # remembered for the index's terms only: a bounded set, where sentences' are not
+            if term in self.postings or term in self.rival_postings or term in self.body_terms:
                 self._idf[term] = known
         return known
 
@@ -278,11 +304,12 @@ class Index:
     def _scored(
         self, sentence_terms: Sequence[str], postings: dict[str, list[int]], cap: int, top: int
     ) -> list[Match]:
-        wanted = {t: self.idf(t) for t in sentence_terms if t in postings}
+        body = self.body_terms
+        wanted = {t: self.idf(t) for t in sentence_terms if t in postings or t in body}
         nominated: dict[int, float] = {}
         for t, idf in wanted.items():
-            posting = postings[t]
-            if len(posting) <= cap:
+            posting = postings.get(t)
+            if posting is not None and len(posting) <= cap:
                 for i in posting:
                     nominated[i] = nominated.get(i, 0.0) + idf
         if len(nominated) > top:  # only the best two can decide anything
@@ -296,6 +323,7 @@ class Index:
             for t, idf in wanted.items():
                 tf = tw.get(t)
                 if tf is None:
+                    m.body += idf if t in when else 0.0  # only in the body's sections
                     continue
                 if tf == 0.0:
                     m.negative += idf

@@ -146,7 +146,7 @@ DocSource = Callable[[Sequence[Skill]], list[Doc]]
 
 def make_docs(skills: Sequence[Skill]) -> list[Doc]:
     """Index every skill afresh (the index cache is the other DocSource)."""
-    return [make_doc(s.name, s.description) for s in skills]
+    return [make_doc(s.name, s.description, s.body) for s in skills]
 
 
 def described(skill: Skill) -> bool:

@@ -188,6 +188,69 @@ def test_a_poisoned_entry_is_dropped_and_the_skill_indexed_again(tmp_path: Path)
         assert json.loads(path.read_text())[KEY][key] == to_json(cache([gif()])[0])
 
 
+FLAKY_BODY = """# Flaky tests
+
+## When to Use This Skill
+
+- a test passes locally but fails in CI, intermittent timeouts
+
+## Do not use this skill when
+
+- the build itself is broken (compiler errors)
+
+## Steps
+
+1. Reproduce with a seed.
+"""
+
+
+def flaky(body: str = FLAKY_BODY) -> Skill:
+    return Skill("flaky", "Debug flaky tests.", Path("/nowhere/flaky/SKILL.md"), body)
+
+
+def test_the_body_sections_are_cached_and_read_again(tmp_path: Path) -> None:
+    path = tmp_path / "index.json"
+    doc = make_doc(flaky().name, flaky().description, flaky().body)
+    assert "intermittent" in doc.fields["when"] and doc.offsets
+    IndexCache(path)([flaky()])
+    entry = json.loads(path.read_text())[KEY][doc_key(flaky())]
+    assert entry["sections"] == list(doc.offsets)
+    again = IndexCache(path)
+    assert again([flaky()]) == [doc] and again.dropped == 0
+    edited = flaky(FLAKY_BODY.replace("timeouts", "time-outs, deadlocks"))
+    assert doc_key(edited) != doc_key(flaky())  # a body of another length: indexed again
+    assert again([edited]) == [make_doc(edited.name, edited.description, edited.body)]
+
+
+def test_a_poisoned_body_entry_is_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "index.json"
+    IndexCache(path)([flaky()])
+    data = json.loads(path.read_text())
+    key = doc_key(flaky())
+    good = data[KEY][key]
+    steps = FLAKY_BODY.index("## Steps")
+    poisons = [
+        {**good, "sections": [steps]},  # not a "when to use" heading
+        {**good, "sections": [good["sections"][0] + 1]},  # not a heading at all
+        {**good, "sections": [10**9]},  # outside the body
+        {**good, "sections": "0"},  # the wrong shape
+        {**good, "sections": []},  # the terms then have no text to come from
+        {
+            **good,
+            "fields": {**good["fields"], "when": {"reproduc": 1}},
+        },  # a word of another section
+        {**good, "fields": {**good["fields"], "desc": {"intermittent": 1}}},  # a body word in desc
+        {**good, "fields": {**good["fields"], "neg": {"password": 1}}},  # a word never written
+        {**good, "extra": 1},  # a key this version never writes
+    ]
+    for poison in poisons:
+        data[KEY][key] = poison
+        path.write_text(json.dumps(data))
+        cache = IndexCache(path)
+        assert cache([flaky()]) == [make_doc(flaky().name, flaky().description, flaky().body)]
+        assert cache.dropped == 1, poison
+
+
 def test_glossary_terms_of_a_cjk_skill_are_kept_but_not_invented(tmp_path: Path) -> None:
     path = tmp_path / "index.json"
     skill = Skill("rili", "管理日历和会议", Path("/nowhere/rili/SKILL.md"), "b")
