@@ -13,12 +13,12 @@ from mca.skills.catalog import Budget, Catalog, build_catalog
 from mca.skills.model import Candidate, Diagnostic, Root, Skill
 from mca.skills.policy import PRODUCTION, Policy
 from mca.skills.scan import (
-    StatKey,
+    Stamp,
     discover_roots,
     gc_paused,
     resolve_collisions,
     scan_roots,
-    stat_key,
+    stamp,
 )
 from mca.skills.trigger import DocSource, SkillSet
 
@@ -44,7 +44,7 @@ class Discovery:
     dirs: list[str] = field(default_factory=list)  # every directory the scan listed
     docs: DocSource | None = None  # the description index's documents (a cache, or afresh)
 
-    seen: dict[str, StatKey | None] = field(default_factory=dict)  # stat keys from the walk
+    seen: dict[str, Stamp | None] = field(default_factory=dict)  # stat keys from the walk
 
     def _watched(self) -> list[str]:
         paths = [str(r.path) for r in self.roots] + self.dirs
@@ -53,12 +53,12 @@ class Discovery:
     def signature(self) -> tuple[object, ...]:
         """A cheap fingerprint of what is on disk now: a stat of every root, every directory
         discovery listed and every SKILL.md (no reading, no parsing)."""
-        return tuple(_stat_key(p) for p in self._watched())
+        return tuple(_stamp(p) for p in self._watched())
 
     def signature_seen(self) -> tuple[object, ...]:
         """The fingerprint as the walk saw it, before reading any SKILL.md: what
         `signature` gave then (a stat for anything the walk did not look at)."""
-        return tuple(self.seen[p] if p in self.seen else _stat_key(p) for p in self._watched())
+        return tuple(self.seen[p] if p in self.seen else _stamp(p) for p in self._watched())
 
     @functools.cached_property
     def skill_set(self) -> SkillSet:
@@ -131,9 +131,9 @@ def _discover(
     )
 
 
-def _stat_key(path: str) -> StatKey | None:
+def _stamp(path: str) -> Stamp | None:
     try:
-        return stat_key(os.stat(path))
+        return stamp(os.stat(path))
     except OSError:
         return None
 

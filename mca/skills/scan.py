@@ -84,10 +84,11 @@ def discover_roots(
     return unique
 
 
-StatKey = tuple[int, int, int]  # (inode, size, mtime) of a path, symlinks followed
+Stamp = tuple[int, int, int]  # (inode, size, mtime) of a path, symlinks followed: what a
+# signature compares (mca.skills.cache keys its entries more strictly, with ctime too)
 
 
-def stat_key(st: os.stat_result) -> StatKey:
+def stamp(st: os.stat_result) -> Stamp:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
@@ -99,7 +100,7 @@ class ScanResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     visited: dict[str, int] = field(default_factory=dict)  # root -> directories visited
     dirs: list[str] = field(default_factory=list)  # every directory the walk listed
-    seen: dict[str, StatKey | None] = field(default_factory=dict)  # stat keys, as the walk saw
+    seen: dict[str, Stamp | None] = field(default_factory=dict)  # stat keys, as the walk saw
 
 
 def find_skill_files(
@@ -108,7 +109,7 @@ def find_skill_files(
     dir_cap: int = DIR_CAP,
     unreadable: list[tuple[str, OSError]] | None = None,
     listed: list[str] | None = None,
-    seen: dict[str, StatKey | None] | None = None,
+    seen: dict[str, Stamp | None] | None = None,
 ) -> tuple[list[Path], list[Path], int, bool]:
     """(SKILL.md files, symlinked SKILL.md files, dirs visited, truncated) below one root.
 
@@ -130,7 +131,7 @@ def find_skill_files(
             if unreadable is not None and os.path.lexists(d):
                 unreadable.append((d, e))
             continue
-        seen[d] = stat_key(st)
+        seen[d] = stamp(st)
         key = (st.st_dev, st.st_ino)
         if key in visited:
             continue  # a symlink cycle, or the same directory reached twice
@@ -162,7 +163,7 @@ def find_skill_files(
     return found, symlinked, count, False
 
 
-def _skill_file(d: str, seen: dict[str, StatKey | None]) -> bool | None:
+def _skill_file(d: str, seen: dict[str, Stamp | None]) -> bool | None:
     """Whether d/SKILL.md is a symlink, or None when there is none: one lstat, no listing (a
     directory holding a SKILL.md is a skill, whatever else it holds)."""
     path = os.path.join(d, SKILL_FILE)
@@ -172,11 +173,11 @@ def _skill_file(d: str, seen: dict[str, StatKey | None]) -> bool | None:
         return None
     if stat.S_ISLNK(st.st_mode):
         try:
-            seen[path] = stat_key(os.stat(path))
+            seen[path] = stamp(os.stat(path))
         except OSError:
             seen[path] = None
         return True
-    seen[path] = stat_key(st)
+    seen[path] = stamp(st)
     return False
 
 
