@@ -154,13 +154,12 @@ def settings_from(args: argparse.Namespace, env: Mapping[str, str]) -> Any:
     return settings.with_(policy=lab_policy(settings.lab))
 
 
-def lab_policy(lab: str) -> Policy:
-    """The policy MCA_LAB names (production when it is unset). The lab picks it, and this is the
-    only place outside the lab that asks: the runtime receives a Policy, never the lab."""
+def lab_policy(lab: str) -> Policy | None:
+    """The policy MCA_LAB names (None when it is unset: production's, imported only when skills
+    are, not on the way to the prompt). The lab picks it, and this is the only place outside the
+    lab that asks: the runtime receives a Policy, never the lab."""
     if not lab:
-        from mca.skills.policy import PRODUCTION
-
-        return PRODUCTION
+        return None
     from mca.lab.policies import select_policy
 
     return select_policy(lab)

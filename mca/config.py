@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mca.config_checks import Raw, boolean, choice, integer, number, paths, text, url
 from mca.config_sources import ConfigFile, Sources, Spec, prices_of
@@ -27,7 +27,9 @@ from mca.keys import (
     missing_key,
 )
 from mca.models.registry import MOCK, PROVIDERS, SHARED_KEY_VAR, ProviderSpec, Registry
-from mca.skills.policy import PRODUCTION, Policy
+
+if TYPE_CHECKING:  # the skill runtime is imported when skills are, not with the settings
+    from mca.skills.policy import Policy
 
 # Approval modes: what runs without asking.
 MODES = {
@@ -128,7 +130,8 @@ class Settings:
     strict_skills: bool = False
     encoding: str = SPECS.encoding.default
     lab: str = ""  # MCA_LAB as given; the command line turns it into `policy`
-    policy: Policy = PRODUCTION  # how skills are split, validated, rendered, judged and gated
+    # how skills are split, validated, rendered, judged and gated; None: production's
+    policy: Policy | None = None
     verbose: bool = False
     show_ledger: bool = False
     record: Path | None = None

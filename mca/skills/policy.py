@@ -42,4 +42,4 @@ class Policy:
 PRODUCTION = Policy()
 # MCA_LAB as given -> the Policy a session runs: the lab's resolver, which the command line
 # hands to whatever loads skills, so production code never imports the lab.
-PolicyFor = Callable[[str], Policy]
+PolicyFor = Callable[[str], Policy | None]  # None: PRODUCTION

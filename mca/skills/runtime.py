@@ -14,6 +14,7 @@ from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, changes, char_fits, discover, session_roots
 from mca.skills.index_cache import IndexCache
 from mca.skills.model import STRICT_CODES, display_path
+from mca.skills.policy import PRODUCTION
 from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
 from mca.words import plural
@@ -43,7 +44,7 @@ def open_discovery(
         return display_path(path, settings.workspace, settings.user_home)
 
     fits = memo if budget.unit == "tokens" else char_fits
-    d = discover(roots, budget, fits, settings.policy, cache, shown, docs)
+    d = discover(roots, budget, fits, settings.policy or PRODUCTION, cache, shown, docs)
     memo.save()
     return d, memo
 
