@@ -21,7 +21,16 @@ with tempfile.TemporaryDirectory() as tmp, create_pipe_input() as pipe:
     s = load_settings({"MOCK": "1", "MCA_HOME": tmp}, workspace=Path(tmp))
     repl = Repl(s, input=pipe, output=DummyOutput(), out=io.StringIO())
     repl.banner()
-heavy = ("tiktoken", "httpx", "mca.session", "mca.assemble", "mca.tokens", "mca.skills.policy")
+heavy = (
+    "tiktoken",
+    "httpx",
+    "mca.session",
+    "mca.assemble",
+    "mca.tokens",
+    "mca.skills.policy",
+    "mca.events",
+    "mca.tools",
+)
 print(sorted(m for m in heavy if m in sys.modules))
 """
 

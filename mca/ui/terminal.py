@@ -9,21 +9,23 @@ import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
-from mca.events import CommandOutput, CommandStarted, Event, FileChanged, ModelRetry, ModelWaiting
 from mca.sanitize import command_block, exact_line, for_terminal, one_line, scrub
-from mca.tools.allow import Answer, CommandQuestion
 from mca.ui.ansi import DIM, RESET
 from mca.ui.livebox import CommandBox, fit
 from mca.ui.markdown import MarkdownStream
 from mca.ui.render import colour_diff, progress_line
 from mca.ui.spinner import Spinner
 from mca.ui.stream import StreamWriter
+
+if TYPE_CHECKING:  # on the path to the first prompt: imported when first needed
+    from mca.events import Event
+    from mca.tools.allow import Answer, CommandQuestion
 
 # (keys, show) -> the key pressed after show() put the question up ('' for Enter), or None when
 # the keyboard is not read key by key (then the question takes a line).
@@ -152,6 +154,8 @@ class ReplUI:
 
     def approve(self, question: CommandQuestion) -> Answer:
         """The command whole, where it runs, then y / n (/ a: "always" for what it covers)."""
+        from mca.tools.allow import Answer
+
         block = command_block(question.command)
         if question.more:
             self.say(f"the sandbox stopped this command from {question.wall}:\n{block}")
@@ -190,6 +194,8 @@ class ReplUI:
         return answer if answer and answer in keys else None
 
     def event(self, event: Event) -> None:
+        from mca.events import CommandOutput, CommandStarted, FileChanged, ModelRetry, ModelWaiting
+
         match event:
             case ModelWaiting() if self.live:
                 self.end_stream()
