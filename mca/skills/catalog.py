@@ -118,9 +118,8 @@ def build_catalog(
     """
     ordered = sorted(skills, key=lambda s: s.name)
     lines = [_Line.of(s) for s in ordered]
-    names = {s.name: line.render(None, True) for s, line in zip(ordered, lines, strict=True)}
     if PREAMBLE_RUNS + sum(_runs(line, True) for line in lines) > budget.limit:
-        return _fewer(ordered, names, budget, fits)
+        return _fewer(ordered, lines, budget, fits)
 
     def shortened(limit: int | None) -> str:
         return _join([line.render(limit, False) for line in lines], 0)
@@ -145,14 +144,15 @@ def build_catalog(
                 cat.shortened[s.name] = best
                 cat.diagnostics.append(_cut(s, f"description shortened to {best} characters"))
         return cat
-    return _fewer(ordered, names, budget, fits)
+    return _fewer(ordered, lines, budget, fits)
 
 
 def _fewer(
-    ordered: list[Skill], names: dict[str, str], budget: Budget, fits: Callable[[str, int], bool]
+    ordered: list[Skill], lines: list[_Line], budget: Budget, fits: Callable[[str, int], bool]
 ) -> Catalog:
-    """No descriptions, and as many skills as fit, the highest-ranked first (`names`: each
-    skill's line without a description, by name)."""
+    """No descriptions, and as many skills as fit, the highest-ranked first (`lines`: the
+    skills' catalog lines, in the same order)."""
+    names = {s.name: line.render(None, True) for s, line in zip(ordered, lines, strict=True)}
     by_rank = sorted(ordered, key=lambda s: (-s.rank, s.name))
 
     def attempt(k: int) -> str:
