@@ -22,19 +22,12 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_PATH = getattr(os, "O_PATH", os.O_RDONLY)
 
 
 def sha256(data: bytes) -> str:
     """Hex sha256 of some bytes."""
     return hashlib.sha256(data).hexdigest()
-
-
-def fd_path(fd: int) -> Path | None:
-    """The real path of an open file descriptor (Linux /proc), or None where unknown."""
-    try:
-        return Path(os.readlink(f"/proc/self/fd/{fd}"))
-    except OSError:
-        return None
 
 
 class ContainmentError(OSError):
@@ -53,14 +46,49 @@ class FileTooLarge(OSError):
     """A file over the size a read allows (checked before reading)."""
 
 
-def _check_fd(fd: int, root: Path | None, what: Path) -> None:
-    if root is None:
-        return
-    real = fd_path(fd)
-    if real is not None and not (real == root or real.is_relative_to(root)):
-        raise ContainmentError(
-            errno.EXDEV, f"{what}: refused, it was swapped to point outside {root}"
-        )
+def dir_inside(dfd: int, root: Path) -> bool:
+    """Whether the directory held by `dfd` is `root` or beneath it, found by walking `..` from
+    the descriptor: the kernel's own tree, which no link swapped in a path can bend, and no read
+    of /proc, which a process may not be allowed."""
+    try:
+        want = os.stat(root)
+    except OSError:
+        return False
+    goal = (want.st_dev, want.st_ino)
+    fd = os.dup(dfd)
+    try:
+        for _ in range(4096):
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) == goal:
+                return True
+            up = os.open("..", _PATH | _DIRECTORY | _CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = up
+            above = os.fstat(fd)
+            if (above.st_dev, above.st_ino) == (st.st_dev, st.st_ino):
+                return False  # the top of the tree
+        return False
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _swapped(path: Path, root: Path) -> ContainmentError:
+    return ContainmentError(errno.EXDEV, f"{path}: refused, it was swapped to point outside {root}")
+
+
+def _open_in(path: Path, root: Path, flags: int) -> int:
+    """Open `path`'s last component relative to its directory, once that directory is known to
+    be inside `root`: a directory swapped for a link out between a check and the open leads
+    the open nowhere else."""
+    dfd = os.open(path.parent, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    try:
+        if not dir_inside(dfd, root):
+            raise _swapped(path, root)
+        return os.open(path.name, flags | _NOFOLLOW, dir_fd=dfd)
+    finally:
+        os.close(dfd)
 
 
 def is_dir(path: Path | str) -> bool:
@@ -127,7 +155,10 @@ def _open_checked(path: Path, root: Path | None, follow: bool) -> tuple[int, os.
     """A descriptor on a regular file (inside `root` when given), and its fstat."""
     flags = os.O_RDONLY | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
     try:
-        fd = os.open(path, flags)
+        if root is None:
+            fd = os.open(path, flags)
+        else:  # a final link is followed by resolving it now; what is opened is not a link
+            fd = _open_in(Path(os.path.realpath(path)) if follow else path, root, flags)
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise NotRegularFile(errno.ELOOP, f"{path}: is a symbolic link; not followed") from None
@@ -137,7 +168,6 @@ def _open_checked(path: Path, root: Path | None, follow: bool) -> tuple[int, os.
         if not stat.S_ISREG(st.st_mode):
             kind = file_kind(st.st_mode)
             raise NotRegularFile(errno.EINVAL, f"{path}: is {kind}, not a regular file")
-        _check_fd(fd, root, path)
     except BaseException:
         os.close(fd)
         raise
@@ -232,11 +262,9 @@ def open_private(path: Path, append: bool = True) -> int:
 
 def _open_dir(path: Path, root: Path | None) -> int:
     dfd = os.open(path, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
-    try:
-        _check_fd(dfd, root, path)
-    except BaseException:
+    if root is not None and not dir_inside(dfd, root):
         os.close(dfd)
-        raise
+        raise _swapped(path, root)
     return dfd
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import stat
 import sys
 from dataclasses import dataclass
 
@@ -158,7 +159,10 @@ def allow_path(ruleset: Ruleset, path: str, rights: int) -> None:
     flags = os.O_PATH | os.O_CLOEXEC
     fd = os.open(path, flags)
     try:
-        if not os.path.isdir(f"/proc/self/fd/{fd}"):
+        # fstat answers on an O_PATH descriptor; /proc/self may be unreadable (hidepid, a
+        # non-dumpable process, a uid switched from root), and a directory taken for a file
+        # would get an empty rule, which the kernel refuses
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
             rights &= FILE_RIGHTS
         attr = _PathBeneathAttr(rights & ruleset.fs_rights, fd)
         libc = _libc()

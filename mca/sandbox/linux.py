@@ -199,15 +199,16 @@ def rlimits(
     memory_bytes: int = 0,
     cpu_seconds: int = 0,
 ) -> list[tuple[int, int]]:
-    """Limits for the command. RLIMIT_NPROC counts a user's processes: inside a new user
-    namespace that is the sandbox's own; without one, this user's, so the room is added on top
-    of what the user already runs. Root is exempt from it (a pids cgroup stands in). Memory
+    """Limits for the command. RLIMIT_NPROC counts a user's tasks (processes and threads):
+    inside a new user namespace that is the sandbox's own count; without one, every task of this
+    user, so the room is added on top of a bound of what runs already (a browser and an editor
+    are often past a thousand threads). Root is exempt from it (a pids cgroup stands in). Memory
     (address space) and CPU time are per process, when asked for (0: none)."""
     out = [(resource.RLIMIT_FSIZE, max_file_bytes), (resource.RLIMIT_CORE, 0)]
     out += [(resource.RLIMIT_AS, memory_bytes)] if memory_bytes > 0 else []
     out += [(resource.RLIMIT_CPU, cpu_seconds)] if cpu_seconds > 0 else []
     if os.geteuid() != 0:
-        room = max_processes if in_user_ns else _user_processes() + max_processes
+        room = max_processes if in_user_ns else user_tasks(os.getuid()) + max_processes
         _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
         cap = hard if hard != resource.RLIM_INFINITY else room
         out.append((resource.RLIMIT_NPROC, min(room, cap)))
@@ -220,16 +221,57 @@ def _under_hard(kind: int, value: int) -> int:
     return value if hard == resource.RLIM_INFINITY else min(value, hard)
 
 
-def _user_processes() -> int:
-    uid = os.getuid()
+class _SysInfo(ctypes.Structure):
+    _fields_ = [
+        ("uptime", ctypes.c_long),
+        ("loads", ctypes.c_ulong * 3),
+        ("ram", ctypes.c_ulong * 6),  # total, free, shared, buffer, total swap, free swap
+        ("procs", ctypes.c_ushort),
+        ("pad", ctypes.c_ushort),
+        ("high", ctypes.c_ulong * 2),
+        ("mem_unit", ctypes.c_uint),
+        ("_f", ctypes.c_char * 8),
+    ]
+
+
+def user_tasks(uid: int) -> int:
+    """This user's tasks (processes and threads, by real uid: what RLIMIT_NPROC counts), from
+    each process's status. Where /proc cannot be read (hidden, or some entries refused), a
+    bound that needs no walk: every task on the system."""
+    try:
+        names = [n for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return _all_tasks()
+    if str(os.getpid()) not in names:  # a /proc that does not show this process shows nothing
+        return _all_tasks()
+    mine = b"Uid:\t%d\t" % uid
     n = 0
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                n += os.stat(f"/proc/{name}").st_uid == uid
-            except OSError:
-                continue
+    for name in names:
+        try:
+            with open(f"/proc/{name}/status", "rb") as f:
+                status = f.read()
+        except FileNotFoundError:
+            continue  # it ended
+        except OSError:
+            return _all_tasks()
+        if mine in status:
+            at = status.find(b"\nThreads:")
+            n += int(status[at + 9 : status.index(b"\n", at + 1)]) if at >= 0 else 1
     return n
+
+
+def _all_tasks() -> int:
+    """Every task on the system: /proc/loadavg's count, or sysinfo(2)'s (16 bits) where /proc
+    is hidden."""
+    try:
+        with open("/proc/loadavg", "rb") as f:
+            return int(f.read().split()[3].split(b"/")[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    info = _SysInfo()
+    if ctypes.CDLL(None, use_errno=True).sysinfo(ctypes.byref(info)) != 0:
+        return 0xFFFF
+    return int(info.procs)
 
 
 def set_subreaper() -> bool:
@@ -239,9 +281,13 @@ def set_subreaper() -> bool:
 
 
 def children_of() -> dict[int, list[int]]:
-    """ppid -> pids, for every process (read from /proc)."""
+    """ppid -> pids, for every process (read from /proc; empty where /proc cannot be read)."""
     tree: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return tree
+    for name in names:
         if not name.isdigit():
             continue
         try:

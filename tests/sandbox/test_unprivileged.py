@@ -1,0 +1,124 @@
+"""mca as the people who use it run it: an ordinary account, here one that cannot read its own
+/proc entries (as with hidepid, a non-dumpable process, or a uid switched from root on these
+machines), driven from a root test through tests/confine.py. The oracles stay with the test:
+the disk outside, the CSV's rows, what the command printed."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.unpriv import REPO, as_user, give, skip_reason
+
+pytestmark = pytest.mark.skipif(bool(skip_reason()), reason=skip_reason() or "-")
+
+
+def _script(path: Path, *commands: str) -> Path:
+    lines = [
+        {"content": "", "tool_calls": [{"name": "run_command", "arguments": {"command": c}}]}
+        for c in commands
+    ]
+    lines.append({"content": "done"})
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+def _env(root: Path, **more: str) -> dict[str, str]:
+    return {"PATH": "/usr/bin:/bin", "HOME": str(root), "MCA_HOME": str(root / "home"), **more}
+
+
+@pytest.fixture
+def root() -> Iterator[Path]:
+    """A directory the account owns (pytest's own base is root's, closed to others)."""
+    top = Path(os.environ.get("MCA_UNPRIV_TMP", "/tmp")) / f"mca-unpriv-{os.getpid()}"
+    shutil.rmtree(top, ignore_errors=True)
+    top.mkdir(mode=0o755)
+    (top / "ws").mkdir()
+    (top / "outside").mkdir()
+    yield top
+    shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.mark.parametrize("refuse", [(), ("no-userns",)], ids=["userns", "no-userns"])
+def test_a_sandboxed_command_runs_for_an_ordinary_user(root: Path, refuse: tuple[str]) -> None:
+    """The default mode runs commands in the sandbox: they run, inside writes land, outside
+    writes do not (main: every command failed with `landlock add_rule /`)."""
+    script = _script(
+        root / "s.jsonl",
+        f"echo made > inside.txt; id -u; echo x > {root}/outside/escaped; echo after",
+    )
+    give(root)
+    proc = subprocess.run(
+        [*as_user(*refuse), "-C", str(root / "ws"), "-p", "go", "--json"],
+        env=_env(root, MCA_MOCK_SCRIPT=str(script)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)["tool_calls"][0]["result"]
+    assert "landlock" not in result.lower(), result
+    assert "65534" in result and "after" in result, result
+    assert (root / "ws" / "inside.txt").read_text() == "made\n"
+    assert not (root / "outside" / "escaped").exists(), result
+
+
+def test_a_class_is_graded_by_an_ordinary_user(root: Path) -> None:
+    """`mca lab grade` as that account grades the starter as root does (main: every hand-in
+    was 'mca could not grade it' and 0 points)."""
+    lab = root / "lab"
+    subprocess.run(
+        [sys.executable, "-m", "mca", "lab", "init", str(lab)], check=True, capture_output=True
+    )
+    (root / "class" / "alice").mkdir(parents=True)
+    shutil.copy(lab / "exercises.py", root / "class" / "alice" / "exercises.py")
+    give(root)
+    proc = subprocess.run(
+        [*as_user(), "lab", "grade", str(root / "class"), "--check-seconds", "5"],
+        env=_env(root),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=root,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (row,) = csv.DictReader(io.StringIO(proc.stdout))
+    assert row["status"] == "ok", row
+    assert int(row["total"]) == 2, row  # what the starter scores (two exercises need no code)
+
+
+def test_paths_stay_contained_without_proc(tmp_path: Path) -> None:
+    """The file tools' check that an opened file is inside the workspace holds where /proc is
+    hidden (main: the check was skipped there, and a linked directory read outside)."""
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("SECRET\n")
+    (ws / "link").symlink_to(outside)
+    code = (
+        "import sys; from pathlib import Path; from mca.fsutil import read_head\n"
+        "try:\n"
+        f"    print(read_head(Path({str(ws / 'link' / 'secret.txt')!r}),"
+        f" Path({str(ws)!r}), limit=100))\n"
+        "except OSError as e:\n"
+        "    print(type(e).__name__)\n"
+    )
+    confine = [sys.executable, str(REPO / "tests" / "confine.py"), "--hide-proc", "--"]
+    proc = subprocess.run(
+        [*confine, sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ContainmentError", proc.stdout
