@@ -37,6 +37,7 @@ GLOBALS_USED = {
     "ledger": ("workspace", "skills_dir"),
     "selftest": (),
     "lab": (),
+    "sandbox": ("workspace",),
 }
 FLAG_OF = {"workspace": "-C", "skills_dir": "--skills-dir"}
 
@@ -73,7 +74,7 @@ def _for_subcommand(name: str, found: argparse.Namespace, argv: list[str]) -> li
             raise ConfigError(f"mca {name} does not take --{flag.replace('_', '-')}")
     if not extra:
         return argv
-    if name in ("skills", "ledger"):  # the flags belong to the action: after it
+    if name in ("skills", "ledger", "sandbox"):  # the flags belong to the action: after it
         return [*argv, *extra]
     return argv
 
@@ -244,12 +245,18 @@ def _subcommands() -> dict[str, Callable[[Sequence[str], Mapping[str, str]], int
 
         return run_lab_command(argv, env)
 
+    def sandbox(argv: Sequence[str], env: Mapping[str, str]) -> int:
+        from mca.sandbox_cli import run_sandbox_command
+
+        return run_sandbox_command(argv, env)
+
     return {
         "tools": tools,
         "skills": skills,
         "ledger": ledger,
         "selftest": selftest,
         "lab": lab,
+        "sandbox": sandbox,
     }
 
 

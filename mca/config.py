@@ -245,7 +245,7 @@ def _mock_path(env: Mapping[str, str]) -> Path | None:
     return path
 
 
-def _homes(env: Mapping[str, str]) -> tuple[Path, Path]:
+def homes(env: Mapping[str, str]) -> tuple[Path, Path]:
     """(the user's HOME, mca's home: $MCA_HOME or ~/.mca)."""
     home_value = env.get("MCA_HOME")
     if home_value is not None and not home_value.strip():
@@ -265,7 +265,7 @@ def load_settings(
     """Resolve and check settings: flags (overrides) win, then env, then config.toml. `hosts`
     says where the shared keys may go (/model passes the ones mca started with)."""
     o = dict(overrides or {})
-    user_home, home = _homes(env)
+    user_home, home = homes(env)
     config = ConfigFile(home / "config.toml")
     flags = {
         "model": o.pop("model", None),
@@ -366,7 +366,7 @@ class ModelChooser:
     def hosts(self) -> KeyHosts:
         """Where the shared keys were configured to go (read once, as mca started)."""
         if self._hosts is None:
-            config = ConfigFile(_homes(self.env)[1] / "config.toml")
+            config = ConfigFile(homes(self.env)[1] / "config.toml")
             self._hosts = key_hosts(self.env, config.data, self.providers)
         return self._hosts
 

@@ -96,6 +96,7 @@ class Session:
     store: SessionStore
     ledger: LedgerBook = field(default_factory=LedgerBook)
     compacted_before: ContextCompacted | None = None  # the compaction seen before this turn
+    _sandbox_report: list[str] | None = field(default=None, init=False, repr=False)
 
     def refresh_skills(self) -> None:
         """Between turns: when skills changed on disk, rebuild the catalog and say so once."""
@@ -285,6 +286,18 @@ class Session:
         """The sandbox in force and its mechanism, for /mode and /status."""
         box = self.sandbox
         return box.describe() if box is not None else "none"
+
+    def sandbox_report(self) -> list[str]:
+        """Each property of the sandbox, tried once in a real sandboxed child (/status)."""
+        if self._sandbox_report is None:
+            box = self.sandbox
+            if box is None or not box.active:
+                self._sandbox_report = []
+            else:
+                from mca.sandbox.check import check, lines
+
+                self._sandbox_report = lines(check(box))
+        return self._sandbox_report
 
     @property
     def sandbox(self) -> Sandbox | None:

@@ -8,6 +8,7 @@ is told what is missing; it has to find out:
                       seccomp profile, devcontainers, hardened distributions
     --no-mount        mount and the new mount API fail with EPERM, user namespaces allowed: a
                       user namespace without the rights to mount (Ubuntu 23.10+'s AppArmor rule)
+    --no-setattr      mount_setattr fails with ENOSYS (kernels before 5.12)
     --no-landlock     the landlock_* calls fail with ENOSYS (kernels before 5.13), or with
                       EOPNOTSUPP (--landlock-errno eopnotsupp: built in, not enabled at boot)
     --hide-proc       /proc is an empty directory only root may enter (root only: a private
@@ -61,7 +62,12 @@ def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
 
 
 def program(
-    *, userns: bool, mount: bool, landlock: bool, landlock_errno: int = errno.ENOSYS
+    *,
+    userns: bool,
+    mount: bool,
+    landlock: bool,
+    setattr: bool = False,
+    landlock_errno: int = errno.ENOSYS,
 ) -> bytes:
     """The BPF program: refuse what is asked (True means refuse), allow everything else."""
     arch, nr = ARCHES[platform.machine()]
@@ -71,6 +77,8 @@ def program(
         refusals += [(n, landlock_errno) for n in LANDLOCK]
     if userns:
         refusals.append((nr["clone3"], errno.ENOSYS))
+    if setattr and not mount:
+        refusals.append((nr["mount_setattr"], errno.ENOSYS))
     if mount:
         names = ("mount", "open_tree", "move_mount", "fsopen", "fsmount", "mount_setattr")
         refusals += [(nr[n], errno.EPERM) for n in names]
@@ -133,6 +141,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m tests.confine", description=__doc__.split("\n")[0])
     p.add_argument("--no-userns", action="store_true")
     p.add_argument("--no-mount", action="store_true")
+    p.add_argument("--no-setattr", action="store_true")
     p.add_argument("--no-landlock", action="store_true")
     p.add_argument("--landlock-errno", choices=("enosys", "eopnotsupp"), default="enosys")
     p.add_argument("--hide-proc", action="store_true")
@@ -152,13 +161,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         hide_proc()
     if args.user:
         become(args.user)
-    if args.no_userns or args.no_mount or args.no_landlock:
+    if args.no_userns or args.no_mount or args.no_landlock or args.no_setattr:
         err = errno.EOPNOTSUPP if args.landlock_errno == "eopnotsupp" else errno.ENOSYS
         install(
             program(
                 userns=args.no_userns,
                 mount=args.no_mount,
                 landlock=args.no_landlock,
+                setattr=args.no_setattr,
                 landlock_errno=err,
             )
         )

@@ -47,7 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def sandbox_or_refuse(mechanisms: Mechanisms | None, unsandboxed: bool) -> Mechanisms | None:
+def sandbox_or_refuse(
+    mechanisms: Mechanisms | None, unsandboxed: bool, env: Mapping[str, str]
+) -> Mechanisms | None:
     """The sandbox to grade in. --unsandboxed: None (student code runs with the grader's
     rights, limits only); without it, a machine with no sandbox refuses to grade."""
     from mca.errors import McaError
@@ -58,11 +60,32 @@ def sandbox_or_refuse(mechanisms: Mechanisms | None, unsandboxed: bool) -> Mecha
         return None
     mech = probe() if mechanisms is None else mechanisms
     if mech.available:
-        return mech
+        return _contained_or_refuse(mech, env)
     raise McaError(
         f"mca lab grade: {mech.describe()}, so student code would run with your rights and"
         " could read and change your files, its classmates' and the grades. Grade inside a"
         " throwaway container or VM and add --unsandboxed there."
+    )
+
+
+def _contained_or_refuse(mech: Mechanisms, env: Mapping[str, str]) -> Mechanisms:
+    """Before the first hand-in: what grading needs of the sandbox, tried in a real child on
+    this system as this user; refused, with what the trial saw, where it does not hold."""
+    from mca.config import homes
+    from mca.errors import McaError
+    from mca.sandbox.check import check_system, refusal
+    from mca.sandbox.policy import Mode
+    from mca.sandbox.properties import LAB_NEEDS
+
+    user_home, mca_home = homes(env)
+    missing = refusal(check_system(mech, user_home, mca_home, Mode.READ_ONLY), LAB_NEEDS)
+    if not missing:
+        return mech
+    raise McaError(
+        f"mca lab grade: the sandbox here ({mech.describe()}) cannot contain student code:"
+        f" {missing}. A hand-in could change what another's grade rests on. Grade where user"
+        " namespaces are allowed (`mca sandbox check --lab` says when), or inside a throwaway"
+        " container or VM with --unsandboxed."
     )
 
 
@@ -118,7 +141,7 @@ def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | 
         raise ConfigError("mca lab grade: --check-seconds must be > 0 and <= --timeout")
     writer = _writer(args)
     limits = Limits(args.timeout, args.check_seconds, args.memory_mb)
-    mechanisms = sandbox_or_refuse(mech, args.unsandboxed)
+    mechanisms = sandbox_or_refuse(mech, args.unsandboxed, env)
     with lab_content() as repo:  # a private copy: never the current directory's skills/
         plan = Plan(repo, folder, args.jobs, args.seeds, limits, mechanisms, (), env)
         return _run(plan, writer, to_stdout=args.format == "csv" and not args.out)

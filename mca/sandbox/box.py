@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mca.sandbox import guard, landlock
+from mca.sandbox import guard, landlock, mounts, seccomp
 from mca.sandbox.linux import (
     CLONE_NEWIPC,
     CLONE_NEWNET,
@@ -38,6 +38,7 @@ from mca.sandbox.rules import read_grants, signature
 # Devices every program may write to (sinks); everything else in /dev is read-only.
 SINKS = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
 TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")  # each is the private directory inside
+SETUP_FAILED = 126  # the exit status of a command whose sandbox could not be set up
 _counter = itertools.count(1)
 # Children mca started on purpose (sandboxed commands, possibly several at once from the
 # lab's grader threads): never taken for something a command left behind.
@@ -76,6 +77,8 @@ class Sandbox:
     _child: Child | None = None
     _enforcer: landlock.Enforcer | None = None
     _subreaper: bool = False
+    _empty: bytes | None = None
+    _filter: seccomp.Installer | None = None
 
     @property
     def active(self) -> bool:
@@ -138,30 +141,38 @@ class Sandbox:
     def prepare(self, grant: Grant, env: Mapping[str, str]) -> Launch:
         """Everything one command's child needs, built in mca (the child only makes calls)."""
         network = self.policy.network or grant.network
-        ruleset = self._ruleset(network)
+        ruleset_fd = self._ruleset(network).fd if self.mechanisms.landlock_abi else -1
         if self._child is None:
             self._child, self._enforcer = Child(), landlock.Enforcer()
+            self._filter = self._metadata_filter()
             if os.geteuid() == 0 and self.mechanisms.pids_cgroup is not None:
                 self._cgroup = _make_cgroup(self.mechanisms.pids_cgroup, self.policy.max_processes)
             if not self.namespaces:
                 self._subreaper = set_subreaper()
-        plan = self._plan(grant, network, ruleset.fd)
+        plan = self._plan(grant, network, ruleset_fd)
         reals = tuple(Path(p.decode()) for p in self._protected_reals())
         named = self.policy.protected
         protected = () if grant.write_protected else (*named, *(r for r in reals if r not in named))
         record = guard.record(protected, contents=not self.namespaces, mirror=self._mirror())
-        child, enforcer = self._child, self._enforcer
+        child, enforcer, no_metadata = self._child, self._enforcer, self._filter
         assert child is not None and enforcer is not None
         cwd = str(self.policy.workspace)
 
         def enforce(fd: int) -> None:
             enforcer.no_new_privs()
-            enforcer.restrict(fd)
+            if fd >= 0:
+                enforcer.restrict(fd)
+            if no_metadata is not None:
+                no_metadata.install()
 
         def preexec() -> None:
-            child.setup(plan, enforce)
-            if plan.namespaces:
-                os.chdir(cwd)  # through the new mounts, so the read-only ones apply
+            try:
+                child.setup(plan, enforce)
+                if plan.namespaces:
+                    os.chdir(cwd)  # through the new mounts, so the read-only ones apply
+            except OSError as e:  # the command's own error, said on its stderr: never run it
+                os.write(2, f"mca: {e.strerror or e}\n".encode(errors="replace"))
+                os._exit(SETUP_FAILED)
 
         child_env = dict(env)
         covered = any(target == b"/tmp" for _, target in plan.binds)
@@ -182,7 +193,9 @@ class Sandbox:
             return None
 
     def _plan(self, grant: Grant, network: bool, ruleset_fd: int) -> ChildPlan:
-        ns = 0
+        ns, strict, mask_file = 0, False, b""
+        masks: tuple[tuple[bytes, bool], ...] = ()
+        remount: tuple[tuple[bytes, int], ...] | None = None
         binds: list[tuple[bytes, bytes]] = []
         writable: list[bytes] = []
         read_only: list[tuple[bytes, int]] = []
@@ -192,6 +205,10 @@ class Sandbox:
             binds, writable = self._binds()
             if not grant.write_protected or not self.policy.writes_workspace:
                 read_only = [(p, locked_flags(p.decode())) for p in self._protected_reals()]
+            strict = not self.mechanisms.landlock_abi
+            mask_file = self._mask_file()
+            masks = mounts.masks(self.policy.deny_read, files=bool(mask_file))
+            remount = mounts.mount_points(writable) if strict else None
         return ChildPlan(
             namespaces=ns,
             uid=os.getuid(),
@@ -203,9 +220,31 @@ class Sandbox:
             mount_proc=bool(ns),
             rlimits=tuple(self._rlimits(bool(ns))),
             cgroup_procs=bytes(self._cgroup / "cgroup.procs") if self._cgroup else b"",
-            drop_caps=drop_list(),
+            drop_caps=drop_list(landlock=bool(self.mechanisms.landlock_abi)),
             ruleset_fd=ruleset_fd,
+            masks=masks,
+            mask_file=mask_file,
+            remount=remount,
+            strict=strict,
         )
+
+    def _metadata_filter(self) -> seccomp.Installer | None:
+        """Read-only mode writes nothing outside its /tmp: no chmod, chown, utime or xattr
+        either, refused by seccomp (Landlock does not cover them; mounts do only with
+        namespaces)."""
+        if self.policy.writes_workspace:
+            return None
+        program = seccomp.no_metadata_changes()
+        return seccomp.Installer(program) if program is not None else None
+
+    def _mask_file(self) -> bytes:
+        """An empty file of mode 000 in mca's own state, bound over each secret file (not
+        /dev/null: a sink every command may read and write). b'' where there is none."""
+        if self._empty is None:
+            self._empty = b""
+            if self.policy.state is not None:
+                self._empty = mounts.empty_file(self.policy.state)
+        return self._empty
 
     def _rlimits(self, in_user_ns: bool) -> list[tuple[int, int]]:
         p = self.policy

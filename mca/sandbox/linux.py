@@ -7,6 +7,7 @@ mca: no imports, no lookups, nothing that could wait on a lock another thread he
 from __future__ import annotations
 
 import ctypes
+import errno
 import fcntl
 import os
 import resource
@@ -35,6 +36,7 @@ PR_SET_CHILD_SUBREAPER = 36
 SYS_CLOSE_RANGE = 436
 # Capabilities root keeps inside the sandbox: those about files only (Landlock bounds where).
 KEEP_CAPS = {0, 1, 2, 3, 4, 6, 7}  # chown, dac_override, dac_read_search, fowner, fsetid, set[ug]id
+CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 1, 2
 
 
 class SetupError(OSError):
@@ -56,7 +58,11 @@ class ChildPlan:
     rlimits: tuple[tuple[int, int], ...]
     cgroup_procs: bytes  # a pids cgroup's cgroup.procs to join ('' none)
     drop_caps: tuple[int, ...]
-    ruleset_fd: int
+    ruleset_fd: int  # -1: no Landlock here
+    masks: tuple[tuple[bytes, bool], ...] = ()  # secrets covered: (path, is a directory)
+    mask_file: bytes = b""  # an empty file nobody may read, bound over secret files
+    remount: tuple[tuple[bytes, int], ...] | None = None  # read-only one by one (no setattr)
+    strict: bool = False  # no Landlock: the mounts are the only wall, so each must hold
 
 
 def locked_flags(path: str) -> int:
@@ -73,7 +79,7 @@ def last_cap() -> int:
         return 40
 
 
-class _MountAttr(ctypes.Structure):
+class MountAttr(ctypes.Structure):
     _fields_ = [
         ("attr_set", ctypes.c_uint64),
         ("attr_clr", ctypes.c_uint64),
@@ -88,8 +94,8 @@ class Child:
     def __init__(self) -> None:
         self.libc = ctypes.CDLL(None, use_errno=True)
         self.libc.syscall.restype = ctypes.c_long
-        self._ro = _MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
-        self._rw = _MountAttr(0, MOUNT_ATTR_RDONLY, 0, 0)
+        self._ro = MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
+        self._rw = MountAttr(0, MOUNT_ATTR_RDONLY, 0, 0)
 
     def _ok(self, result: int, what: str) -> None:
         if result != 0:
@@ -121,11 +127,13 @@ class Child:
         self._write("/proc/self/setgroups", b"deny")
         self._write("/proc/self/uid_map", b"%d %d 1" % (plan.uid, plan.uid))
         self._write("/proc/self/gid_map", b"%d %d 1" % (plan.gid, plan.gid))
+        self._no_nested_user_namespaces(plan.strict)
         self._ok(self.libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "private /")
+        self._mask(plan.masks, plan.mask_file)
         for source, target in plan.binds:
             self._ok(self.libc.mount(source, target, None, MS_BIND | MS_REC, None), "bind")
         if plan.writable:
-            self._read_only_root(plan.writable)
+            self._read_only_root(plan)
         for path, keep in plan.read_only:
             self._ok(self.libc.mount(path, path, None, MS_BIND | MS_REC, None), "bind")
             flags = MS_BIND | MS_REMOUNT | MS_RDONLY | keep
@@ -135,20 +143,69 @@ class Child:
         if plan.namespaces & CLONE_NEWPID:
             self._become_init_child()
         if plan.mount_proc:
-            # best effort: where /proc is partly hidden (some containers) the kernel refuses
-            self.libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+            self._proc(plan.strict)
 
-    def _read_only_root(self, writable: tuple[bytes, ...]) -> None:
+    def _no_nested_user_namespaces(self, strict: bool) -> None:
+        """No user namespace inside this one (where a command would have every capability
+        again, and could mount over what it sees): the limit is this namespace's own."""
+        try:
+            self._write("/proc/sys/user/max_user_namespaces", b"0")
+        except OSError as e:
+            if strict:
+                raise SetupError(e.errno, "sandbox: cannot forbid nested user namespaces") from e
+
+    def _mask(self, masks: tuple[tuple[bytes, bool], ...], mask_file: bytes) -> None:
+        """Each secret covered by something empty that nobody may open: a file by `mask_file`
+        (files first: it may lie in a directory covered next), a directory by a read-only
+        tmpfs of mode 000."""
+        for path, is_dir in sorted(masks, key=lambda m: m[1]):
+            self._ok(self._cover(path, is_dir, mask_file), f"cover {os.fsdecode(path)}")
+
+    def _cover(self, path: bytes, is_dir: bool, mask_file: bytes) -> int:
+        """One mount over a secret. A file replaced while the kernel mounts on it (renamed
+        over, as atomic writes do) makes the mount fail with ENOENT: it is tried again; a
+        secret gone since mca looked has nothing left to cover."""
+        quiet = MS_NOSUID | MS_NODEV | MS_NOEXEC
+        for _ in range(5):
+            if is_dir:
+                made = self.libc.mount(b"none", path, b"tmpfs", quiet | MS_RDONLY, b"mode=000")
+            else:
+                made = self.libc.mount(mask_file, path, None, MS_BIND, None)
+            if made == 0 or ctypes.get_errno() != errno.ENOENT:
+                return int(made)
+            if not os.path.lexists(path):
+                return 0
+        return int(made)
+
+    def _proc(self, strict: bool) -> None:
+        """The new PID namespace's own /proc. Where the kernel refuses it (a /proc partly
+        hidden, as in some containers) the old one would show every process outside: without
+        Landlock to hold that, an empty /proc instead."""
+        flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+        if self.libc.mount(b"proc", b"/proc", b"proc", flags, None) == 0 or not strict:
+            return
+        empty = self.libc.mount(b"none", b"/proc", b"tmpfs", flags | MS_RDONLY, b"mode=000")
+        self._ok(empty, "hide /proc")
+
+    def _read_only_root(self, plan: ChildPlan) -> None:
         """Every mount read-only but the writable ones (which were bound onto themselves, so
         each is a mount of its own): chmod, utime and the like outside are refused too, which
-        Landlock alone does not cover. Kernels before 5.12 lack the call; Landlock still holds."""
-        size = ctypes.sizeof(_MountAttr)
+        Landlock alone does not cover. Kernels before 5.12 lack the call: with Landlock, it
+        still holds the writes; without, each mount point is remounted read-only."""
+        size = ctypes.sizeof(MountAttr)
         call = self.libc.syscall
-        if call(SYS_MOUNT_SETATTR, -100, b"/", AT_RECURSIVE, ctypes.byref(self._ro), size):
+        if call(SYS_MOUNT_SETATTR, -100, b"/", AT_RECURSIVE, ctypes.byref(self._ro), size) == 0:
+            for path in plan.writable:
+                rw = call(SYS_MOUNT_SETATTR, -100, path, AT_RECURSIVE, ctypes.byref(self._rw), size)
+                self._ok(int(rw), "writable mount")
             return
-        for path in writable:
-            result = call(SYS_MOUNT_SETATTR, -100, path, AT_RECURSIVE, ctypes.byref(self._rw), size)
-            self._ok(int(result), "writable mount")
+        if not plan.strict:
+            return
+        if plan.remount is None:
+            raise SetupError(38, "sandbox: cannot make the file system read-only here")
+        for path, keep in plan.remount:
+            flags = MS_BIND | MS_REMOUNT | MS_RDONLY | keep
+            self._ok(self.libc.mount(None, path, None, flags, None), "read-only")
 
     def _become_init_child(self) -> None:
         """Fork: the child goes on to exec as the first process of the new PID namespace (when
@@ -185,11 +242,13 @@ def _loopback_up() -> None:
         fcntl.ioctl(s.fileno(), SIOCSIFFLAGS, struct.pack("16sh22x", b"lo", flags | IFF_UP))
 
 
-def drop_list() -> tuple[int, ...]:
-    """Capabilities to drop from the bounding set when mca runs as root."""
+def drop_list(landlock: bool = True) -> tuple[int, ...]:
+    """Capabilities to drop from the bounding set when mca runs as root. Without Landlock to
+    bound where root may write, the two that pass over file permissions go too."""
     if os.geteuid() != 0:
         return ()
-    return tuple(c for c in range(last_cap() + 1) if c not in KEEP_CAPS)
+    keep = KEEP_CAPS if landlock else KEEP_CAPS - {CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH}
+    return tuple(c for c in range(last_cap() + 1) if c not in keep)
 
 
 def rlimits(
@@ -201,13 +260,14 @@ def rlimits(
 ) -> list[tuple[int, int]]:
     """Limits for the command. RLIMIT_NPROC counts a user's tasks (processes and threads):
     inside a new user namespace that is the sandbox's own count; without one, every task of this
-    user, so the room is added on top of a bound of what runs already (a browser and an editor
-    are often past a thousand threads). Root is exempt from it (a pids cgroup stands in). Memory
+    user, so the room is added on top of what runs already (a browser and an editor are often
+    past a thousand threads). Root is exempt from it outside a user namespace (a pids cgroup
+    stands in). Memory
     (address space) and CPU time are per process, when asked for (0: none)."""
     out = [(resource.RLIMIT_FSIZE, max_file_bytes), (resource.RLIMIT_CORE, 0)]
     out += [(resource.RLIMIT_AS, memory_bytes)] if memory_bytes > 0 else []
     out += [(resource.RLIMIT_CPU, cpu_seconds)] if cpu_seconds > 0 else []
-    if os.geteuid() != 0:
+    if in_user_ns or os.geteuid() != 0:  # root in a user namespace of its own is not exempt
         room = max_processes if in_user_ns else user_tasks(os.getuid()) + max_processes
         _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
         cap = hard if hard != resource.RLIM_INFINITY else room
@@ -236,14 +296,14 @@ class _SysInfo(ctypes.Structure):
 
 def user_tasks(uid: int) -> int:
     """This user's tasks (processes and threads, by real uid: what RLIMIT_NPROC counts), from
-    each process's status. Where /proc cannot be read (hidden, or some entries refused), a
-    bound that needs no walk: every task on the system."""
+    each process's status; where /proc cannot be read (hidden, or some entries refused), by
+    asking the kernel itself (see _count_by_spawning)."""
     try:
         names = [n for n in os.listdir("/proc") if n.isdigit()]
     except OSError:
-        return _all_tasks()
+        return _count_by_spawning()
     if str(os.getpid()) not in names:  # a /proc that does not show this process shows nothing
-        return _all_tasks()
+        return _count_by_spawning()
     mine = b"Uid:\t%d\t" % uid
     n = 0
     for name in names:
@@ -253,16 +313,40 @@ def user_tasks(uid: int) -> int:
         except FileNotFoundError:
             continue  # it ended
         except OSError:
-            return _all_tasks()
+            return _count_by_spawning()
         if mine in status:
             at = status.find(b"\nThreads:")
             n += int(status[at + 9 : status.index(b"\n", at + 1)]) if at >= 0 else 1
     return n
 
 
+def _count_by_spawning() -> int:
+    """The kernel's own count of this user's tasks, found without /proc: a start under a soft
+    RLIMIT_NPROC of n fails exactly when n tasks already run, so the smallest n at which
+    /bin/true starts is the count plus one (a binary search: about 20 starts)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    lo, hi = 1, hard if hard != resource.RLIM_INFINITY else 1 << 22
+    try:
+        while lo < hi:
+            mid = (lo + hi) // 2
+            resource.setrlimit(resource.RLIMIT_NPROC, (mid, hard))
+            try:
+                pid = os.posix_spawn("/bin/true", ["true"], {})
+            except OSError as e:
+                if e.errno != errno.EAGAIN:
+                    return _all_tasks()
+                lo = mid + 1
+                continue
+            os.waitpid(pid, 0)
+            hi = mid
+    finally:
+        resource.setrlimit(resource.RLIMIT_NPROC, (soft, hard))
+    return lo - 1
+
+
 def _all_tasks() -> int:
-    """Every task on the system: /proc/loadavg's count, or sysinfo(2)'s (16 bits) where /proc
-    is hidden."""
+    """Every task on the system (a bound of any user's): /proc/loadavg's count, or
+    sysinfo(2)'s (16 bits) where /proc is hidden."""
     try:
         with open("/proc/loadavg", "rb") as f:
             return int(f.read().split()[3].split(b"/")[1])

@@ -34,9 +34,17 @@ def sandbox_for(settings: Settings) -> Sandbox:
 
 
 def unsandboxed_notice(settings: Settings, box: Sandbox | None) -> list[str]:
-    """Said once when commands will run with the user's full rights."""
-    if box is None or box.active:
+    """Said once when commands will run with the user's full rights, or in a sandbox that
+    holds less than everything here (which property, and what mca does instead)."""
+    if box is None:
         return []
+    if box.active:
+        import os
+
+        from mca.sandbox.properties import weaker_line
+
+        line = weaker_line(box.mechanisms, root=os.geteuid() == 0)
+        return [line] if line else []
     if settings.sandbox == "off":
         return [f"commands run unsandboxed, with your full rights ({settings.sandbox_source} off)"]
     return [

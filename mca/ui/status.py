@@ -97,6 +97,7 @@ def status_text(session: Session) -> str:
     lines = [
         f"model {s.model} via {s.provider} · base URL {safe_url(s.base_url, s.secrets)} · {key}",
         f"approval mode {session.mode} · sandbox {session.sandbox_text()}",
+        *session.sandbox_report(),
         f"workspace {s.workspace} · session {session.id} · {plural(session.turns, 'turn')}",
         *context_lines(session),
         *instruction_lines(session),

@@ -5,20 +5,30 @@ secret in the output or in any workspace file; nothing reached the listeners; no
 the attempt left; no marker in the real /tmp), plus `GOT`: an attempt that ends with
 `&& touch GOT` and finds GOT in the workspace afterwards got what it wanted.
 
-`needs` names the mechanism an attempt's defence rests on where Landlock alone cannot hold it;
-without that mechanism the attempt is a documented gap (README, Security model).
+`needs` names what an attempt's defence rests on where the first Landlock ABI alone cannot
+hold it: "namespaces" (only a mount, PID or network namespace blocks it), or "abi4"/"abi6" (the
+Landlock ABI that added TCP rules / signal scopes; a namespace holds it too). Without it, the
+attempt is a documented gap of that environment (README, "Where mca runs").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mca.sandbox.probe import Mechanisms
+
 
 @dataclass(frozen=True)
 class Attempt:
     id: str
     command: str
-    needs: str = ""  # "namespaces": only a mount/network namespace blocks it
+    needs: str = ""  # "namespaces", "abi4", "abi6"
+
+    def held_by(self, mech: Mechanisms) -> bool:
+        """Whether these mechanisms are meant to hold it (a documented gap otherwise)."""
+        if mech.user_namespaces or not self.needs:
+            return mech.available
+        return self.needs.startswith("abi") and mech.landlock_abi >= int(self.needs[3:])
 
 
 ATTEMPTS = (
@@ -78,11 +88,12 @@ ATTEMPTS = (
     Attempt("grep-home", "grep -r PLANTED {home} 2>/dev/null; true"),
     Attempt("find-secret", "find / -name id_rsa -exec cat {{}} + 2>/dev/null; true"),
     # -- the network ---------------------------------------------------------------------------
-    Attempt("tcp-bash", "echo hi > /dev/tcp/127.0.0.1/{port} && touch GOT"),
+    Attempt("tcp-bash", "echo hi > /dev/tcp/127.0.0.1/{port} && touch GOT", needs="abi4"),
     Attempt(
         "tcp-python",
         "python3 -c \"import socket; s=socket.create_connection(('127.0.0.1', {port}));"
         " s.sendall(b'leak')\" && touch GOT",
+        needs="abi4",
     ),
     # UDP reaches the sandbox's own loopback at most: the listener must hear nothing
     Attempt(
@@ -108,7 +119,7 @@ ATTEMPTS = (
     ),
     Attempt("mca-environ", "cat /proc/{pid}/environ > env.txt && test -s env.txt && touch GOT"),
     Attempt("mca-mem", "head -c 16 /proc/{pid}/mem > mem.bin && touch GOT"),
-    Attempt("signal-mca", "kill -0 {pid} && touch GOT"),
+    Attempt("signal-mca", "kill -0 {pid} && touch GOT", needs="abi6"),
     Attempt(
         "setuid-copy",
         "cp /bin/sh ./sh && chmod u+s ./sh && ./sh -c 'echo x > {outside}/suid' && touch GOT",

@@ -17,8 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from mca.sandbox.probe import probe
 from tests.unpriv import REPO, as_user, give, skip_reason
 
+# With /proc hidden an account has no user namespaces (it cannot write its id maps), so what
+# contains its commands is Landlock, where the kernel (or tests/confine.py) leaves it.
+MECH = probe()
+CONTAINED = MECH.landlock_abi >= 1
 pytestmark = pytest.mark.skipif(bool(skip_reason()), reason=skip_reason() or "-")
 
 
@@ -51,7 +56,8 @@ def root() -> Iterator[Path]:
 @pytest.mark.parametrize("refuse", [(), ("no-userns",)], ids=["userns", "no-userns"])
 def test_a_sandboxed_command_runs_for_an_ordinary_user(root: Path, refuse: tuple[str]) -> None:
     """The default mode runs commands in the sandbox: they run, inside writes land, outside
-    writes do not (main: every command failed with `landlock add_rule /`)."""
+    writes do not (main: every command failed with `landlock add_rule /`). Where nothing
+    can contain them, the command asks, and -p without --yes runs nothing."""
     script = _script(
         root / "s.jsonl",
         f"echo made > inside.txt; id -u; echo x > {root}/outside/escaped; echo after",
@@ -66,15 +72,22 @@ def test_a_sandboxed_command_runs_for_an_ordinary_user(root: Path, refuse: tuple
     )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)["tool_calls"][0]["result"]
+    assert not (root / "outside" / "escaped").exists(), result
+    if not CONTAINED:
+        assert "commands run unsandboxed" in proc.stderr and "declined" in result, result
+        assert not (root / "ws" / "inside.txt").exists()
+        return
     assert "landlock" not in result.lower(), result
     assert "65534" in result and "after" in result, result
     assert (root / "ws" / "inside.txt").read_text() == "made\n"
-    assert not (root / "outside" / "escaped").exists(), result
 
 
-def test_a_class_is_graded_by_an_ordinary_user(root: Path) -> None:
+@pytest.mark.parametrize("hide_proc", [False, True], ids=["proc", "hidden-proc"])
+def test_a_class_is_graded_by_an_ordinary_user(root: Path, hide_proc: bool) -> None:
     """`mca lab grade` as that account grades the starter as root does (main: every hand-in
-    was 'mca could not grade it' and 0 points)."""
+    was 'mca could not grade it' and 0 points), or refuses before the first hand-in and says
+    why: where nothing contains student code, and where /proc is hidden too (no user
+    namespaces then, and nothing finds a daemon a hand-in leaves)."""
     lab = root / "lab"
     subprocess.run(
         [sys.executable, "-m", "mca", "lab", "init", str(lab)], check=True, capture_output=True
@@ -82,14 +95,22 @@ def test_a_class_is_graded_by_an_ordinary_user(root: Path) -> None:
     (root / "class" / "alice").mkdir(parents=True)
     shutil.copy(lab / "exercises.py", root / "class" / "alice" / "exercises.py")
     give(root)
+    grade = ["lab", "grade", str(root / "class"), "--check-seconds", "5"]
     proc = subprocess.run(
-        [*as_user(), "lab", "grade", str(root / "class"), "--check-seconds", "5"],
+        [*as_user(hide_proc=hide_proc), *grade],
         env=_env(root),
         capture_output=True,
         text=True,
         timeout=600,
         cwd=root,
     )
+    if not CONTAINED and not (MECH.user_namespaces and not hide_proc):
+        assert proc.returncode == 1 and "no sandbox mechanism here" in proc.stderr, proc.stderr
+        return
+    if hide_proc:  # (the account has no pids cgroup either: that is root's)
+        assert proc.returncode == 1, proc.stdout
+        assert "cannot contain student code: processes left running" in proc.stderr, proc.stderr
+        return
     assert proc.returncode == 0, proc.stderr[-2000:]
     (row,) = csv.DictReader(io.StringIO(proc.stdout))
     assert row["status"] == "ok", row

@@ -1,0 +1,95 @@
+"""What a sandboxed child mounts in its own mount namespace, decided in mca before the fork.
+
+Secrets are *absent* from the child's view, not only refused: each path of the secret list that
+exists is covered by an empty read-only tmpfs (a directory) or an empty file (a file), so a way
+round Landlock's rules (or a system without Landlock) finds nothing there.
+
+Without Landlock, read-only mounts are the write wall: the whole tree is made read-only with
+mount_setattr (Linux 5.12); on older kernels each mount point listed in /proc/self/mountinfo is
+remounted read-only instead, keeping the flags a user namespace may not clear.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+from mca.sandbox.linux import locked_flags
+
+
+def masks(deny: Iterable[Path], *, files: bool = True) -> tuple[tuple[bytes, bool], ...]:
+    """(real path, is a directory) for each secret that exists now (directories only unless
+    `files`: there is nothing to cover a file with)."""
+    out: dict[bytes, bool] = {}
+    for path in deny:
+        real = os.path.realpath(path)
+        try:
+            if not os.path.exists(real):
+                continue
+            is_dir = os.path.isdir(real)
+        except (OSError, ValueError):
+            continue
+        if is_dir or files:
+            out.setdefault(os.fsencode(real), is_dir)
+    return tuple(out.items())
+
+
+def empty_file(state: Path) -> bytes:
+    """An empty file of mode 000 in `state` (mca's own, private), made once; b'' if it
+    cannot be."""
+    from mca.fsutil import private_dir
+
+    path = state / "mask"
+    try:
+        private_dir(state)
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0))
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size or st.st_uid != os.getuid():
+            return b""
+        if stat.S_IMODE(st.st_mode):
+            os.chmod(path, 0, follow_symlinks=False)
+    except OSError:
+        return b""
+    return os.fsencode(path)
+
+
+def _unescape(field: str) -> str:
+    """mountinfo writes space, tab, newline and backslash as octal escapes."""
+    out, i = [], 0
+    while i < len(field):
+        if field[i] == "\\" and field[i + 1 : i + 4].isdigit():
+            out.append(chr(int(field[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            out.append(field[i])
+            i += 1
+    return "".join(out)
+
+
+def mount_points(keep_writable: Iterable[bytes]) -> tuple[tuple[bytes, int], ...] | None:
+    """Every mount point but the writable ones and what is below them, shallowest first, with
+    the flags a read-only remount must keep; None where /proc/self/mountinfo cannot be read."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    writable = [os.fsdecode(w) for w in keep_writable]
+    points: dict[str, int] = {}
+    for line in lines:
+        fields = line.split(" ")
+        if len(fields) < 5:
+            continue
+        where = _unescape(fields[4])
+        if any(where == w or where.startswith(w.rstrip("/") + "/") for w in writable):
+            continue
+        try:
+            points[where] = locked_flags(where)
+        except OSError:
+            continue  # hidden or gone: nothing there to write
+    ordered = sorted(points, key=lambda p: (p.count("/"), p))
+    return tuple((os.fsencode(p), points[p]) for p in ordered)
