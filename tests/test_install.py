@@ -117,6 +117,7 @@ def interpreter(version: str) -> str | None:
             [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
             capture_output=True,
             text=True,
+            timeout=60,
         )
         if ran.returncode == 0 and ran.stdout.strip() == version:
             return python
