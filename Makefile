@@ -6,7 +6,7 @@ RUN_STAMP := $(VENV)/.stamp-run
 DEV_STAMP := $(VENV)/.stamp-dev
 ARGS ?=
 
-.PHONY: run test test-fast check bench selftest demo stress fmt golden figures e2e-local clean
+.PHONY: run test test-fast check bench selftest demo stress fmt golden figures decisions e2e-local clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,12 @@ stress: $(DEV_STAMP)
 golden: $(RUN_STAMP)
 	$(BIN)/python -c "from mca.tokens import Estimator; t = open('fixtures/tokens/sample.txt').read(); \
 	print({e: Estimator(e).count(t) for e in ('o200k_base', 'cl100k_base')})"
+
+# The judgment's decisions on the trigger-eval dev split (tests/skills/test_decisions.py checks
+# them on every interpreter): regenerate with the oldest supported Python, when a change to the
+# judgment is meant to move them. Needs ../shared/corpus.
+decisions: $(RUN_STAMP)
+	$(BIN)/python -m bench.decisions
 
 # Real model servers on this machine (not part of make test or CI: the first run builds
 # llama-cpp-python, ~10-25 minutes on 2 cores).

@@ -135,7 +135,7 @@ def run_single(cases: Sequence[Case], chooser: Chooser) -> Score:
 def run_all_installed(cases: Sequence[Case], chooser: Chooser) -> Score:
     """Every single-file skill of these cases installed together, plus the multi files."""
     singles = [c for c in cases if not c.multi]
-    judge = chooser(_unique([c.skills[0] for c in singles]))
+    judge = chooser(unique([c.skills[0] for c in singles]))
     total = Score()
     for c in singles:
         name = c.skills[0].name
@@ -147,7 +147,7 @@ def run_all_installed(cases: Sequence[Case], chooser: Chooser) -> Score:
     return total
 
 
-def _unique(skills: Sequence[Skill]) -> list[Skill]:
+def unique(skills: Sequence[Skill]) -> list[Skill]:
     seen: dict[str, Skill] = {}
     for s in skills:
         seen.setdefault(s.name, s)
@@ -183,7 +183,7 @@ class PlainBM25:
         for w in doc:
             tf[w] = tf.get(w, 0) + 1
         norm = 1.2 * (0.25 + 0.75 * len(doc) / self.avg)
-        return sum(
+        return math.fsum(  # exactly rounded: the same in any set order, on any Python
             self.idf.get(w, 0.0) * tf[w] * 2.2 / (tf[w] + norm)
             for w in set(_words(sentence))
             if w in tf
@@ -203,7 +203,7 @@ def bm25_chooser(bm: PlainBM25, threshold: float) -> Chooser:
 
 def best_bm25(cases: Sequence[Case]) -> tuple[PlainBM25, float]:
     """The baseline at the threshold with the best balanced accuracy, single-skill mode."""
-    bm = PlainBM25(_unique([s for c in cases for s in c.skills]))
+    bm = PlainBM25(unique([s for c in cases for s in c.skills]))
     pairs = [
         (bm.score(c.skills[0].name, i.query), bool(i.label))
         for c in cases

@@ -1,3 +1,3 @@
 """mca: a mini coding agent."""
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # a literal: the build reads it without importing mca (pyproject.toml)

@@ -3,7 +3,12 @@ relevance features (mca.skills.relevance), for skills that declare no `triggers`
 
 The weights are constants learned on the development split of fixtures/trigger-evals only
 (`python -m bench.train_judge` prints them; it never reads the holdout split or any external
-evals). Deterministic: the same skills and sentence always give the same answer.
+evals). Deterministic: the same skills and sentence always give the same answer, on every supported
+Python. Every float total here is `math.fsum`, which is exactly rounded: it does not depend on
+the order of its terms (sets iterate in a different order each run) nor on the interpreter
+(since 3.12, `sum()` of floats is compensated, so it and a plain loop disagree in the last bit).
+A logit is always the fsum of all its weighted features, never a sum of partial sums, so the
+decision thresholds compare bit-identical values wherever they are computed.
 
 At most one skill fires on its description per sentence: the most confident one, and only when
 it is confident by a margin over the next (two skills that fit equally well are a coin flip,
@@ -91,11 +96,9 @@ def query(index: Index, sentence: str) -> Query:
     words = terms(sentence)
     distinct = dict.fromkeys(words)
     share = background_share()
-    mass = known = 0.0
-    for t in distinct:
-        idf = index.idf(t)
-        mass += idf
-        known += idf if t in share or t in index.postings else 0.0
+    idf = {t: index.idf(t) for t in distinct}
+    mass = math.fsum(idf.values())
+    known = math.fsum(x for t, x in idf.items() if t in share or t in index.postings)
     unspaced = sum(not t.isascii() for t in distinct) / len(distinct) if distinct else 0.0
     return Query(words, mass, known, unspaced)
 
@@ -109,10 +112,10 @@ def _rival_evidence(m: Match, index: Index, q: Query) -> tuple[float, float]:
         theirs = set(r.matched)
         if not theirs - mine or index.same(m.skill, r.skill, same_skill):
             continue
-        extra = sum(index.idf(t) for t in theirs - mine)
-        gap = max(gap, extra - sum(index.idf(t) for t in mine - theirs))
+        extra = math.fsum(index.idf(t) for t in theirs - mine)
+        gap = max(gap, extra - math.fsum(index.idf(t) for t in mine - theirs))
         names = index.docs[r.skill].fields.get("name", {})
-        name = max(name, sum(index.idf(t) for t in theirs - mine if t in names))
+        name = max(name, math.fsum(index.idf(t) for t in theirs - mine if t in names))
     return gap / 5.0, name / 5.0
 
 
@@ -142,7 +145,8 @@ def _own(m: Match, index: Index, q: Query) -> tuple[float, ...]:
 
 
 def logit(x: Sequence[float], weights: Sequence[float] | None = None) -> float:
-    return sum(w * v for w, v in zip(weights or WEIGHTS, x, strict=True))
+    """The weighted sum of features, exactly rounded (the same on every interpreter)."""
+    return math.fsum(w * v for w, v in zip(weights or WEIGHTS, x, strict=True))
 
 
 def _verdict(m: Match, index: Index, z: float) -> Verdict:
@@ -165,21 +169,27 @@ def choose(index: Index, sentence: str, weights: Sequence[float] | None = None) 
     Only the best two verdicts decide, and competitors' evidence can only lower a logit (its
     weights are never positive), so it is computed for a skill only while the skill's logit
     without it could still place it among the best two (the answer is the same as over every
-    verdict, at a fraction of the cost with thousands of skills)."""
+    verdict, at a fraction of the cost with thousands of skills). The bound is exact: each
+    competitor term w*x is <= 0, and fsum rounds the exact total, so adding them can only
+    lower the rounded logit or leave it; and the logit is the fsum of every feature, as in
+    `verdicts`, never the bound plus the rest (two roundings, a last bit apart)."""
     w = tuple(weights or WEIGHTS)
     own = len(w) - RIVAL_FEATURES
     if any(x > 0 for x in w[own:]):
         return pick(verdicts(index, sentence, w))
     q = query(index, sentence)
-    staged = [(logit(_own(m, index, q), w[:own]), m) for m in index.match(q.terms)]
-    staged.sort(key=lambda s: (-s[0], s[1].skill))
+    staged = []
+    for m in index.match(q.terms):
+        x = _own(m, index, q)
+        staged.append((logit(x, w[:own]), x, m))
+    staged.sort(key=lambda s: (-s[0], s[2].skill))
     if not staged or staged[0][0] <= 0:  # no skill can be confident
         return None
     best: list[Verdict] = []
-    for upper, m in staged:
-        if len(best) >= 2 and upper <= best[1].logit:
+    for upper, x, m in staged:
+        if len(best) >= 2 and upper < best[1].logit:  # a tie is decided by position, below
             break
-        best.append(_verdict(m, index, upper + logit(_rival_evidence(m, index, q), w[own:])))
+        best.append(_verdict(m, index, logit((*x, *_rival_evidence(m, index, q)), w)))
         best.sort(key=lambda v: (-v.logit, v.skill))
     return pick(best)
 

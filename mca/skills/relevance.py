@@ -288,7 +288,7 @@ class Index:
         if mass is None:
             d = self.docs[i]
             seen = set(d.fields.get("name", {})) | set(d.fields.get("desc", {}))
-            mass = self._mass[i] = sum(self.idf(t) for t in seen) or 1.0
+            mass = self._mass[i] = math.fsum(self.idf(t) for t in seen) or 1.0
         return mass
 
     def match(self, sentence_terms: Sequence[str]) -> list[Match]:
