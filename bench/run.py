@@ -479,10 +479,10 @@ def bench_overhead(results: list[Result]) -> None:
         class Timed:
             name = inner.name
 
-            def complete(self, request: Any, on_text: Any = None) -> Any:
+            def complete(self, request: Any, on_text: Any = None, on_thinking: Any = None) -> Any:
                 start = time.perf_counter()
                 try:
-                    return inner.complete(request, on_text)
+                    return inner.complete(request, on_text, on_thinking)
                 finally:
                     spent.append(time.perf_counter() - start)
 

@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from mca.errors import StreamError
-from mca.types import Usage
+from mca.types import TextSink, Usage
 
 MAX_INDEX = 10_000
 
@@ -107,6 +107,13 @@ def usage(raw: Any, prompt_keys: tuple[str, ...], completion_key: str) -> Usage 
     return Usage(sum(p for p in prompts if p is not None), completion)
 
 
+def detail(raw: Any, group: str, key: str) -> int:
+    """A count inside a usage's details object (`prompt_tokens_details.cached_tokens`): 0 when
+    it is missing or not a count (a bad figure is not a fault)."""
+    details = raw.get(group) if isinstance(raw, dict) else None
+    return (count(details.get(key)) or 0) if isinstance(details, dict) else 0
+
+
 def fix_text(text: str) -> str:
     """Join surrogate pairs that arrived in separate chunks; replace any left alone."""
     if not any("\ud800" <= c <= "\udfff" for c in text):
@@ -141,3 +148,17 @@ class TextStream:
     @property
     def text(self) -> str:
         return fix_text("".join(self.parts))
+
+
+def feed(stream: TextStream, delta: str, sink: TextSink | None) -> None:
+    """A delta into its stream, and what is safe to show of it to the sink."""
+    shown = stream.feed(delta)
+    if sink is not None and shown:
+        sink(shown)
+
+
+def flush(stream: TextStream, sink: TextSink | None) -> None:
+    """What a stream held back, to the sink."""
+    rest = stream.flush()
+    if sink is not None and rest:
+        sink(rest)
