@@ -23,6 +23,7 @@ from typing import Any
 import pexpect
 
 from bench.checkpoints import bench_checkpoints
+from bench.models import bench_caching, bench_parse
 from bench.result import Result as Result  # bench.checkpoints imports it from here
 from bench.trigger_rows import (
     bench_index_cache,
@@ -665,6 +666,8 @@ def main() -> int:
         ("corpus_processes", lambda: bench_corpus_processes(results)),
         ("ledger", lambda: bench_ledger(results)),
         ("overhead", lambda: bench_overhead(results)),
+        ("caching", lambda: bench_caching(results)),
+        ("parse", lambda: bench_parse(results)),
         ("sandbox", lambda: bench_sandbox(results)),
         ("checkpoints", lambda: bench_checkpoints(results, QUICK)),
         ("grade", lambda: bench_grade(results)),

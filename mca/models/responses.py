@@ -211,6 +211,18 @@ def _message(items: Sequence[_Item], source: str) -> Message:
     return Message("assistant", "".join(text), tool_calls=tuple(calls), reasoning=tuple(thoughts))
 
 
+def _priced(message: Message, usage: Usage | None) -> Message:
+    """Each reasoning item with its share of the reply's reasoning tokens: about what it costs
+    as input when it is sent back (the ledger's count of it)."""
+    carried = [i for i, r in enumerate(message.reasoning) if r.encrypted]
+    if usage is None or not usage.reasoning_tokens or not carried:
+        return message
+    share, rest = divmod(usage.reasoning_tokens, len(carried))
+    shares = {i: share + (rest if n == 0 else 0) for n, i in enumerate(carried)}
+    priced = tuple(replace(r, tokens=shares.get(i, 0)) for i, r in enumerate(message.reasoning))
+    return replace(message, reasoning=priced)
+
+
 def _cut(response: dict[str, Any]) -> bool:
     details = shape.opt_obj(response.get("incomplete_details"), "incomplete_details")
     return response.get("status") == "incomplete" and details.get("reason") == "max_output_tokens"
@@ -228,7 +240,8 @@ def from_wire_response(body: Any, model: str = "") -> Response:
         item = _Item(shape.opt_str(raw.get("type"), f"output item {i}'s type"))
         item.take(raw, i, None)
         items.append(item)
-    return Response(_message(items, origin(model)), _usage(body.get("usage")), cut=_cut(body))
+    usage = _usage(body.get("usage"))
+    return Response(_priced(_message(items, origin(model)), usage), usage, cut=_cut(body))
 
 
 # -- a stream ----------------------------------------------------------------------------------
@@ -311,7 +324,8 @@ class StreamAssembler:
         for item in items:
             shape.flush(item.thought, self.on_thinking)
             shape.flush(item.text, on_text)
-        return Response(_message(items, origin(self.model)), self.usage, cut=self.cut)
+        message = _priced(_message(items, origin(self.model)), self.usage)
+        return Response(message, self.usage, cut=self.cut)
 
 
 def adapted(options: ResponsesOptions, error: ModelHTTPError) -> tuple[ResponsesOptions, str]:

@@ -9,18 +9,23 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from mca.errors import StreamError
 from mca.types import TextSink, Usage
 
 MAX_INDEX = 10_000
+# One decoder for every event (json.loads with a keyword builds a new one each call): NaN and
+# Infinity are read as null (they are not JSON, and not numbers we use).
+_DECODER = json.JSONDecoder(parse_constant=lambda c: None)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def loads(text: str, what: str) -> Any:
     """JSON, with NaN and Infinity read as null (they are not JSON, and not numbers we use)."""
     try:
-        return json.loads(text, parse_constant=lambda c: None)
+        return _DECODER.decode(text)
     except ValueError as e:
         raise StreamError(f"the model sent invalid JSON in {what}: {e}") from None
     except RecursionError:
@@ -116,7 +121,7 @@ def detail(raw: Any, group: str, key: str) -> int:
 
 def fix_text(text: str) -> str:
     """Join surrogate pairs that arrived in separate chunks; replace any left alone."""
-    if not any("\ud800" <= c <= "\udfff" for c in text):
+    if not _SURROGATE.search(text):
         return text
     joined = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in joined)

@@ -202,6 +202,7 @@ def test_a_reasoning_summary_is_thinking_and_its_tokens_are_counted() -> None:
     assert thought.startswith("**Creating a structured poem**") and text == ""
     assert reply.usage is not None and reply.usage.reasoning_tokens == 1792
     assert reply.message.reasoning[0].item_id.startswith("rs_68c42d29")
+    assert reply.message.reasoning[0].tokens == 1792  # what it costs when it goes back
 
 
 def test_a_streamed_summary_arrives_as_thinking_part_by_part() -> None:
