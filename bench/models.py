@@ -7,7 +7,8 @@
   (tests/prompt_cache.py); priced with claude-sonnet-4-5's rates from the registry.
 - **Parse cost per wire**: the real streams in fixtures/cassettes/ (one per wire), from raw bytes
   to the assembled reply (lines, server-sent events, the wire's assembler), per 1,000 events,
-  against the reference loop measured alongside.
+  against the reference loop measured alongside. A turn streams hundreds to a few thousand
+  events; the goal keeps their parsing far below a model's latency (~20 ms per 1,000).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from bench.result import Result
 REPO = Path(__file__).resolve().parent.parent
 TURNS = 30
 MODEL = "claude-sonnet-4-5"
+Cost = tuple[float, int, int, int]  # input USD; fresh, read and written input tokens
 STREAMS = {  # wire: a recorded stream of it
     "chat": "chat-reasoning-content-stream",
     "responses": "responses-summary-stream",
@@ -32,7 +34,7 @@ STREAMS = {  # wire: a recorded stream of it
 }
 
 
-def _session_cost(rolling: bool, tmp: Path) -> tuple[float, int, int, int]:
+def _session_cost(rolling: bool, tmp: Path) -> Cost:
     """(input USD, fresh, read, written tokens) of a TURNS-turn session."""
     from mca.assemble import open_session
     from mca.config import load_settings
@@ -77,10 +79,26 @@ def _session_cost(rolling: bool, tmp: Path) -> tuple[float, int, int, int]:
     return usd(price, fresh, read, written, 0), fresh, read, written
 
 
-def bench_caching(results: list[Result]) -> dict[str, Any]:
+def both_ways() -> tuple[Cost, Cost]:
+    """The same session with the rolling breakpoint, and without."""
     with tempfile.TemporaryDirectory() as tmp:
-        rolling = _session_cost(True, Path(tmp))
-        fixed = _session_cost(False, Path(tmp))
+        return _session_cost(True, Path(tmp)), _session_cost(False, Path(tmp))
+
+
+def caching_text() -> str:
+    """The README's caching figures (`make figures`): the same session, both ways."""
+    rolling, fixed = both_ways()
+    head = ("fresh input", "read from cache", "written to cache", "input cost")
+    lines = [f"{TURNS} turns, {MODEL:<19}" + "".join(f"{h:>18}" for h in head)]
+    for label, (cost, *tokens) in (("rolling breakpoint", rolling), ("tools, system only", fixed)):
+        cells = [f"{t:,}" for t in tokens] + [f"${cost:.2f}"]
+        lines.append(f"{label:<29}" + "".join(f"{c:>18}" for c in cells))
+    lines.append(f"the rolling breakpoint: {rolling[0] / fixed[0]:.2f}x the input cost")
+    return "\n".join(lines)
+
+
+def bench_caching(results: list[Result]) -> dict[str, Any]:
+    rolling, fixed = both_ways()
     ratio = rolling[0] / fixed[0]
     results.append(
         Result(
@@ -139,8 +157,8 @@ def bench_parse(results: list[Result]) -> None:
                 ref,
                 REF_NAME,
                 ratio,
-                "<= 5x (~10 ms)",
-                ratio <= 5,
+                "<= 10x (~20 ms)",
+                ratio <= 10,
                 f"fixtures/cassettes/{name}.json: {n} recorded events, bytes to reply",
             )
         )
