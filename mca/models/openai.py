@@ -121,15 +121,7 @@ def _tool_call(call_id: str, name: str, raw_arguments: Any) -> ToolCall:
 
 
 def _usage(raw: Any) -> Usage | None:
-    usage = shape.usage(raw, ("prompt_tokens",), "completion_tokens")
-    if usage is None:
-        return None
-    return replace(
-        usage,
-        cached_tokens=shape.detail(raw, "prompt_tokens_details", "cached_tokens"),
-        cache_write_tokens=shape.detail(raw, "prompt_tokens_details", "cache_write_tokens"),
-        reasoning_tokens=shape.detail(raw, "completion_tokens_details", "reasoning_tokens"),
-    )
+    return shape.openai_usage(raw, "prompt", "completion")
 
 
 def _thinking(raw: dict[str, Any], what: str) -> str:
@@ -261,6 +253,11 @@ class StreamAssembler:
         return Response(message, self.usage, cut=self.finish == "length")
 
 
+def bearer(key: str) -> dict[str, str]:
+    """OpenAI's (and compatible servers') way to send a key: none when there is none."""
+    return {"authorization": f"Bearer {key}"} if key else {}
+
+
 def adapted(options: ChatOptions, error: ModelHTTPError) -> tuple[ChatOptions, str]:
     """The options a server's 400 asks for instead, and what to say about it (unchanged, ''
     when it asks for nothing mca can give): the other length bound, or no effort."""
@@ -290,8 +287,7 @@ class OpenAIModel(HttpModel):
         return f"{self.settings.base_url}/chat/completions"
 
     def headers(self) -> dict[str, str]:
-        key = self.settings.api_key
-        return {"authorization": f"Bearer {key}"} if key else {}
+        return bearer(self.settings.api_key)
 
     def body(self, request: Request, stream: bool) -> dict[str, Any]:
         return request_body(self.settings.model, request, stream, self.options)

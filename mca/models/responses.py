@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from mca.errors import ModelHTTPError, StreamError
 from mca.models import shape
 from mca.models.http import HttpModel
-from mca.models.openai import reasoning_of
+from mca.models.openai import bearer, reasoning_of
 from mca.models.sse import StreamAssembler as Assembler
 from mca.sanitize import excerpt
 from mca.types import Message, Reasoning, Request, Response, TextSink, ToolCall, ToolSpec, Usage
@@ -135,15 +135,7 @@ def request_body(
 
 
 def _usage(raw: Any) -> Usage | None:
-    usage = shape.usage(raw, ("input_tokens",), "output_tokens")
-    if usage is None:
-        return None
-    return replace(
-        usage,
-        cached_tokens=shape.detail(raw, "input_tokens_details", "cached_tokens"),
-        cache_write_tokens=shape.detail(raw, "input_tokens_details", "cache_write_tokens"),
-        reasoning_tokens=shape.detail(raw, "output_tokens_details", "reasoning_tokens"),
-    )
+    return shape.openai_usage(raw, "input", "output")
 
 
 def _failure(raw: Any, what: str) -> StreamError:
@@ -354,8 +346,7 @@ class ResponsesModel(HttpModel):
         return f"{self.settings.base_url}/responses"
 
     def headers(self) -> dict[str, str]:
-        key = self.settings.api_key
-        return {"authorization": f"Bearer {key}"} if key else {}
+        return bearer(self.settings.api_key)
 
     def body(self, request: Request, stream: bool) -> dict[str, Any]:
         return request_body(self.settings.model, request, stream, self.options)

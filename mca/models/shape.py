@@ -112,6 +112,22 @@ def usage(raw: Any, prompt_keys: tuple[str, ...], completion_key: str) -> Usage 
     return Usage(sum(p for p in prompts if p is not None), completion)
 
 
+def openai_usage(raw: Any, prompt: str, completion: str) -> Usage | None:
+    """OpenAI's usage (Chat Completions: prompt/completion, Responses: input/output), with the
+    parts its details give: cache reads and writes of the prompt, reasoning of the answer."""
+    counted = usage(raw, (f"{prompt}_tokens",), f"{completion}_tokens")
+    if counted is None:
+        return None
+    before, after = f"{prompt}_tokens_details", f"{completion}_tokens_details"
+    return Usage(
+        counted.prompt_tokens,
+        counted.completion_tokens,
+        detail(raw, before, "cached_tokens"),
+        detail(raw, before, "cache_write_tokens"),
+        detail(raw, after, "reasoning_tokens"),
+    )
+
+
 def detail(raw: Any, group: str, key: str) -> int:
     """A count inside a usage's details object (`prompt_tokens_details.cached_tokens`): 0 when
     it is missing or not a count (a bad figure is not a fault)."""

@@ -69,37 +69,14 @@ def run(
     )
 
 
-@pytest.mark.parametrize(("model", "flags", "extra", "thinks"), CASES, ids=IDS)
-def test_a_three_tool_turn_in_text(
-    server: tuple[FakeServer, StrictServer],
-    ws: Path,
-    model: str,
-    flags: tuple[str, ...],
-    extra: dict[str, str],
-    thinks: bool,
-) -> None:
-    srv, rules = server
-    proc = run(srv, ws, model, flags, extra)
-    assert rules.refused == [] and proc.returncode == 0, (rules.refused, proc.stderr)
+def in_text(proc: subprocess.CompletedProcess[str], model: str, thinks: bool) -> None:
     assert proc.stdout.strip() == ANSWER  # the answer alone: no thinking on stdout
     calls = [line.split("(")[0] for line in proc.stderr.splitlines() if line.startswith("→ ")]
     assert calls == [f"→ {t}" for t in TOOLS]
     assert ("thinking:" in proc.stderr and "Step 1:" in proc.stderr) is thinks
-    assert KEY not in proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize(("model", "flags", "extra", "thinks"), CASES, ids=IDS)
-def test_a_three_tool_turn_in_stream_json(
-    server: tuple[FakeServer, StrictServer],
-    ws: Path,
-    model: str,
-    flags: tuple[str, ...],
-    extra: dict[str, str],
-    thinks: bool,
-) -> None:
-    srv, rules = server
-    proc = run(srv, ws, model, flags, extra, "--output-format", "stream-json")
-    assert rules.refused == [] and proc.returncode == 0, (rules.refused, proc.stderr)
+def in_stream_json(proc: subprocess.CompletedProcess[str], model: str, thinks: bool) -> None:
     lines: list[dict[str, Any]] = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [r["name"] for r in lines if r["type"] == "tool.call"] == TOOLS
     last = max(i for i, r in enumerate(lines) if r["type"] == "tool.result")
@@ -115,3 +92,28 @@ def test_a_three_tool_turn_in_stream_json(
         assert usage["reasoning_tokens"] == 4 * REASONING_TOKENS
     if model.startswith("claude"):
         assert usage["cached_tokens"] > 0  # the rolling breakpoint: later calls read the turn
+
+
+OUTPUTS = {
+    "text": ((), in_text),
+    "stream-json": (("--output-format", "stream-json"), in_stream_json),
+}
+
+
+@pytest.mark.parametrize("output", OUTPUTS)
+@pytest.mark.parametrize(("model", "flags", "extra", "thinks"), CASES, ids=IDS)
+def test_a_three_tool_turn(
+    server: tuple[FakeServer, StrictServer],
+    ws: Path,
+    model: str,
+    flags: tuple[str, ...],
+    extra: dict[str, str],
+    thinks: bool,
+    output: str,
+) -> None:
+    srv, rules = server
+    how, check = OUTPUTS[output]
+    proc = run(srv, ws, model, flags, extra, *how)
+    assert rules.refused == [] and proc.returncode == 0, (rules.refused, proc.stderr)
+    check(proc, model, thinks)
+    assert KEY not in proc.stdout + proc.stderr

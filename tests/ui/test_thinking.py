@@ -39,6 +39,16 @@ def script(tmp_path: Path) -> str:
     return str(path)
 
 
+def one_shot(ws: Path, tmp_path: Path, *flags: str) -> int:
+    """`mca -p` with the thinking script (its output in capsys)."""
+    env = {
+        "HOME": str(tmp_path),
+        "MCA_HOME": str(tmp_path / "h"),
+        "MCA_MOCK_SCRIPT": script(tmp_path),
+    }
+    return main(["-C", str(ws), "-p", "what is here?", *flags], env)
+
+
 def test_thinking_is_folded_to_its_first_lines() -> None:
     folded = fold_thinking(LONG)
     assert folded.splitlines()[:4] == [
