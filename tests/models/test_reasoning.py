@@ -380,3 +380,22 @@ def test_known_keys_never_leave_in_thinking(tmp_path: Path) -> None:
     model = model_for(settings, httpx.MockTransport(rec))
     model.complete(Request("s", (Message("user", "x"), reply, Message("user", "y")), ()))
     assert WIRE_KEY not in rec.requests[0].content.decode()
+
+
+def test_the_responses_wire_retries_what_can_succeed(tmp_path: Path) -> None:
+    ok = {"status": "completed", "output": [], "usage": {"input_tokens": 5, "output_tokens": 1}}
+    rec = Recorder(
+        httpx.Response(429, json={"error": {"message": "slow down"}}, headers={"retry-after": "0"}),
+        httpx.Response(503, json={"error": {"message": "busy"}}),
+        httpx.Response(200, json=ok),
+    )
+    notices: list[str] = []
+    model = model_for(openai(tmp_path, "gpt-5", False), httpx.MockTransport(rec), notices)
+    reply = model.complete(Request("s", (Message("user", "hi"),), ()))
+    assert reply.usage is not None and len(rec.requests) == 3 and "HTTP 429" in notices[0]
+    assert rec.requests[0].url.path == "/v1/responses"
+    rec = Recorder(httpx.Response(401, json={"error": {"message": "bad key"}}))
+    with pytest.raises(ModelHTTPError, match="the API key is missing or wrong.*OPENAI_API_KEY"):
+        model_for(openai(tmp_path, "gpt-5"), httpx.MockTransport(rec)).complete(
+            Request("s", (Message("user", "hi"),), ())
+        )

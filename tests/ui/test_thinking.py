@@ -100,12 +100,7 @@ def test_on_a_colour_terminal_it_is_dim() -> None:
 def test_p_puts_it_on_stderr_never_in_the_answer(
     ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    env = {
-        "HOME": str(tmp_path),
-        "MCA_HOME": str(tmp_path / "h"),
-        "MCA_MOCK_SCRIPT": script(tmp_path),
-    }
-    assert main(["-C", str(ws), "-p", "what is here?"], env) == 0
+    assert one_shot(ws, tmp_path) == 0
     out, err = capsys.readouterr()
     assert out == "The workspace has one file.\n"
     assert "thinking:\n  ┊ I should list the files." in err and "… 2 more lines" in err
@@ -115,13 +110,7 @@ def test_p_puts_it_on_stderr_never_in_the_answer(
 def test_stream_json_has_it_as_its_own_kind(
     ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    env = {
-        "HOME": str(tmp_path),
-        "MCA_HOME": str(tmp_path / "h"),
-        "MCA_MOCK_SCRIPT": script(tmp_path),
-    }
-    argv = ["-C", str(ws), "-p", "what is here?", "--output-format", "stream-json"]
-    assert main(argv, env) == 0
+    assert one_shot(ws, tmp_path, "--output-format", "stream-json") == 0
     lines: list[dict[str, Any]] = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     kinds = [r["type"] for r in lines]
     assert kinds.index("thinking.delta") < kinds.index("tool.call")
