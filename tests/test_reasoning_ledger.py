@@ -69,3 +69,19 @@ def test_thinking_survives_a_save_and_a_resume_exactly() -> None:
     ):
         m = Message("assistant", "ok", tool_calls=(ToolCall("c", "list_dir", {}),), reasoning=(r,))
         assert message_from(json.loads(json.dumps(message_json(m)))) == m
+
+
+def test_record_keeps_the_thinking_as_text(tmp_path: Path) -> None:
+    """--record writes a reply's thinking (never its signature or encrypted content), and the
+    scripted model replays it as thinking."""
+    from mca.models.mock import ScriptedModel, script_line
+    from mca.types import Request
+
+    line = script_line(Message("assistant", "hi", reasoning=(SIGNED, ENCRYPTED)), None)
+    assert json.loads(line)["thinking"] == f"{SIGNED.text}\n\n{ENCRYPTED.text}"
+    assert "EqSig" not in line and "gAAAA" not in line
+    path = tmp_path / "script.jsonl"
+    path.write_text(line + "\n")
+    shown: list[str] = []
+    reply = ScriptedModel(path).complete(Request("s", (), ()), None, shown.append)
+    assert "".join(shown) == json.loads(line)["thinking"] and reply.message.content == "hi"
