@@ -10,6 +10,7 @@ listening) nor other 4xx answers.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import random
 import time
@@ -359,25 +360,22 @@ class HttpModel:
         raw = json.dumps(self.body(request, stream), separators=(",", ":"))
         return scrub(raw, self.settings.secrets).encode()
 
-    def _send(self, request: Request, stream: bool, deadline: Deadline) -> tuple[bytes, Any]:
-        """The body sent and the server's response (sent once more when `adapt` says how)."""
+    def _send(
+        self, request: Request, stream: bool, deadline: Deadline
+    ) -> tuple[bytes, httpx.Response]:
+        """The body sent and the server's answer: sent once more, changed, when a 400 asks for
+        something the wire can give (`adapt`)."""
         headers = {"content-type": "application/json", **self.headers()}
         for last in (False, True):
             content = self._content(request, stream)
-
-            def build(content: bytes = content) -> httpx.Request:
-                return self.client.build_request(
-                    "POST", self.url(), content=content, headers=headers
-                )
-
+            build = functools.partial(
+                self.client.build_request, "POST", self.url(), content=content, headers=headers
+            )
             try:
-                return content, send(
-                    self.client, build, self.settings, self.policy, self.notice, deadline
-                )
-            except ContextOverflow:
-                raise
+                sent = send(self.client, build, self.settings, self.policy, self.notice, deadline)
+                return content, sent
             except ModelHTTPError as e:
-                said = "" if last else self.adapt(e)
+                said = "" if last or isinstance(e, ContextOverflow) else self.adapt(e)
                 if not said:
                     raise
                 self.notice(said)
