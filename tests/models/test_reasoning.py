@@ -395,7 +395,7 @@ def test_the_responses_wire_retries_what_can_succeed(tmp_path: Path) -> None:
     assert reply.usage is not None and len(rec.requests) == 3 and "HTTP 429" in notices[0]
     assert rec.requests[0].url.path == "/v1/responses"
     rec = Recorder(httpx.Response(401, json={"error": {"message": "bad key"}}))
-    with pytest.raises(ModelHTTPError, match="the API key is missing or wrong.*OPENAI_API_KEY"):
+    with pytest.raises(ModelHTTPError, match=r"the API key is missing or wrong.*OPENAI_API_KEY"):
         model_for(openai(tmp_path, "gpt-5"), httpx.MockTransport(rec)).complete(
             Request("s", (Message("user", "hi"),), ())
         )
