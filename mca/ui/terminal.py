@@ -206,6 +206,8 @@ class ReplUI:
 
         match event:
             case ThinkingDelta(text=text):  # kept until the reply's text or the next event
+                if not self._thought and self.spinner.running:
+                    self.spinner.what = "thinking"
                 self._thought.append(text)
                 return
             case ModelWaiting() if self.live:

@@ -137,3 +137,14 @@ def test_a_key_split_across_thinking_pieces_is_scrubbed() -> None:
         "the key is [REDACTED] so"
     )
     assert [r["type"] for r in lines][-1] == "text.delta"
+
+
+def test_the_spinner_says_the_model_is_thinking() -> None:
+    ui = ReplUI(io.StringIO(), lambda q: "", live=True)
+    ui.spinner.start()
+    try:
+        ui.event(ThinkingDelta("hmm"))
+        assert ui.spinner.what == "thinking"
+    finally:
+        ui.spinner.stop()
+    ui.end_thinking()
