@@ -89,6 +89,8 @@ def _thinking_block(r: Reasoning) -> dict[str, Any]:
 
 
 def _assistant(m: Message, source: str) -> list[dict[str, Any]]:
+    if not m.content and not m.tool_calls:
+        return []  # thinking alone is no reply: left out, like an empty one
     blocks = [_thinking_block(r) for r in m.reasoning if r.origin == source]
     if m.content:
         blocks.append({"type": "text", "text": m.content})

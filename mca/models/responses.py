@@ -68,6 +68,8 @@ def _reasoning_item(r: Reasoning) -> dict[str, Any]:
 def _assistant(m: Message, source: str) -> list[dict[str, Any]]:
     """An assistant message as items: each reasoning item before the call that followed it
     (and before the text), then the text, then the calls."""
+    if not m.content and not m.tool_calls:
+        return []  # a reasoning item without the item it led to is refused
     mine = [r for r in m.reasoning if r.origin == source and r.encrypted]
     calls = m.tool_calls
     out: list[dict[str, Any]] = []

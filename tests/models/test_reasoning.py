@@ -399,3 +399,16 @@ def test_the_responses_wire_retries_what_can_succeed(tmp_path: Path) -> None:
         model_for(openai(tmp_path, "gpt-5"), httpx.MockTransport(rec)).complete(
             Request("s", (Message("user", "hi"),), ())
         )
+
+
+def test_thinking_alone_is_no_reply_to_send_back() -> None:
+    """A reply cut before its text: its thinking is not sent back alone (the APIs refuse a
+    reasoning item without the item it led to, and an assistant turn of thinking only)."""
+    thought = Message("assistant", "", reasoning=(Reasoning("t", resp.origin("m"), encrypted="g"),))
+    assert resp.to_wire_input([Message("user", "x"), thought], resp.origin("m")) == [
+        {"role": "user", "content": "x"}
+    ]
+    signed = Message("assistant", "", reasoning=(Reasoning("t", anth.origin("m"), signature="s"),))
+    assert [
+        m["role"] for m in anth.to_wire_messages([Message("user", "x"), signed], anth.origin("m"))
+    ] == ["user"]
