@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 WIRE = "responses"
 ENCRYPTED = "reasoning.encrypted_content"
 ENDS = ("response.completed", "response.incomplete")
+TEXT_FIELDS = {"output_text": "text", "refusal": "refusal"}  # a message's parts: the answer
 
 
 @dataclass(frozen=True)
@@ -159,7 +160,6 @@ class _Item:
     thought: shape.TextStream = field(default_factory=shape.TextStream)
     encrypted: str = ""
     parts: int = 0  # summary parts seen: a blank line goes between two
-    at: int = 0  # tool calls before it in the reply
 
     def take(self, raw: dict[str, Any], i: int, on_text: TextSink | None) -> None:
         """The whole item (output_item.done, or a body's output): what the deltas missed."""
@@ -173,7 +173,8 @@ class _Item:
         if self.kind == "message" and not self.text.chars:
             for part in shape.opt_list(raw.get("content"), f"{what}'s content"):
                 part = shape.obj(part, f"{what}'s content part")
-                piece = part.get("text") if part.get("type") == "output_text" else None
+                field_ = TEXT_FIELDS.get(str(part.get("type")), "")
+                piece = part.get(field_) if field_ else None
                 shape.feed(self.text, shape.opt_str(piece, "an output text"), on_text)
         if self.kind == "reasoning" and not self.thought.chars:
             self.thought.feed("\n\n".join(_summary(raw, what)))
@@ -261,8 +262,7 @@ class StreamAssembler:
         if kind == "response.output_item.added":
             item = shape.obj(event.get("item"), "output_item.added.item")
             kind_of = shape.opt_str(item.get("type"), "an item's type")
-            calls = sum(i.kind == "function_call" for i in self.items.values())
-            new = _Item(kind_of, at=calls)
+            new = _Item(kind_of)
             new.take({k: v for k, v in item.items() if k != "content"}, len(self.items), None)
             self.items[self._index(event)] = new
         elif kind == "response.output_item.done":
