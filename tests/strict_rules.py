@@ -8,8 +8,10 @@ Responses API wants its reasoning items back before the function calls they led 
 verifies them), strict function schemas; Anthropic wants thinking blocks back, first in the
 assistant message before a tool_use, with their signatures intact, budgets within bounds, at
 most four cache breakpoints, tool results that answer the previous message's tool uses.
-Messages are quoted from the APIs' answers (see the cassettes under fixtures/cassettes/ and
-the providers' documentation).
+The error texts follow the APIs' own wording where it is known (OpenAI's `max_tokens` and
+Responses-only refusals, the missing reasoning item, Anthropic's thinking-block rule and its
+breakpoint limit); the rest are close paraphrases. Statuses are the APIs' (400; 404 for a
+model served only by the Responses API).
 """
 
 from __future__ import annotations
