@@ -38,7 +38,7 @@ class Looping:
     def __init__(self) -> None:
         self.step = 0
 
-    def complete(self, request: Any, on_text: Any = None) -> Any:
+    def complete(self, request: Any, on_text: Any = None, on_thinking: Any = None) -> Any:
         from mca.types import Message, Response, ToolCall
 
         self.step += 1

@@ -54,7 +54,13 @@ def demo() -> str:
     return f"{copy}\n{command}\n" + out.rstrip("\n")
 
 
-BLOCKS = {"lab-compare": lab_compare, "demo": demo}
+def caching() -> str:
+    from bench.models import caching_text
+
+    return caching_text()
+
+
+BLOCKS = {"lab-compare": lab_compare, "demo": demo, "caching": caching}
 # Figures that honestly change with the machine: the token estimate of a prompt that holds the
 # workspace's temporary path. The README test compares everything else exactly.
 VOLATILE = {"demo": re.compile(r"~[\d,]+ in / ~[\d,]+ out")}

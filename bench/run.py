@@ -23,6 +23,7 @@ from typing import Any
 import pexpect
 
 from bench.checkpoints import bench_checkpoints
+from bench.models import bench_caching, bench_parse
 from bench.result import Result as Result  # bench.checkpoints imports it from here
 from bench.trigger_rows import (
     bench_index_cache,
@@ -479,10 +480,10 @@ def bench_overhead(results: list[Result]) -> None:
         class Timed:
             name = inner.name
 
-            def complete(self, request: Any, on_text: Any = None) -> Any:
+            def complete(self, request: Any, on_text: Any = None, on_thinking: Any = None) -> Any:
                 start = time.perf_counter()
                 try:
-                    return inner.complete(request, on_text)
+                    return inner.complete(request, on_text, on_thinking)
                 finally:
                     spent.append(time.perf_counter() - start)
 
@@ -665,6 +666,8 @@ def main() -> int:
         ("corpus_processes", lambda: bench_corpus_processes(results)),
         ("ledger", lambda: bench_ledger(results)),
         ("overhead", lambda: bench_overhead(results)),
+        ("caching", lambda: bench_caching(results)),
+        ("parse", lambda: bench_parse(results)),
         ("sandbox", lambda: bench_sandbox(results)),
         ("checkpoints", lambda: bench_checkpoints(results, QUICK)),
         ("grade", lambda: bench_grade(results)),

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from mca.engine import Engine
 from mca.errors import ContextOverflow, ToolError
-from mca.events import ModelWaiting, Notice, ToolCalled, ToolReturned
+from mca.events import ModelWaiting, Notice, ThinkingDelta, ToolCalled, ToolReturned
 from mca.sanitize import valid_text
 from mca.tools import get_tool, tool_specs
 from mca.tools.base import ToolEnv, TurnState
@@ -132,7 +132,7 @@ class Agent:
         result.requests.append(request)
         self.env.emit(ModelWaiting(len(result.requests)))
         try:
-            response = self.engine.model.complete(request, self.on_text)
+            response = self.engine.model.complete(request, self.on_text, self._thinking)
         except ContextOverflow:
             if keeper is None:
                 raise
@@ -145,6 +145,11 @@ class Agent:
             result.usage += response.usage
             result.usage_reported = True
         return response
+
+    def _thinking(self, text: str) -> None:
+        """The model's thinking as it streams: an event of its own, never the answer's text
+        (each face scrubs it as it scrubs the text)."""
+        self.env.emit(ThinkingDelta(text))
 
     def _not_run(self, call: ToolCall) -> Message:
         text = (

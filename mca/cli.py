@@ -138,6 +138,17 @@ def main_parser() -> argparse.ArgumentParser:
         "--allow-network", action="store_true", help="let sandboxed commands use the network"
     )
     p.add_argument("--model", help="model name; 'mock' for the offline mock model")
+    p.add_argument(  # the values are checked with the setting's (mca.config.SPECS)
+        "--reasoning",
+        metavar="EFFORT",
+        help="how hard a reasoning model thinks: none, minimal, low, medium, high, xhigh"
+        " (OpenAI's reasoning effort; Anthropic's effort, or its thinking budget)",
+    )
+    p.add_argument(
+        "--thinking",
+        metavar="TOKENS",
+        help="Anthropic extended thinking with this budget (at least 1,024; 0: off)",
+    )
     p.add_argument("--max-steps", type=int, help="model calls per turn (default 30)")
     p.add_argument("--no-stream", action="store_true", help="do not stream responses")
     p.add_argument("--ledger", action="store_true", help="print the ledger after every turn")
@@ -185,6 +196,8 @@ def _overrides(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         "ledger",
         "sandbox",
         "allow_network",
+        "reasoning",
+        "thinking",
     ):
         value = getattr(args, key, None)
         if value is None or value is False:  # not given (0 is a value: it gets checked)

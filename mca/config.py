@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mca.config_checks import Raw, boolean, choice, integer, number, paths, text, url
+from mca.config_checks import Raw, boolean, budget, choice, integer, number, paths, text, url
 from mca.config_sources import ConfigFile, Sources, Spec, prices_of
 from mca.errors import ConfigError
 from mca.keys import (
@@ -26,6 +26,7 @@ from mca.keys import (
     known_secrets,
     missing_key,
 )
+from mca.models.catalog import ModelInfo, Price
 from mca.models.registry import MOCK, PROVIDERS, SHARED_KEY_VAR, ProviderSpec, Registry
 
 if TYPE_CHECKING:  # the skill runtime is imported when skills are, not with the settings
@@ -44,6 +45,9 @@ DEFAULT_SKILL_BUDGET = 12_000
 DEFAULT_CONTEXT_WINDOW = 32_000  # conservative when the model is unknown
 DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 MIN_CONTEXT_WINDOW = 1_024
+# How hard a reasoning model thinks (OpenAI's reasoning_effort; Anthropic's effort, or a budget)
+EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+MIN_THINKING = 1_024  # the least budget_tokens Anthropic accepts
 # config.toml keys that are not settings of their own below.
 OTHER_CONFIG_KEYS = ("api_key",)
 
@@ -74,6 +78,11 @@ class SPECS:
     retry_base = Spec("MCA_RETRY_BASE", "retry_base", number(0, 60), 1.0)
     # the answer's length limit; 0: a quarter of the window, at most 8,192
     max_tokens = Spec("MCA_MAX_TOKENS", "max_tokens", integer(1, 1_000_000), 0)
+    # which wire protocol to speak ('': the model's record, else the provider's first)
+    wire = Spec("MCA_WIRE", "wire", choice("chat", "responses", "messages"), "")
+    # a reasoning model's effort ('': the model's own default); Anthropic thinking's budget
+    reasoning = Spec("MCA_REASONING", "reasoning", choice(*EFFORTS), "", "--reasoning")
+    thinking = Spec("MCA_THINKING", "thinking", budget(MIN_THINKING, 1_000_000), 0, "--thinking")
     # the most a server's answer may take in memory (a body, a stream line, an assembled reply)
     max_response_bytes = Spec(
         "MCA_MAX_RESPONSE_BYTES",
@@ -140,15 +149,28 @@ class Settings:
     request_timeout: float = SPECS.request_timeout.default
     retry_base: float = SPECS.retry_base.default
     max_tokens: int = SPECS.max_tokens.default
+    wire: str = SPECS.wire.default
+    reasoning: str = SPECS.reasoning.default
+    thinking: int = SPECS.thinking.default
     max_response_bytes: int = SPECS.max_response_bytes.default
     checkpoint_file_cap: int = SPECS.checkpoint_file_cap.default
     checkpoint_cap: int = SPECS.checkpoint_cap.default
-    prices: tuple[tuple[str, float, float], ...] = ()  # config.toml [prices]: model, in, out
+    prices: tuple[tuple[str, Price], ...] = ()  # config.toml [prices]
     providers: Registry = field(default=PROVIDERS, repr=False, compare=False)
 
     @property
-    def price_table(self) -> dict[str, tuple[float, float]]:
-        return {model: (p_in, p_out) for model, p_in, p_out in self.prices}
+    def price_table(self) -> dict[str, Price]:
+        return dict(self.prices)
+
+    @property
+    def model_info(self) -> ModelInfo | None:
+        """What the registry knows of the model (window, prices, wire, how it reasons)."""
+        return self.providers.model(self.model)
+
+    @property
+    def own_api(self) -> bool:
+        """Is the base URL the provider's own (not a compatible server or a proxy)?"""
+        return bool(self.base_url) and self.base_url == self.spec.base_url
 
     @property
     def spec(self) -> ProviderSpec:
@@ -273,6 +295,8 @@ def load_settings(
         "mode": _mode_flag(o.pop("mode", None), o.pop("yes", False)),
         "sandbox": o.pop("sandbox", None),
         "network": o.pop("network", None),
+        "reasoning": o.pop("reasoning", None),
+        "thinking": o.pop("thinking", None),
     }
     src = Sources(flags, env, config)
     provider_raw = src.raw(SPECS.provider)
@@ -309,6 +333,9 @@ def load_settings(
         request_timeout=src.get(SPECS.request_timeout),
         retry_base=src.get(SPECS.retry_base),
         max_tokens=src.get(SPECS.max_tokens),
+        wire=_wire(src, providers, choice_),
+        reasoning=src.get(SPECS.reasoning),
+        thinking=src.get(SPECS.thinking),
         max_response_bytes=src.get(SPECS.max_response_bytes),
         checkpoint_file_cap=src.get(SPECS.checkpoint_file_cap),
         checkpoint_cap=src.get(SPECS.checkpoint_cap),
@@ -326,6 +353,21 @@ def load_settings(
     if o.get("record") is not None:
         _check_record(Path(o["record"]))
     return settings.with_(**o)
+
+
+def _wire(src: Sources, providers: Registry, chosen: ModelChoice) -> str:
+    """The wire for the chosen model: one its provider speaks (a ConfigError naming them when
+    the one asked for is not), else the model's record's, else the provider's first."""
+    spec = providers[chosen.provider]
+    asked = src.get(SPECS.wire)
+    if asked and spec.wires and asked not in spec.wires:
+        raw = src.raw(SPECS.wire)
+        speaks = ", ".join(spec.wires) or "none"
+        raise ConfigError(
+            f"{raw.source if raw else 'wire'}: {spec.name} does not speak {asked!r}"
+            f" (it speaks: {speaks})"
+        )
+    return providers.wire_for(spec, chosen.model, asked)
 
 
 def _mode_flag(mode: str | None, yes: bool) -> str | None:

@@ -63,6 +63,19 @@ def number(lo: float, hi: float) -> Callable[[Raw], float]:
     return check
 
 
+def budget(lo: int, hi: int) -> Callable[[Raw], int]:
+    """0 (off) or an integer from lo to hi."""
+    some = integer(0, hi)
+
+    def check(raw: Raw) -> int:
+        n = some(raw)
+        if 0 < n < lo:
+            raise bad(raw, f"0 (off) or an integer from {lo:,} to {hi:,}")
+        return n
+
+    return check
+
+
 def choice(*options: str) -> Callable[[Raw], str]:
     def check(raw: Raw) -> str:
         if not isinstance(raw.value, str) or raw.value not in options:

@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from mca.config_checks import Raw
 from mca.errors import ConfigError
+from mca.models.catalog import Price
 
 T = TypeVar("T")
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -112,22 +113,37 @@ class Sources:
         return spec.default if value is None else value
 
 
-def prices_of(config: ConfigFile) -> tuple[tuple[str, float, float], ...]:
-    """[prices] "model" = { input = 2.5, output = 10.0 }: USD per million tokens."""
+PRICE_KEYS = {"input", "output", "cached_input", "cache_write"}
+
+
+def prices_of(config: ConfigFile) -> tuple[tuple[str, Price], ...]:
+    """[prices] "model" = { input = 2.5, output = 10.0 }: USD per million tokens; optional
+    `cached_input` (a token read from the provider's cache) and `cache_write` (one written)."""
     table = config.data.get("prices", {})
     where = f"{config.path} [prices]"
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: must be a table of models")
     out = []
     for model, entry in table.items():
-        ok = isinstance(entry, dict) and set(entry) == {"input", "output"}
-        values = [entry.get("input"), entry.get("output")] if ok else []
+        ok = isinstance(entry, dict) and {"input", "output"} <= set(entry) <= PRICE_KEYS
+        values = dict(entry) if ok else {}
         if not ok or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1e6 for v in values
+            isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1e6
+            for v in values.values()
         ):
             raise ConfigError(
-                f"{where} {model!r}: expected {{ input = N, output = N }}, USD per million"
-                " tokens (numbers from 0)"
+                f"{where} {model!r}: expected {{ input = N, output = N }} (and optionally"
+                " cached_input = N, cache_write = N), USD per million tokens (numbers from 0)"
             )
-        out.append((str(model), float(values[0]), float(values[1])))
+        price = Price(
+            float(values["input"]),
+            float(values["output"]),
+            _optional(values.get("cached_input")),
+            _optional(values.get("cache_write")),
+        )
+        out.append((str(model), price))
     return tuple(out)
+
+
+def _optional(value: float | None) -> float | None:
+    return None if value is None else float(value)

@@ -301,6 +301,17 @@ class TextDelta(Event):
 
 
 @dataclass(frozen=True)
+class ThinkingDelta(Event):
+    """A piece of the model's thinking as it arrives (Anthropic's thinking, a Responses
+    reasoning summary, a compatible server's reasoning_content): never part of the answer.
+    Not logged: the conversation keeps the thinking with its reply."""
+
+    kind: ClassVar[str] = "thinking.delta"
+    logged: ClassVar[bool] = False
+    text: str
+
+
+@dataclass(frozen=True)
 class ApprovalAsked(Event):
     """A question put to the person: a command to run, a protected path or an edit to write."""
 
@@ -331,6 +342,9 @@ class UsageReported(Event):
     model_calls: int
     context_tokens: int  # the last request, estimated
     estimated_with: str  # the tokenizer ("o200k_base")
+    cached_tokens: int = 0  # of the prompt, read from the provider's cache
+    cache_write_tokens: int = 0  # of the prompt, written to it
+    reasoning_tokens: int = 0  # of the completion, the model's reasoning
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,13 @@ from mca.skills.inject import Block
 from mca.skills.stage import StageResult
 from mca.tokens import Estimator
 from mca.types import (
+    KIND_CHAT,
     KIND_REFERENCE,
     KIND_SHELL,
     KIND_SKILLS,
     KIND_SUMMARY,
     Message,
+    Reasoning,
     Request,
     ToolSpec,
 )
@@ -69,6 +71,8 @@ class TurnLedger:
     encoding: str
     provider_prompt_tokens: int | None = None
     cached_tokens: int | None = None  # of the prompt, read from the provider's cache
+    cache_write_tokens: int | None = None  # of the prompt, written to the provider's cache
+    reasoning_tokens: int | None = None  # the turn's answers' reasoning, as reported
     calibration: float | None = None
     calibration_used: bool = True  # False: this turn's sample was an outlier, not folded in
     model_calls: int = 1
@@ -100,6 +104,8 @@ class TurnLedger:
             "window_remaining": self.window - self.tokens,
             "provider_prompt_tokens": self.provider_prompt_tokens,
             "provider_cached_tokens": self.cached_tokens,
+            "provider_cache_write_tokens": self.cache_write_tokens,
+            "provider_reasoning_tokens": self.reasoning_tokens,
             "calibration_factor": self.calibration,
             "calibrated_tokens": self.calibrated,
             "model_calls": self.model_calls,
@@ -111,6 +117,15 @@ def message_text(m: Message) -> str:
     """The text of a message as the ledger prices it (content plus tool-call arguments)."""
     calls = "".join(c.name + json.dumps(dict(c.arguments)) for c in m.tool_calls)
     return m.content + calls
+
+
+def carried(msgs: Sequence[Message]) -> list[Reasoning]:
+    """The reasoning a request sends back that the provider reads as input: the current
+    turn's (after the last sentence), to the model that wrote it. Earlier turns' reasoning is
+    sent too, but providers drop it from the context."""
+    chats = [i for i, m in enumerate(msgs) if m.role == "user" and m.kind == KIND_CHAT]
+    start = chats[-1] + 1 if chats else 0
+    return [r for m in msgs[start:] for r in m.reasoning if r.origin]
 
 
 def tools_text(tools: Sequence[ToolSpec]) -> str:
@@ -190,6 +205,15 @@ class _Builder:
             else:
                 this_turn.append(message_text(m))
         self.add_many("this turn's tool calls and results", "tools-turn", this_turn)
+        self.reasoning(carried(msgs))
+
+    def reasoning(self, pieces: Sequence[Reasoning]) -> None:
+        """The reasoning sent back: the provider's count of it where it said one."""
+        if pieces:
+            tokens = sum(r.tokens or self.est.count(r.text) for r in pieces)
+            label = f"reasoning sent back ({plural(len(pieces), 'piece')})"
+            chars = sum(len(r.text) for r in pieces)
+            self.rows.append(Row(label, "reasoning", chars, tokens, "the model's, this turn"))
 
     def considered(self, stage: StageResult | None) -> None:
         """Zero-size rows that say why nothing, or why not this skill, went in."""
@@ -229,6 +253,7 @@ def request_chars(request: Request) -> int:
         len(request.system)
         + len(tools_text(request.tools))
         + sum(len(message_text(m)) for m in request.messages)
+        + sum(len(r.text) for r in carried(request.messages))
     )
 
 

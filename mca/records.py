@@ -20,6 +20,7 @@ from mca.types import (
     KIND_SKILLS,
     KIND_SUMMARY,
     Message,
+    Reasoning,
     ToolCall,
 )
 
@@ -80,6 +81,20 @@ def _call(raw: Any) -> ToolCall:
     return ToolCall(text(c.get("id")), text(c.get("name")), obj(c.get("arguments"), "arguments"))
 
 
+def _reasoning(raw: Any) -> Reasoning:
+    r = obj(raw, "a piece of reasoning")
+    return Reasoning(
+        text(r.get("text", "")),
+        text(r.get("origin", "")),
+        signature=text(r.get("signature", "")),
+        redacted=text(r.get("redacted", "")),
+        item_id=text(r.get("item_id", "")),
+        encrypted=text(r.get("encrypted", "")),
+        at=count(r.get("at", 0)),
+        tokens=count(r.get("tokens", 0)),
+    )
+
+
 def message_from(raw: Any) -> Message:
     """A message read back; ValueError when the record is not one mca could have written."""
     m = obj(raw, "a message")
@@ -97,6 +112,7 @@ def message_from(raw: Any) -> Message:
         protected=flag(m.get("protected", False)),
         turn=count(m.get("turn", 0)),
         skills=tuple(text(s) for s in items(m.get("skills") or [])),
+        reasoning=tuple(_reasoning(r) for r in items(m.get("reasoning") or [])),
     )
 
 
@@ -118,6 +134,8 @@ def ledger_from(raw: Any) -> TurnLedger:
         text(d.get("estimate", "")).removeprefix("estimated, "),
         provider_prompt_tokens=optional(d.get("provider_prompt_tokens"), count),
         cached_tokens=optional(d.get("provider_cached_tokens"), count),
+        cache_write_tokens=optional(d.get("provider_cache_write_tokens"), count),
+        reasoning_tokens=optional(d.get("provider_reasoning_tokens"), count),
         calibration=optional(d.get("calibration_factor"), factor),
         model_calls=count(d.get("model_calls", 1)),
         compaction=optional(d.get("compaction"), _compaction),

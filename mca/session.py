@@ -37,7 +37,7 @@ from mca.tools.allow import Answer, CommandQuestion
 from mca.tools.base import Approvals, Asker, TurnState
 from mca.tools.snapshots import SnapshotStore, UndoReport
 from mca.turn import TurnResult
-from mca.types import KIND_SHELL, Message, Request
+from mca.types import KIND_CHAT, KIND_SHELL, Message, Request
 from mca.words import plural
 
 if TYPE_CHECKING:
@@ -182,11 +182,13 @@ class Session:
         if usage is not None and usage.prompt_tokens:
             entry.provider_prompt_tokens = usage.prompt_tokens
             entry.cached_tokens = usage.cached_tokens or None
+            entry.cache_write_tokens = usage.cache_write_tokens or None
             entry.calibration, entry.calibration_used = calibration.update(
                 entry.tokens, usage.prompt_tokens
             )
         else:
             entry.calibration = calibration.factor()
+        entry.reasoning_tokens = result.usage.reasoning_tokens or None
         self.ledger.turns.append(entry)
         return entry
 
@@ -218,6 +220,14 @@ class Session:
     def messages(self) -> Sequence[Message]:
         """The conversation so far."""
         return self.agent.messages
+
+    def thinking(self) -> list[str]:
+        """The latest turn's thinking, reply by reply (/thinking shows it whole)."""
+        msgs = self.agent.messages
+        chats = [i for i, m in enumerate(msgs) if m.role == "user" and m.kind == KIND_CHAT]
+        replies = msgs[chats[-1] :] if chats else msgs
+        texts = ("\n\n".join(r.text for r in m.reasoning if r.text) for m in replies)
+        return [t for t in texts if t]
 
     @property
     def turns(self) -> int:

@@ -36,6 +36,7 @@ KEEP_SAVED_CONVERSATIONS = 200  # saved conversations (for /resume) kept under $
 def message_json(m: Message) -> dict[str, Any]:
     out = asdict(m)
     out["tool_calls"] = [asdict(c) for c in m.tool_calls]
+    out["reasoning"] = [asdict(r) for r in m.reasoning]
     return out
 
 

@@ -27,6 +27,28 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class Reasoning:
+    """What a model thought before it replied: shown as thinking, never as the answer.
+
+    `text` is what a person may read (Anthropic's thinking, a Responses reasoning summary, a
+    compatible server's `reasoning_content`). The other fields are the provider's own and go
+    back only to where they came from (`origin`, "wire/model"), as the API requires: an
+    Anthropic thinking block's `signature` (or a redacted block's `redacted` data), a Responses
+    reasoning item's `item_id` and `encrypted` content. A compatible server's reasoning has no
+    origin: it is never sent back. `at`: how many of the reply's tool calls came before it;
+    `tokens`: what it costs as input when sent back, when the provider said (0: estimate it)."""
+
+    text: str = ""
+    origin: str = ""
+    signature: str = ""
+    redacted: str = ""
+    item_id: str = ""
+    encrypted: str = ""
+    at: int = 0
+    tokens: int = 0
+
+
+@dataclass(frozen=True)
 class Message:
     """One conversation message in mca's own format (providers map to and from it)."""
 
@@ -40,22 +62,28 @@ class Message:
     protected: bool = False
     turn: int = 0
     skills: tuple[str, ...] = ()
+    reasoning: tuple[Reasoning, ...] = ()  # an assistant message's thinking, in order
 
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts as reported by the provider (not estimates). `cached_tokens` is the part of
-    the prompt the provider read from its cache (Anthropic prompt caching), when it says."""
+    """Token counts as reported by the provider (not estimates). The prompt includes the part
+    read from the provider's cache (`cached_tokens`) and the part written to it
+    (`cache_write_tokens`, Anthropic); the answer includes the model's `reasoning_tokens`."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.cached_tokens + other.cached_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
         )
 
 
@@ -92,10 +120,16 @@ TextSink = Callable[[str], None]
 
 
 class Model(Protocol):
-    """Anything that turns a request into an assistant message."""
+    """Anything that turns a request into an assistant message: its text goes to `on_text` as
+    it streams, its thinking (never part of the answer) to `on_thinking`."""
 
     name: str
 
-    def complete(self, request: Request, on_text: TextSink | None = None) -> Response: ...
+    def complete(
+        self,
+        request: Request,
+        on_text: TextSink | None = None,
+        on_thinking: TextSink | None = None,
+    ) -> Response: ...
 
     def close(self) -> None: ...

@@ -16,24 +16,34 @@ from mca.words import plural
 
 if TYPE_CHECKING:  # on the REPL's path to its first prompt: import nothing heavy
     from mca.ledger import TurnLedger
+    from mca.models.catalog import Price
     from mca.models.registry import Registry
     from mca.tokens import Estimator
     from mca.types import Message, Request, Usage
 
 
 def price_for(
-    model: str, overrides: Mapping[str, tuple[float, float]], providers: Registry
-) -> tuple[tuple[float, float], str] | None:
-    """(input, output) USD per million tokens and where the figure comes from, or None.
+    model: str, overrides: Mapping[str, Price], providers: Registry
+) -> tuple[Price, str] | None:
+    """The model's prices (USD per million tokens) and where the figure comes from, or None.
     An exact override wins; otherwise the longest table entry the model name starts with."""
+    from mca.models.catalog import TAKEN
+
     if model in overrides:
         return overrides[model], "config.toml [prices]"
     builtin = providers.prices()
-    for table, source in ((overrides, "config.toml [prices]"), (builtin, "built-in table")):
+    table_name = f"built-in table of {TAKEN}"
+    for table, source in ((overrides, "config.toml [prices]"), (builtin, table_name)):
         found = [k for k in table if model.startswith(k)]
         if found:
             return table[max(found, key=len)], source
     return None
+
+
+def usd(price: Price, fresh: int, cached: int, written: int, output: int) -> float:
+    """What tokens cost: fresh input, cache reads and cache writes each at their own rate."""
+    inputs = fresh * price.input + cached * price.read_rate + written * price.write_rate
+    return (inputs + output * price.output) / 1e6
 
 
 @dataclass(frozen=True)
@@ -47,7 +57,14 @@ class TurnUsage:
     seconds: float
     reported: bool
     label: str  # how an estimate was made ('estimated, o200k_base'); '' when reported
-    cached: int = 0
+    cached: int = 0  # of the input, read from the provider's cache
+    cache_write: int = 0  # of the input, written to it
+    reasoning: int = 0  # of the output, the model's reasoning
+
+    @property
+    def fresh(self) -> int:
+        """Input neither read from nor written to the cache."""
+        return max(self.input - self.cached - self.cache_write, 0)
 
 
 def turn_usage(
@@ -74,6 +91,8 @@ def turn_usage(
             True,
             "",
             usage.cached_tokens,
+            usage.cache_write_tokens,
+            usage.reasoning_tokens,
         )
     counted: dict[int, int] = {}
 
@@ -89,7 +108,10 @@ def turn_usage(
     starts = [i for i, m in enumerate(messages) if m.role == "user" and m.turn == turn]
     since = messages[starts[-1] :] if starts else []
     answered = sum(count(m) for m in since if m.role == "assistant")
-    return TurnUsage(turn, sent, answered, calls, seconds, False, estimator.label)
+    thought = sum(estimator.count(r.text) for m in since for r in m.reasoning)
+    return TurnUsage(
+        turn, sent, answered + thought, calls, seconds, False, estimator.label, reasoning=thought
+    )
 
 
 @dataclass
@@ -110,10 +132,23 @@ class Totals:
     def estimated(self) -> bool:
         return any(not t.reported for t in self.turns)
 
+    def sum(self, field: str) -> int:
+        """The session's total of one TurnUsage field."""
+        return sum(getattr(t, field) for t in self.turns)
+
 
 def _tokens(n_in: int, n_out: int, estimated: bool) -> str:
     mark = "~" if estimated else ""
     return f"{mark}{n_in:,} in / {mark}{n_out:,} out"
+
+
+def _parts(t: TurnUsage) -> str:
+    """What the input and output were made of, when the provider said: '' otherwise."""
+    mark = "" if t.reported else "~"
+    parts = [f"{t.cached:,} cached"] if t.cached else []
+    parts += [f"{t.cache_write:,} written to cache"] if t.cache_write else []
+    parts += [f"{mark}{t.reasoning:,} reasoning"] if t.reasoning else []
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def turn_line(t: TurnUsage, totals: Totals) -> str:
@@ -122,7 +157,7 @@ def turn_line(t: TurnUsage, totals: Totals) -> str:
     calls = plural(t.calls, "model call")
     session = _tokens(totals.input, totals.output, totals.estimated)
     return (
-        f"{_tokens(t.input, t.output, not t.reported)} tokens ({source}) · {calls} ·"
+        f"{_tokens(t.input, t.output, not t.reported)}{_parts(t)} tokens ({source}) · {calls} ·"
         f" {t.seconds:.1f} s · session {session}"
     )
 
@@ -130,7 +165,7 @@ def turn_line(t: TurnUsage, totals: Totals) -> str:
 def cost_text(
     totals: Totals,
     model: str,
-    overrides: Mapping[str, tuple[float, float]],
+    overrides: Mapping[str, Price],
     providers: Registry,
     resumed: int = 0,
 ) -> str:
@@ -152,9 +187,7 @@ def cost_text(
         f" ({reported} of {plural(len(totals.turns), 'turn')} provider-reported"
         + (", the rest estimated with the local tokenizer)" if totals.estimated else ")"),
     ]
-    cached = sum(t.cached for t in totals.turns)
-    if cached:
-        lines.append(f"of the input, {cached:,} tokens were read from the provider's cache")
+    lines += _breakdown(totals)
     if resumed:
         lines.append(earlier)
     found = price_for(model, overrides, providers)
@@ -167,10 +200,38 @@ def cost_text(
             f' "{model}" = {{ input = 1.0, output = 2.0 }}, USD per million tokens)'
         )
         return "\n".join(lines)
-    (p_in, p_out), source = found
-    usd = totals.input * p_in / 1e6 + totals.output * p_out / 1e6
-    lines.append(
-        f"cost: ~${usd:.4f} (estimated: {source}, ${p_in:g} / ${p_out:g} per million tokens"
-        f" in / out{'; cached input priced as ordinary input' if cached else ''})"
-    )
+    price, source = found
+    lines.append(_cost_line(totals, price, source))
     return "\n".join(lines)
+
+
+def _breakdown(totals: Totals) -> list[str]:
+    """/cost's lines on the cache and on reasoning, when there is something to say."""
+    lines = []
+    cached, written = totals.sum("cached"), totals.sum("cache_write")
+    if cached or written:
+        lines.append(
+            f"of the input, {cached:,} tokens were read from the provider's cache and"
+            f" {written:,} written to it; {totals.sum('fresh'):,} were neither"
+        )
+    reasoning = totals.sum("reasoning")
+    if reasoning:
+        mark = "~" if totals.estimated else ""
+        lines.append(
+            f"of the output, {mark}{reasoning:,} tokens were the model's reasoning (billed as"
+            " output)"
+        )
+    return lines
+
+
+def _cost_line(totals: Totals, price: Price, source: str) -> str:
+    cached, written = totals.sum("cached"), totals.sum("cache_write")
+    cost = usd(price, totals.sum("fresh"), cached, written, totals.output)
+    rates = f"${price.input:g} / ${price.output:g} per million tokens in / out"
+    if cached:
+        rates += f", cache reads ${price.read_rate:g}" + (
+            "" if price.cached is not None else " (no cache price known: as input)"
+        )
+    if written:
+        rates += f", cache writes ${price.write_rate:g}"
+    return f"cost: ~${cost:.4f} (estimated: {source}, {rates})"

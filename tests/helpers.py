@@ -45,7 +45,12 @@ class FakeModel:
         self.replies = list(replies)
         self.requests: list[Request] = []
 
-    def complete(self, request: Request, on_text: TextSink | None = None) -> Response:
+    def complete(
+        self,
+        request: Request,
+        on_text: TextSink | None = None,
+        on_thinking: TextSink | None = None,
+    ) -> Response:
         self.requests.append(request)
         if not self.replies:
             raise ModelError("fake model: no more replies")

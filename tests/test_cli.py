@@ -47,7 +47,14 @@ def test_json_output(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     obj = json.loads(capsys.readouterr().out)
     assert code == 0
     assert obj["tool_calls"][0]["name"] == "edit_file" and obj["tool_calls"][0]["ok"]
-    assert set(obj["usage"]) == {"prompt_tokens", "completion_tokens", "reported_by_provider"}
+    assert set(obj["usage"]) == {
+        "prompt_tokens",
+        "completion_tokens",
+        "cached_tokens",
+        "cache_write_tokens",
+        "reasoning_tokens",
+        "reported_by_provider",
+    }
     assert (ws / "a.txt").read_text() == "bye\n"
 
 

@@ -293,7 +293,12 @@ def check_registry(lab: Lab) -> None:
     class Counter:
         name = "count"
 
-        def complete(self, request: Request, on_text: TextSink | None = None) -> Response:
+        def complete(
+            self,
+            request: Request,
+            on_text: TextSink | None = None,
+            on_thinking: TextSink | None = None,
+        ) -> Response:
             seen.append(len(request.tools))
             return Response(Msg("assistant", "ok"))
 

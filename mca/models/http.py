@@ -10,6 +10,7 @@ listening) nor other 4xx answers.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import random
 import time
@@ -294,7 +295,8 @@ def sane_usage(usage: Usage | None, request: Request, sent: int, notice: Notice)
     if (
         usage.prompt_tokens <= prompt_max
         and usage.completion_tokens <= answer_max
-        and usage.cached_tokens <= usage.prompt_tokens
+        and usage.cached_tokens + usage.cache_write_tokens <= usage.prompt_tokens
+        and usage.reasoning_tokens <= usage.completion_tokens
     ):
         return usage
     notice(
@@ -311,10 +313,12 @@ def _is_event_stream(response: httpx.Response) -> bool:
 
 
 class HttpModel:
-    """What both wire protocols share: one client, retries, stream or not, cleanup.
+    """What the wire protocols share: one client, retries, stream or not, cleanup.
 
     A protocol supplies `url`, `headers`, `body`, `assembler` (a StreamAssembler for one
-    streamed reply) and `parse` (a JSON body -> Response).
+    streamed reply, given the sink for the model's thinking) and `parse` (a JSON body ->
+    Response); `adapt` may change what it sends when a server's 400 asks for something else
+    (the request is then sent once more, saying so).
     """
 
     def __init__(
@@ -340,35 +344,65 @@ class HttpModel:
     def body(self, request: Request, stream: bool) -> dict[str, Any]:
         raise NotImplementedError
 
-    def assembler(self) -> StreamAssembler:
+    def assembler(self, on_thinking: TextSink | None = None) -> StreamAssembler:
         raise NotImplementedError
 
     def parse(self, body: Any) -> Response:
         raise NotImplementedError
 
-    def complete(self, request: Request, on_text: TextSink | None = None) -> Response:
-        """One model call; the response is always closed, even on Ctrl-C."""
-        stream = self.settings.stream
+    def adapt(self, error: ModelHTTPError) -> str:
+        """After a 400: change what is sent as the server asks and say so; '' to give up."""
+        return ""
+
+    def _content(self, request: Request, stream: bool) -> bytes:
         # The last guard on what leaves the machine: no known key in the body, whatever put it
         # in the conversation (keys are plain ASCII, identical inside JSON strings).
         raw = json.dumps(self.body(request, stream), separators=(",", ":"))
-        content = scrub(raw, self.settings.secrets).encode()
+        return scrub(raw, self.settings.secrets).encode()
+
+    def _send(
+        self, request: Request, stream: bool, deadline: Deadline
+    ) -> tuple[bytes, httpx.Response]:
+        """The body sent and the server's answer: sent once more, changed, when a 400 asks for
+        something the wire can give (`adapt`)."""
         headers = {"content-type": "application/json", **self.headers()}
+        for last in (False, True):
+            content = self._content(request, stream)
+            build = functools.partial(
+                self.client.build_request, "POST", self.url(), content=content, headers=headers
+            )
+            try:
+                sent = send(self.client, build, self.settings, self.policy, self.notice, deadline)
+                return content, sent
+            except ModelHTTPError as e:
+                said = "" if last or isinstance(e, ContextOverflow) else self.adapt(e)
+                if not said:
+                    raise
+                self.notice(said)
+        raise ModelError("unreachable")  # pragma: no cover
 
-        def build() -> httpx.Request:
-            return self.client.build_request("POST", self.url(), content=content, headers=headers)
-
+    def complete(
+        self,
+        request: Request,
+        on_text: TextSink | None = None,
+        on_thinking: TextSink | None = None,
+    ) -> Response:
+        """One model call; the response is always closed, even on Ctrl-C."""
+        stream = self.settings.stream
         deadline = Deadline(self.settings.request_timeout, self.policy.clock)
-        response = send(self.client, build, self.settings, self.policy, self.notice, deadline)
+        content, response = self._send(request, stream, deadline)
         try:
             if _is_html(response):
                 raise StreamError(_html_message(response))
             if stream and _is_event_stream(response):
                 events = iter_sse(response, self.settings, deadline)
                 cap = self.settings.max_response_bytes
-                result = read_stream(events, self.assembler(), on_text, cap)
+                result = read_stream(events, self.assembler(on_thinking), on_text, cap)
             else:  # asked or not: one body
                 result = self.parse(read_json(response, self.settings))
+                thought = "\n\n".join(r.text for r in result.message.reasoning if r.text)
+                if on_thinking and thought:
+                    on_thinking(thought)
                 if on_text and result.message.content:
                     on_text(result.message.content)
         finally:

@@ -20,6 +20,7 @@ from mca.types import (
     KIND_CHAT,
     KIND_SUMMARY,
     Message,
+    Reasoning,
     Request,
     Response,
     TextSink,
@@ -167,7 +168,12 @@ class MockModel:
     def __init__(self) -> None:
         self._ids = 0
 
-    def complete(self, request: Request, on_text: TextSink | None = None) -> Response:
+    def complete(
+        self,
+        request: Request,
+        on_text: TextSink | None = None,
+        on_thinking: TextSink | None = None,
+    ) -> Response:
         if request.system.startswith("SUMMARIZE"):
             return Response(Message("assistant", _summary(request), kind=KIND_SUMMARY))
         sentence, results = _turn_state(request)
@@ -184,8 +190,12 @@ class MockModel:
 
 
 def script_line(message: Message, usage: Usage | None) -> str:
-    """One MCA_MOCK_SCRIPT line for an assistant message (used by --record)."""
+    """One MCA_MOCK_SCRIPT line for an assistant message (used by --record): its thinking as
+    text (what a provider needs to have it back stays with the provider's session)."""
     obj: dict[str, Any] = {"content": message.content}
+    thought = "\n\n".join(r.text for r in message.reasoning if r.text)
+    if thought:
+        obj["thinking"] = thought
     if message.tool_calls:
         obj["tool_calls"] = [
             {"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in message.tool_calls
@@ -211,8 +221,11 @@ def _parse_line(path: Path, n: int, line: str) -> Response:
         raise ScriptExhausted(f"{where}: each line must be a JSON object")
     raw_calls = obj.get("tool_calls") or []
     content = obj.get("content") or ""
+    thought = obj.get("thinking") or ""
     if not isinstance(raw_calls, list) or not isinstance(content, str):
         raise ScriptExhausted(f"{where}: 'tool_calls' must be a list and 'content' a string")
+    if not isinstance(thought, str):
+        raise ScriptExhausted(f"{where}: 'thinking' must be a string")
     calls = []
     for i, c in enumerate(raw_calls, 1):
         if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not c["name"]:
@@ -221,7 +234,8 @@ def _parse_line(path: Path, n: int, line: str) -> Response:
         call_id = c.get("id") if isinstance(c.get("id"), str) else ""
         calls.append(ToolCall(call_id or f"script_{n}_{i}", c["name"], arguments, invalid))
     usage = shape.usage(obj.get("usage"), ("prompt_tokens",), "completion_tokens")
-    return Response(Message("assistant", content, tool_calls=tuple(calls)), usage)
+    reasoning = (Reasoning(thought),) if thought else ()
+    return Response(Message("assistant", content, tuple(calls), reasoning=reasoning), usage)
 
 
 class ScriptedModel:
@@ -251,10 +265,17 @@ class ScriptedModel:
                 f"mock script {self.path} has no more responses (it held {self.used})"
             ) from None
 
-    def complete(self, request: Request, on_text: TextSink | None = None) -> Response:
+    def complete(
+        self,
+        request: Request,
+        on_text: TextSink | None = None,
+        on_thinking: TextSink | None = None,
+    ) -> Response:
         n, line = self._next_line()
         self.used += 1
         response = _parse_line(self.path, n, line)
+        for r in response.message.reasoning:
+            _stream(r.text, on_thinking)
         _stream(response.message.content, on_text)
         return response
 

@@ -1,18 +1,61 @@
-"""OpenAI Chat Completions (and every compatible server: Ollama, vLLM, llama.cpp, ...)."""
+"""OpenAI Chat Completions (and every compatible server: Ollama, vLLM, llama.cpp, ...).
+
+OpenAI's own API bounds an answer with `max_completion_tokens` (its reasoning models refuse
+`max_tokens`), and so does any server that asks for it in a 400; other servers get `max_tokens`.
+A reasoning model is told its effort (`reasoning_effort`) when one is set; nothing a reasoning
+model refuses (`temperature` and the like) is ever sent. What a compatible server streams as
+`reasoning_content` (or `reasoning`) is the model's thinking: shown as such, never part of the
+answer, never sent back.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mca.errors import StreamError
+from mca.errors import ModelHTTPError, StreamError
 from mca.models import shape
+from mca.models.catalog import EFFORT, EFFORT_BUDGETS
 from mca.models.http import HttpModel
 from mca.models.sse import StreamAssembler as Assembler
 from mca.sanitize import excerpt
-from mca.types import Message, Request, Response, TextSink, ToolCall, ToolSpec, Usage
+from mca.types import Message, Reasoning, Request, Response, TextSink, ToolCall, ToolSpec, Usage
+
+if TYPE_CHECKING:
+    from mca.config import Settings
+
+MAX_TOKENS, MAX_COMPLETION_TOKENS = "max_tokens", "max_completion_tokens"
+REASONING_FIELDS = ("reasoning_content", "reasoning")  # DeepSeek, vLLM, llama.cpp; Ollama, vLLM
+
+
+@dataclass(frozen=True)
+class ChatOptions:
+    """What a request carries beside the conversation: the name of its length bound, the
+    reasoning effort ('' : none sent), and the tokens the bound keeps for reasoning."""
+
+    limit: str = MAX_TOKENS
+    effort: str = ""
+    reserve: int = 0
+
+
+def reasoning_of(settings: Settings) -> tuple[bool, str, int]:
+    """(is it a reasoning model, the effort to send ('' : none), the tokens an answer's bound
+    keeps for reasoning). The effort goes to a reasoning model, or to one the registry does not
+    know (a local gpt-oss); reasoning counts in an OpenAI answer's bound, so it makes room."""
+    info = settings.model_info
+    known = info is not None and info.reasoning == EFFORT
+    effort = settings.reasoning if known or info is None else ""
+    thinks = known and effort != "none"
+    return known, effort, EFFORT_BUDGETS[effort] if thinks else 0
+
+
+def chat_options(settings: Settings) -> ChatOptions:
+    """OpenAI's own API and its reasoning models anywhere get max_completion_tokens."""
+    known, effort, reserve = reasoning_of(settings)
+    limit = MAX_COMPLETION_TOKENS if settings.own_api or known else MAX_TOKENS
+    return ChatOptions(limit, effort, reserve)
 
 
 # -- pure mapping ------------------------------------------------------------------------------
@@ -51,7 +94,9 @@ def to_wire_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
-def request_body(model: str, request: Request, stream: bool) -> dict[str, Any]:
+def request_body(
+    model: str, request: Request, stream: bool, options: ChatOptions = ChatOptions()
+) -> dict[str, Any]:
     """The JSON body for POST /chat/completions."""
     body: dict[str, Any] = {
         "model": model,
@@ -62,7 +107,9 @@ def request_body(model: str, request: Request, stream: bool) -> dict[str, Any]:
         body["tools"] = to_wire_tools(request.tools)
         body["tool_choice"] = "auto"  # without it some servers leave the tools out of the prompt
     if request.max_output:
-        body["max_tokens"] = request.max_output
+        body[options.limit] = request.max_output + options.reserve
+    if options.effort:
+        body["reasoning_effort"] = options.effort
     if stream:
         body["stream_options"] = {"include_usage": True}  # usage for the ledger's calibration
     return body
@@ -74,10 +121,22 @@ def _tool_call(call_id: str, name: str, raw_arguments: Any) -> ToolCall:
 
 
 def _usage(raw: Any) -> Usage | None:
-    usage = shape.usage(raw, ("prompt_tokens",), "completion_tokens")
-    details = raw.get("prompt_tokens_details") if isinstance(raw, dict) else None
-    cached = shape.count(details.get("cached_tokens")) if isinstance(details, dict) else None
-    return replace(usage, cached_tokens=cached) if usage is not None and cached else usage
+    return shape.openai_usage(raw, "prompt", "completion")
+
+
+def _thinking(raw: dict[str, Any], what: str) -> str:
+    """A compatible server's reasoning text in a message or a delta ('' when none)."""
+    for name in REASONING_FIELDS:
+        value = raw.get(name)
+        if isinstance(value, str) and value:
+            return value
+        shape.opt_str(value, f"{what}.{name}")  # anything but text is the server's error
+    return ""
+
+
+def _reasoning(text: str) -> tuple[Reasoning, ...]:
+    """Thinking a compatible server showed: no origin, so it is never sent back."""
+    return (Reasoning(shape.fix_text(text)),) if text else ()
 
 
 def _call(raw: Any, i: int) -> ToolCall:
@@ -104,9 +163,9 @@ def from_wire_response(body: Any) -> Response:
     calls = tuple(_call(c, i) for i, c in enumerate(raw_calls))
     text = shape.fix_text(shape.opt_str(message.get("content"), "message.content"))
     cut = body["choices"][0].get("finish_reason") == "length"
-    return Response(
-        Message("assistant", text, tool_calls=calls), _usage(body.get("usage")), cut=cut
-    )
+    thought = _reasoning(_thinking(message, "message"))
+    reply = Message("assistant", text, tool_calls=calls, reasoning=thought)
+    return Response(reply, _usage(body.get("usage")), cut=cut)
 
 
 @dataclass
@@ -121,7 +180,9 @@ class _PartialCall:
 class StreamAssembler:
     """Builds one assistant message from chat-completion chunks (tool calls by index)."""
 
+    on_thinking: TextSink | None = None
     text: shape.TextStream = field(default_factory=shape.TextStream)
+    thought: shape.TextStream = field(default_factory=shape.TextStream)
     calls: dict[int, _PartialCall] = field(default_factory=dict)
     finish: str | None = None
     usage: Usage | None = None
@@ -144,11 +205,11 @@ class StreamAssembler:
         for choice in shape.opt_list(chunk.get("choices"), "choices"):
             choice = shape.obj(choice, "a choice")
             delta = shape.opt_obj(choice.get("delta"), "a delta")
+            if thinking := _thinking(delta, "delta"):
+                shape.feed(self.thought, thinking, self.on_thinking)
             content = shape.opt_str(delta.get("content"), "delta.content")
             if content:
-                shown = self.text.feed(content)
-                if on_text and shown:
-                    on_text(shown)
+                shape.feed(self.text, content, on_text)
             for tc in shape.opt_list(delta.get("tool_calls"), "delta.tool_calls"):
                 self._call_delta(shape.obj(tc, "a tool-call delta"))
             if choice.get("finish_reason") is not None:
@@ -173,40 +234,70 @@ class StreamAssembler:
             )
 
     def size(self) -> int:
-        return self.text.chars + sum(len(p.arguments) for p in self.calls.values())
+        calls = sum(len(p.arguments) for p in self.calls.values())
+        return self.text.chars + self.thought.chars + calls
 
     def response(self, on_text: TextSink | None = None) -> Response:
         if self.finish is None and not self.done:
             raise StreamError("the response stream ended before the model finished (cut off?)")
-        rest = self.text.flush()
-        if on_text and rest:
-            on_text(rest)
+        shape.flush(self.thought, self.on_thinking)
+        shape.flush(self.text, on_text)
         calls = []
         for i, p in sorted(self.calls.items()):
             if not p.name:
                 raise StreamError(f"tool call {i} in the stream has no function name")
             call = _tool_call(p.id or f"call_{i}", p.name, p.arguments)
             calls.append(replace(call, arguments={}, invalid=p.invalid) if p.invalid else call)
-        message = Message("assistant", self.text.text, tool_calls=tuple(calls))
+        thought = _reasoning(self.thought.text)
+        message = Message("assistant", self.text.text, tool_calls=tuple(calls), reasoning=thought)
         return Response(message, self.usage, cut=self.finish == "length")
+
+
+def bearer(key: str) -> dict[str, str]:
+    """OpenAI's (and compatible servers') way to send a key: none when there is none."""
+    return {"authorization": f"Bearer {key}"} if key else {}
+
+
+def adapted(options: ChatOptions, error: ModelHTTPError) -> tuple[ChatOptions, str]:
+    """The options a server's 400 asks for instead, and what to say about it (unchanged, ''
+    when it asks for nothing mca can give): the other length bound, or no effort."""
+    detail = str(error).lower()
+    if error.status != 400:
+        return options, ""
+    if MAX_COMPLETION_TOKENS in detail and options.limit == MAX_TOKENS:
+        other = MAX_COMPLETION_TOKENS
+    elif options.limit == MAX_COMPLETION_TOKENS and MAX_COMPLETION_TOKENS in detail:
+        other = MAX_TOKENS  # a server that does not know the newer name
+    elif "reasoning_effort" in detail and options.effort:
+        return replace(options, effort=""), "the server takes no reasoning effort: sent without"
+    else:
+        return options, ""
+    return replace(options, limit=other), f"the server asked for {other}: sent again with it"
 
 
 # -- the client --------------------------------------------------------------------------------
 class OpenAIModel(HttpModel):
     """POST {base}/chat/completions, streamed by default."""
 
+    def __init__(self, settings: Settings, **kw: Any) -> None:
+        super().__init__(settings, **kw)
+        self.options = chat_options(settings)
+
     def url(self) -> str:
         return f"{self.settings.base_url}/chat/completions"
 
     def headers(self) -> dict[str, str]:
-        key = self.settings.api_key
-        return {"authorization": f"Bearer {key}"} if key else {}
+        return bearer(self.settings.api_key)
 
     def body(self, request: Request, stream: bool) -> dict[str, Any]:
-        return request_body(self.settings.model, request, stream)
+        return request_body(self.settings.model, request, stream, self.options)
 
-    def assembler(self) -> Assembler:
-        return StreamAssembler()
+    def adapt(self, error: ModelHTTPError) -> str:
+        self.options, said = adapted(self.options, error)
+        return said
+
+    def assembler(self, on_thinking: TextSink | None = None) -> Assembler:
+        return StreamAssembler(on_thinking)
 
     def parse(self, body: Any) -> Response:
         return from_wire_response(body)

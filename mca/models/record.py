@@ -22,8 +22,13 @@ class RecordingModel:
         path.parent.mkdir(parents=True, exist_ok=True)
         os.close(open_private(path, append=False))
 
-    def complete(self, request: Request, on_text: TextSink | None = None) -> Response:
-        response = self.inner.complete(request, on_text)
+    def complete(
+        self,
+        request: Request,
+        on_text: TextSink | None = None,
+        on_thinking: TextSink | None = None,
+    ) -> Response:
+        response = self.inner.complete(request, on_text, on_thinking)
         line = scrub(script_line(response.message, response.usage), self.secrets)
         fd = open_private(self.path)
         try:

@@ -2,7 +2,7 @@
 
 A `ProviderSpec` holds everything mca knows about one provider: how to build its client (a lazy
 import of its wire module, so start-up never loads httpx), its default base URL and model, the
-variables its key may be in, and the context windows and list prices of the models it serves.
+variables its key may be in, the wires it speaks and the records of the models it serves.
 Start-up (`mca.config.load_settings`), `/model`, `/cost`, the banner and the session all read it
 through `Settings.providers`, so adding a provider is one entry here plus its wire module; tests
 pass their own `Registry` to `load_settings(providers=...)`.
@@ -24,18 +24,22 @@ Which provider a model name implies, one rule for start-up and `/model` alike (`
 
 Which key goes where is mca.keys: a name never moves a key to another host.
 
-Context windows and prices are matched by the longest prefix of the model name over all
-entries: a model's window does not depend on which wire reached it.
+A provider's models are records (`mca.models.catalog`): window, prices, the wire a model is
+served on best, how it is told to reason. They are matched by the longest prefix of the model
+name over all entries: a model's facts do not depend on which wire reached it. A provider may
+speak more than one wire (OpenAI: Chat Completions and the Responses API); the setting `wire`
+chooses, else the model's record, else the provider's first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mca.config_checks import Raw, choice
 from mca.errors import ConfigError
+from mca.models.catalog import ANTHROPIC_MODELS, OPENAI_MODELS, RESPONSES, ModelInfo, Price
 
 if TYPE_CHECKING:
     from mca.config import Settings
@@ -56,10 +60,10 @@ class ProviderSpec:
     base_url: str = ""
     default_model: str = ""
     key_vars: tuple[str, ...] = ()  # its own variables, tried after SHARED_KEY_VAR
-    windows: Mapping[str, int] = field(default_factory=dict)  # by model-name prefix
-    prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # USD/M in, out
+    models: tuple[ModelInfo, ...] = ()  # the models it serves that mca knows
     implied_by: tuple[str, ...] = ()  # model-name prefixes that mean this provider
     about: str = ""  # /model's line for a provider that needs no key
+    wires: tuple[str, ...] = ()  # the wire protocols it speaks, its default first
 
     @property
     def keys_tried(self) -> tuple[str, ...]:
@@ -124,15 +128,30 @@ class Registry:
                 return spec.name
         return self.fallback if env.get(SHARED_KEY_VAR) else MOCK
 
+    def model(self, name: str) -> ModelInfo | None:
+        """The record of a model (the longest prefix of its name), or None."""
+        records = {m.prefix: m for s in self.specs for m in s.models}
+        best = _longest(records, name)
+        return records[best] if best else None
+
     def window_for(self, model: str) -> int | None:
-        """Known context window of a model (longest matching prefix), or None."""
-        windows = {p: n for s in self.specs for p, n in s.windows.items()}
+        """Known context window of a model (the longest prefix that says one), or None."""
+        windows = {m.prefix: m.window for s in self.specs for m in s.models if m.window}
         best = _longest(windows, model)
         return windows[best] if best else None
 
-    def prices(self) -> dict[str, tuple[float, float]]:
+    def prices(self) -> dict[str, Price]:
         """Every entry's list prices by model-name prefix."""
-        return {p: v for s in self.specs for p, v in s.prices.items()}
+        return {m.prefix: m.price for s in self.specs for m in s.models if m.price}
+
+    def wire_for(self, spec: ProviderSpec, model: str, asked: str = "") -> str:
+        """The wire to speak to `model` through `spec`: the one asked for, else the model's
+        record's when the provider speaks it, else the provider's first ('' for none)."""
+        info = self.model(model)
+        for wire in (asked, info.wire if info else ""):
+            if wire and wire in spec.wires:
+                return wire
+        return spec.wires[0] if spec.wires else ""
 
     def base_urls(self) -> frozenset[str]:
         """The providers' own URLs: any other base URL is a custom server."""
@@ -140,6 +159,10 @@ class Registry:
 
 
 def _openai(settings: Settings, notice: Notice) -> Model:
+    if settings.wire == RESPONSES:
+        from mca.models.responses import ResponsesModel
+
+        return ResponsesModel(settings, notice=notice)
     from mca.models.openai import OpenAIModel
 
     return OpenAIModel(settings, notice=notice)
@@ -159,55 +182,33 @@ def _mock(settings: Settings, notice: Notice) -> Model:
     return MockModel()
 
 
-# Prices: USD per million tokens (input, output), list prices when this table was written
-# (2025): prices change, so /cost labels its figure as an estimate and config.toml can override.
+CHAT, MESSAGES = "chat", "messages"
 OPENAI = ProviderSpec(
     "openai",
     _openai,
     base_url="https://api.openai.com/v1",
-    default_model="gpt-4o-mini",
+    default_model="gpt-5.6-terra",
     key_vars=("OPENAI_API_KEY",),
-    windows={
-        "gpt-4o": 128_000,
-        "gpt-4.1": 1_000_000,
-        "gpt-5": 400_000,
-        "o3": 200_000,
-        "o4": 200_000,
-        # open models, which OpenAI-compatible servers (this wire) serve
-        "deepseek": 128_000,
-        "llama3": 8_192,
-        "llama3.1": 128_000,
-        "qwen2.5": 32_768,
-    },
-    prices={
-        "gpt-4o-mini": (0.15, 0.60),
-        "gpt-4o": (2.50, 10.00),
-        "gpt-4.1-nano": (0.10, 0.40),
-        "gpt-4.1-mini": (0.40, 1.60),
-        "gpt-4.1": (2.00, 8.00),
-        "o4-mini": (1.10, 4.40),
-        "o3": (2.00, 8.00),
-    },
-    implied_by=("gpt-", "chatgpt", "o1", "o3", "o4"),
+    models=OPENAI_MODELS,
+    implied_by=("gpt-", "chatgpt", "o1", "o3", "o4", "codex-"),
+    wires=(CHAT, RESPONSES),
 )
 ANTHROPIC = ProviderSpec(
     "anthropic",
     _anthropic,
     base_url="https://api.anthropic.com",
-    default_model="claude-sonnet-4-5",
+    default_model="claude-sonnet-5",
     key_vars=("ANTHROPIC_API_KEY",),
-    windows={"claude": 200_000},
-    prices={
-        "claude-3-5-haiku": (0.80, 4.00),
-        "claude-haiku-4-5": (1.00, 5.00),
-        "claude-sonnet-4": (3.00, 15.00),
-        "claude-3-7-sonnet": (3.00, 15.00),
-        "claude-opus-4": (15.00, 75.00),
-    },
+    models=ANTHROPIC_MODELS,
     implied_by=("claude",),
+    wires=(MESSAGES,),
 )
 # The mock implies no name by prefix: only the exact name "mock" chooses it (mca.config).
 MOCK_SPEC = ProviderSpec(
-    MOCK, _mock, default_model=MOCK, windows={MOCK: 128_000}, about="the offline mock model"
+    MOCK,
+    _mock,
+    default_model=MOCK,
+    models=(ModelInfo(MOCK, 128_000),),
+    about="the offline mock model",
 )
 PROVIDERS = Registry((OPENAI, ANTHROPIC, MOCK_SPEC), fallback="openai")

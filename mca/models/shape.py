@@ -9,18 +9,23 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from mca.errors import StreamError
-from mca.types import Usage
+from mca.types import TextSink, Usage
 
 MAX_INDEX = 10_000
+# One decoder for every event (json.loads with a keyword builds a new one each call): NaN and
+# Infinity are read as null (they are not JSON, and not numbers we use).
+_DECODER = json.JSONDecoder(parse_constant=lambda c: None)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def loads(text: str, what: str) -> Any:
     """JSON, with NaN and Infinity read as null (they are not JSON, and not numbers we use)."""
     try:
-        return json.loads(text, parse_constant=lambda c: None)
+        return _DECODER.decode(text)
     except ValueError as e:
         raise StreamError(f"the model sent invalid JSON in {what}: {e}") from None
     except RecursionError:
@@ -107,9 +112,32 @@ def usage(raw: Any, prompt_keys: tuple[str, ...], completion_key: str) -> Usage 
     return Usage(sum(p for p in prompts if p is not None), completion)
 
 
+def openai_usage(raw: Any, prompt: str, completion: str) -> Usage | None:
+    """OpenAI's usage (Chat Completions: prompt/completion, Responses: input/output), with the
+    parts its details give: cache reads and writes of the prompt, reasoning of the answer."""
+    counted = usage(raw, (f"{prompt}_tokens",), f"{completion}_tokens")
+    if counted is None:
+        return None
+    before, after = f"{prompt}_tokens_details", f"{completion}_tokens_details"
+    return Usage(
+        counted.prompt_tokens,
+        counted.completion_tokens,
+        detail(raw, before, "cached_tokens"),
+        detail(raw, before, "cache_write_tokens"),
+        detail(raw, after, "reasoning_tokens"),
+    )
+
+
+def detail(raw: Any, group: str, key: str) -> int:
+    """A count inside a usage's details object (`prompt_tokens_details.cached_tokens`): 0 when
+    it is missing or not a count (a bad figure is not a fault)."""
+    details = raw.get(group) if isinstance(raw, dict) else None
+    return (count(details.get(key)) or 0) if isinstance(details, dict) else 0
+
+
 def fix_text(text: str) -> str:
     """Join surrogate pairs that arrived in separate chunks; replace any left alone."""
-    if not any("\ud800" <= c <= "\udfff" for c in text):
+    if not _SURROGATE.search(text):
         return text
     joined = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in joined)
@@ -141,3 +169,17 @@ class TextStream:
     @property
     def text(self) -> str:
         return fix_text("".join(self.parts))
+
+
+def feed(stream: TextStream, delta: str, sink: TextSink | None) -> None:
+    """A delta into its stream, and what is safe to show of it to the sink."""
+    shown = stream.feed(delta)
+    if sink is not None and shown:
+        sink(shown)
+
+
+def flush(stream: TextStream, sink: TextSink | None) -> None:
+    """What a stream held back, to the sink."""
+    rest = stream.flush()
+    if sink is not None and rest:
+        sink(rest)

@@ -54,6 +54,7 @@ class SlashCommands:
                 "what the last turn put in the context ('all': every turn)", self.ledger
             ),
             "/cost": Command("tokens, model calls and estimated cost of this session", self.cost),
+            "/thinking": Command("the last turn's thinking, whole", self.thinking),
             "/compact": Command("summarise older turns now (skill bodies are kept)", self.compact),
             "/mode": Command(
                 "show or set what runs without asking (ask, auto-edit, ...)", self.mode
@@ -125,12 +126,17 @@ class SlashCommands:
         name = arg.strip()
         session = self.repl.session
         if not name:
+            from mca.models import describe_reasoning
+
             s = session.settings
             key = f"key from {s.api_key_var}" if s.api_key_var else "no API key"
+            wire = f" · wire {s.wire}" if s.wire else ""
             lines = [
                 f"provider {s.provider} · model {s.model} · base URL {s.base_url or '(none)'}"
-                f" · {key} · context window {s.context_window:,} tokens"
+                f" · {key} · context window {s.context_window:,} tokens{wire}"
             ]
+            reasoning = describe_reasoning(s)
+            lines += [f"reasoning: {reasoning}"] if reasoning else []
             lines += self.repl.models_configured()
             self.say("\n".join(lines))
             return
@@ -185,6 +191,15 @@ class SlashCommands:
         s = self.repl.session.settings
         repl = self.repl
         self.say(cost_text(repl.totals, s.model, s.price_table, s.providers, repl.resumed))
+
+    def thinking(self, arg: str) -> None:
+        from mca.sanitize import exact
+
+        replies = self.repl.session.thinking()
+        if not replies:
+            self.say("no thinking in the last turn (the model did not think, or did not show it)")
+            return
+        self.say("\n\n".join(f"thinking, reply {i}:\n{exact(t)}" for i, t in enumerate(replies, 1)))
 
     def mode(self, arg: str) -> None:
         from mca.config import MODES

@@ -13,7 +13,14 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TextIO
 
-from mca.events import ApprovalAnswered, ApprovalAsked, Event, SessionStarted, TextDelta
+from mca.events import (
+    ApprovalAnswered,
+    ApprovalAsked,
+    Event,
+    SessionStarted,
+    TextDelta,
+    ThinkingDelta,
+)
 from mca.sanitize import StreamScrubber, scrub, scrub_data
 from mca.tools.allow import Answer, CommandQuestion
 from mca.tools.base import Asker
@@ -51,6 +58,7 @@ class StreamUI:
         self.lines = JsonLines(out, secrets)
         self.asker = asker
         self.scrubber = StreamScrubber(self.lines.secrets)
+        self.thinking = StreamScrubber(self.lines.secrets)  # the model's thinking, apart
         self.waiting: list[Event] | None = []
 
     def start(self, event: SessionStarted) -> None:
@@ -66,19 +74,30 @@ class StreamUI:
             self.lines.write(event)
 
     def event(self, event: Event) -> None:
+        if isinstance(event, ThinkingDelta):  # scrubbed across its pieces, like the text
+            self._flush(self.scrubber, TextDelta)
+            piece = self.thinking.feed(event.text)
+            if piece:
+                self._put(ThinkingDelta(piece))
+            return
         self.end_text()
         self._put(event)
 
     def text(self, delta: str) -> None:
+        self._flush(self.thinking, ThinkingDelta)
         piece = self.scrubber.feed(delta)
         if piece:
             self._put(TextDelta(piece))
 
-    def end_text(self) -> None:
-        """What the scrubber held back of the text (the start of a key, or not)."""
-        rest = self.scrubber.flush()
+    def _flush(self, scrubber: StreamScrubber, kind: type[TextDelta | ThinkingDelta]) -> None:
+        rest = scrubber.flush()
         if rest:
-            self._put(TextDelta(rest))
+            self._put(kind(rest))
+
+    def end_text(self) -> None:
+        """What the scrubbers held back of the thinking and the text (a key's start, or not)."""
+        self._flush(self.thinking, ThinkingDelta)
+        self._flush(self.scrubber, TextDelta)
 
     def _asked(self, what: str, subject: str, detail: str, ask: Callable[[], str]) -> str:
         """The question as a line, the person's answer, and the answer as a line."""

@@ -19,6 +19,7 @@ from mca.events import (
     ModelRetry,
     ModelWaiting,
     SessionResumed,
+    ThinkingDelta,
     TurnEnded,
     UsageReported,
 )
@@ -37,7 +38,7 @@ from mca.tools.allow import Answer, CommandQuestion
 from mca.turn import StopReason, TurnResult
 from mca.ui.jsonl import StreamUI
 from mca.ui.livebox import CommandBox
-from mca.ui.render import ledger_table, progress_line
+from mca.ui.render import fold_thinking, ledger_table, progress_line
 from mca.ui.spinner import Spinner
 from mca.ui.stream import StreamWriter
 from mca.words import plural
@@ -72,6 +73,16 @@ class StderrUI:
         # A running command's lines as they come, plain even on a terminal: stderr is a log
         # here, and stdout keeps only the answer.
         self.box = CommandBox(self.err, self.lock, settings.secrets, False, lambda: 80)
+        self._thought: list[str] = []  # the reply's thinking: folded on stderr when it ends
+
+    def end_thinking(self) -> None:
+        """The reply's thinking, folded, on stderr: never in the answer on stdout."""
+        text, self._thought = "".join(self._thought), []
+        folded = fold_thinking(text, more="--output-format stream-json")
+        if folded:
+            with self.lock:
+                self.err.write(for_terminal(folded, self.settings.secrets) + "\n")
+                self.err.flush()
 
     def _say(self, text: str) -> None:
         self.end_stream()
@@ -128,6 +139,8 @@ class StderrUI:
 
     def event(self, event: Event) -> None:
         match event:
+            case ThinkingDelta(text=text):
+                self._thought.append(text)
             case ModelWaiting() if self.spinner is not None:
                 self.end_stream()
                 self.spinner.start()
@@ -144,6 +157,7 @@ class StderrUI:
 
     def text(self, delta: str) -> None:
         """The answer as it arrives, on stdout; known keys never get through."""
+        self.end_thinking()
         if self.spinner is not None:
             self.spinner.stop()
         if self.stream is not None:
@@ -153,6 +167,7 @@ class StderrUI:
         """After the streamed text of one reply: the rest of it and a line end."""
         if self.spinner is not None:
             self.spinner.stop()
+        self.end_thinking()
         if self.stream is not None and self.stream.end():
             self.any_streamed = True
 
@@ -173,6 +188,9 @@ def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
         "usage": {
             "prompt_tokens": result.usage.prompt_tokens,
             "completion_tokens": result.usage.completion_tokens,
+            "cached_tokens": result.usage.cached_tokens,
+            "cache_write_tokens": result.usage.cache_write_tokens,
+            "reasoning_tokens": result.usage.reasoning_tokens,
             "reported_by_provider": result.usage_reported,
         },
         "model": {"provider": session.settings.provider, "name": session.settings.model},
@@ -283,6 +301,9 @@ def _end_events(result: TurnResult, entry: TurnLedger) -> tuple[UsageReported, T
         len(result.requests),
         entry.tokens,
         entry.encoding,
+        u.cached_tokens,
+        u.cache_write_tokens,
+        u.reasoning_tokens,
     )
     why = "step_limit" if result.stop is StopReason.STEP_LIMIT else "end"
     return usage, TurnEnded(result.turn, result.answer, why, result.notice)

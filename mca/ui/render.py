@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # this module is on the path to the first prompt: import noth
     from mca.tools.snapshots import UndoReport
 
 MAX_RESULT_PREVIEW = 6
+THINKING_SHOWN = 3  # lines of a reply's thinking shown folded (/thinking shows them all)
 
 
 def describe_call(call_name: str, arguments: Mapping[str, Any]) -> str:
@@ -98,6 +99,19 @@ def tool_result_lines(name: str, ok: bool, result: str) -> str:
     extra = len(lines) - len(shown)
     body = "\n".join(f"  {mark if i == 0 else ' '} {line}" for i, line in enumerate(shown))
     return body + (f"\n    … {plural(extra, 'more line')}" if extra > 0 else "")
+
+
+def fold_thinking(text: str, shown: int = THINKING_SHOWN, more: str = "/thinking") -> str:
+    """A reply's thinking, folded: its first lines, each control character as its code, and
+    how many more there are (`more` says where they are)."""
+    lines = [line for line in exact(text.strip()).split("\n") if line.strip()]
+    if not lines:
+        return ""
+    head = lines[:shown]
+    body = "\n".join(f"  ┊ {line}" for line in head)
+    rest = len(lines) - len(head)
+    tail = f"\n  ┊ … {plural(rest, 'more line')} ({more} shows them)" if rest > 0 else ""
+    return f"thinking:\n{body}{tail}"
 
 
 def plan_lines(plan: list[dict[str, str]]) -> str:
@@ -206,10 +220,17 @@ def ledger_table(entry: TurnLedger) -> str:
             if entry.cached_tokens
             else ""
         )
+        if entry.cache_write_tokens:
+            cached += f"; {entry.cache_write_tokens:,} written to it"
         outlier = "" if entry.calibration_used else "; an outlier, not used for calibration"
         lines.append(
             f"provider reported {entry.provider_prompt_tokens:,} prompt tokens"
             f" (ratio {ratio:.2f} to the estimate{cached}{outlier})"
+        )
+    if entry.reasoning_tokens:
+        lines.append(
+            f"the model reasoned for {entry.reasoning_tokens:,} of its answer tokens this turn"
+            " (billed as output; reasoning sent back is priced in the rows above)"
         )
     if entry.calibrated is not None and entry.calibration is not None:
         lines.append(

@@ -19,7 +19,7 @@ from mca.sanitize import command_block, exact_line, for_terminal, one_line, scru
 from mca.ui.ansi import DIM, RESET
 from mca.ui.livebox import CommandBox, fit
 from mca.ui.markdown import MarkdownStream
-from mca.ui.render import colour_diff, progress_line
+from mca.ui.render import colour_diff, fold_thinking, progress_line
 from mca.ui.spinner import Spinner
 from mca.ui.stream import StreamWriter
 
@@ -141,6 +141,7 @@ class ReplUI:
         self.box = CommandBox(out, self.lock, self.secrets, live, _columns)
         self.stream = StreamWriter(out, self.secrets, markdown=self._markdown if colour else None)
         self._turn_text: list[str] = []  # what was streamed of this turn's replies
+        self._thought: list[str] = []  # the reply's thinking so far: shown folded when it ends
         self._held: dict[int, list[str]] = {}  # by thread: writes kept for later (held())
 
     @staticmethod
@@ -194,10 +195,23 @@ class ReplUI:
         return answer if answer and answer in keys else None
 
     def event(self, event: Event) -> None:
-        from mca.events import CommandOutput, CommandStarted, FileChanged, ModelRetry, ModelWaiting
+        from mca.events import (
+            CommandOutput,
+            CommandStarted,
+            FileChanged,
+            ModelRetry,
+            ModelWaiting,
+            ThinkingDelta,
+        )
 
         match event:
+            case ThinkingDelta(text=text):  # kept until the reply's text or the next event
+                if not self._thought and self.spinner.running:
+                    self.spinner.what = "thinking"
+                self._thought.append(text)
+                return
             case ModelWaiting() if self.live:
+                self.end_thinking()
                 self.end_stream()
                 self.spinner.start()
                 return
@@ -234,11 +248,13 @@ class ReplUI:
             self._write(kept)
 
     def _write(self, text: str, end_stream: bool = True) -> None:
-        """Every write: the spinner's line cleared first, an open stream ended."""
+        """Every write: the spinner's line cleared first, an open stream ended, the thinking
+        before it shown."""
         kept = self._held.get(threading.get_ident())
         if kept is not None:
             kept.append(text)
             return
+        self.end_thinking()
         self.spinner.stop()
         self.box.stop()
         with self.lock:
@@ -247,8 +263,19 @@ class ReplUI:
             self.out.write(text)
             self.out.flush()
 
+    def end_thinking(self) -> None:
+        """The reply's thinking, once it is over: dim and folded (/thinking unfolds it), never
+        mixed with the answer."""
+        if not self._thought:
+            return
+        text, self._thought = "".join(self._thought), []
+        folded = fold_thinking(text)
+        if folded:
+            self.dim(folded)
+
     def text(self, delta: str) -> None:
         """A piece of the answer as it streams: scrubbed, made visible, rendered."""
+        self.end_thinking()
         self.spinner.stop()
         with self.lock:
             self.stream.feed(delta)
@@ -270,6 +297,7 @@ class ReplUI:
         return bool(answer) and answer in "".join(self._turn_text)
 
     def end_stream(self) -> None:
+        self.end_thinking()
         self.spinner.stop()
         with self.lock:
             self.stream.end()

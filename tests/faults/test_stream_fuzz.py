@@ -1,7 +1,8 @@
-"""Generated event streams for both wires: random field types, truncations, reorderings, huge
-and unicode-split deltas. Whatever arrives, assembling it returns a Response whose text encodes
-as UTF-8 and whose tool calls have object arguments, or raises mca's own StreamError. A few
-hundred examples in `make test`; MCA_STREAM_FUZZ_EXAMPLES (20,000 in `make stress`) for more."""
+"""Generated event streams for every wire: random field types, truncations, reorderings, huge
+and unicode-split deltas. Whatever arrives, assembling it returns a Response whose text and
+thinking encode as UTF-8 and whose tool calls have object arguments, or raises mca's own
+StreamError. A few hundred examples in `make test`; MCA_STREAM_FUZZ_EXAMPLES (20,000 in
+`make stress`) for more."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mca.errors import McaError
-from mca.models import anthropic, openai
+from mca.models import anthropic, openai, responses
 from mca.models.sse import read_stream
 from mca.types import Response
 
@@ -54,7 +55,8 @@ def openai_chunk(draw: st.DrawFn) -> Any:
         return {"choices": [{"index": 0, "delta": {}, "finish_reason": draw(_maybe("stop"))}]}
     if kind == "text":
         text = draw(st.text(max_size=30) | st.sampled_from(["\ud83d", "\ude00", "y" * 100_000]))
-        return {"choices": [{"index": 0, "delta": {"content": draw(_maybe(text))}}]}
+        field = draw(st.sampled_from(["content", "reasoning_content", "reasoning"]))
+        return {"choices": [{"index": 0, "delta": {field: draw(_maybe(text))}}]}
     call = {
         "index": draw(_maybe(draw(st.integers(0, 3)))),
         "id": draw(_maybe("c1")),
@@ -89,7 +91,12 @@ def anthropic_event(draw: st.DrawFn) -> Any:
     elif kind == "content_block_start":
         block = draw(
             st.sampled_from(
-                [{"type": "text", "text": ""}, {"type": "tool_use", "id": "t", "name": "list_dir"}]
+                [
+                    {"type": "text", "text": ""},
+                    {"type": "tool_use", "id": "t", "name": "list_dir"},
+                    {"type": "thinking", "thinking": "", "signature": ""},
+                    {"type": "redacted_thinking", "data": "EqX"},
+                ]
             )
         )
         event["content_block"] = draw(_maybe(block))
@@ -105,12 +112,55 @@ def anthropic_event(draw: st.DrawFn) -> Any:
                         "type": "input_json_delta",
                         "partial_json": draw(st.sampled_from(["{", '"a": 1', "}", "{}"])),
                     },
+                    {"type": "thinking_delta", "thinking": draw(st.text(max_size=20))},
+                    {"type": "signature_delta", "signature": draw(_maybe("Eq"))},
                 ]
             )
         )
         event["delta"] = draw(_maybe(d))
     elif kind == "message_delta":
         event["usage"] = draw(_maybe({"output_tokens": 2}))
+    return event
+
+
+RESPONSES_EVENTS = [
+    "response.output_item.added",
+    "response.output_item.done",
+    "response.output_text.delta",
+    "response.reasoning_summary_text.delta",
+    "response.reasoning_summary_part.added",
+    "response.function_call_arguments.delta",
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+    "error",
+    "junk",
+]
+ITEMS = [
+    {"type": "message", "content": [{"type": "output_text", "text": "hi"}]},
+    {"type": "function_call", "call_id": "c", "name": "list_dir", "arguments": "{}"},
+    {"type": "reasoning", "id": "rs", "encrypted_content": "gA", "summary": []},
+]
+
+
+@st.composite
+def responses_event(draw: st.DrawFn) -> Any:
+    kind = draw(st.sampled_from(RESPONSES_EVENTS))
+    if kind == "junk":
+        return draw(anything)
+    event: dict[str, Any] = {"type": kind, "output_index": draw(_maybe(draw(st.integers(0, 2))))}
+    if kind.startswith("response.output_item"):
+        event["item"] = draw(_maybe(draw(st.sampled_from(ITEMS))))
+    elif kind.endswith(".delta"):
+        text = draw(st.text(max_size=20) | st.sampled_from(["\ud83d", "\ude00", '{"a"']))
+        event["delta"] = draw(_maybe(text))
+    elif kind in ("response.completed", "response.incomplete", "response.failed"):
+        usage = {
+            "input_tokens": 3,
+            "output_tokens": 1,
+            "output_tokens_details": {"reasoning_tokens": 1},
+        }
+        event["response"] = draw(_maybe({"status": "completed", "usage": draw(_maybe(usage))}))
     return event
 
 
@@ -124,6 +174,8 @@ def _sse(items: list[Any], cut: int | None) -> Iterator[tuple[str, str]]:
 
 def _check(response: Response) -> None:
     response.message.content.encode("utf-8")
+    for r in response.message.reasoning:
+        r.text.encode("utf-8")
     for c in response.message.tool_calls:
         assert isinstance(c.arguments, dict) and isinstance(c.name, str) and c.name
 
@@ -132,11 +184,11 @@ def _assemble(module: Any, items: list[Any], cut: int | None, done: bool) -> Non
     stream = list(_sse(items, cut)) + ([("", "[DONE]")] if done else [])
     shown: list[str] = []
     try:
-        response = read_stream(iter(stream), module.StreamAssembler(), shown.append)
+        response = read_stream(iter(stream), module.StreamAssembler(shown.append), shown.append)
     except McaError:
         return
     _check(response)
-    "".join(shown).encode("utf-8")  # what reached the screen, too
+    "".join(shown).encode("utf-8")  # what reached the screen (text and thinking), too
 
 
 @FUZZ
@@ -159,9 +211,18 @@ def test_anthropic_streams(items: list[Any], cut: int | None) -> None:
 
 
 @FUZZ
+@given(
+    items=st.lists(responses_event(), max_size=8).flatmap(st.permutations),
+    cut=st.none() | st.integers(0, 8),
+)
+def test_responses_streams(items: list[Any], cut: int | None) -> None:
+    _assemble(responses, items, cut, False)
+
+
+@FUZZ
 @given(body=anything)
 def test_whole_bodies(body: Any) -> None:
-    for module in (openai, anthropic):
+    for module in (openai, anthropic, responses):
         try:
             response = module.from_wire_response(body)
         except McaError:

@@ -150,7 +150,7 @@ def test_anthropic_reports_the_prompt_it_read_from_cache(stream: bool, tmp_path:
     else:
         rec = Recorder(httpx.Response(200, json=anthropic_json("hi", usage=usage)))
     resp = client("anthropic", settings_for("anthropic", tmp_path, stream), rec).complete(REQ)
-    assert resp.usage == Usage(100, 7, cached_tokens=70)
+    assert resp.usage == Usage(100, 7, cached_tokens=70, cache_write_tokens=20)
 
 
 def test_sse_parser() -> None:

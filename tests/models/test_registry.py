@@ -20,6 +20,7 @@ from mca.config import ModelChooser, Settings, load_settings
 from mca.config_checks import Raw
 from mca.errors import ConfigError
 from mca.models import build_model
+from mca.models.catalog import ModelInfo, Price
 from mca.models.registry import PROVIDERS, Notice, ProviderSpec
 from mca.types import Message, Request, Response, TextSink, Usage
 from mca.ui.repl import Repl
@@ -36,7 +37,12 @@ class AcmeModel:
         self.name = settings.model
         self.key = settings.api_key
 
-    def complete(self, request: Request, on_text: TextSink | None = None) -> Response:
+    def complete(
+        self,
+        request: Request,
+        on_text: TextSink | None = None,
+        on_thinking: TextSink | None = None,
+    ) -> Response:
         text = f"{self.name} here, keyed {self.key == KEY}"
         if on_text is not None:
             on_text(text)
@@ -57,8 +63,11 @@ ACME = ProviderSpec(
     base_url="https://api.acme.example/v1",
     default_model="acme-large",
     key_vars=("ACME_API_KEY",),
-    windows={"acme": 64_000, "acme-small": 16_000},
-    prices={"acme-large": (3.0, 12.0), "acme-small": (0.5, 1.5)},
+    models=(
+        ModelInfo("acme", 64_000),
+        ModelInfo("acme-large", price=Price(3.0, 12.0)),
+        ModelInfo("acme-small", 16_000, Price(0.5, 1.5)),
+    ),
     implied_by=("acme-",),
 )
 REGISTRY = PROVIDERS.with_(ACME)
@@ -143,4 +152,4 @@ def test_lookups_list_the_choices() -> None:
     assert REGISTRY.names() == ("openai", "anthropic", "mock", "acme")
     assert PROVIDERS.names() == ("openai", "anthropic", "mock")  # the default is untouched
     assert PROVIDERS.window_for("claude-opus-4") == 200_000 and PROVIDERS.window_for("x") is None
-    assert REGISTRY.prices()["acme-large"] == (3.0, 12.0)
+    assert REGISTRY.prices()["acme-large"] == Price(3.0, 12.0)

@@ -160,3 +160,18 @@ class Recorder:
 
 def sse(body: bytes, status: int = 200) -> httpx.Response:
     return httpx.Response(status, content=body, headers={"content-type": "text/event-stream"})
+
+
+def through(handler: Callable[[Any], Any]) -> httpx.MockTransport:
+    """A fakeserver handler (tests/fakeserver.py: Received -> Reply) as an httpx transport, so
+    a fake server's rules answer in-process (its chunks joined into one body)."""
+    from tests.fakeserver import Received
+
+    def send(request: httpx.Request) -> httpx.Response:
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        reply = handler(
+            Received(request.method, request.url.raw_path.decode(), headers, request.content)
+        )
+        return httpx.Response(reply.status, headers=reply.headers, content=b"".join(reply.chunks))
+
+    return httpx.MockTransport(send)
