@@ -17,6 +17,8 @@ import sys
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 CONFINE = REPO / "tests" / "confine.py"
 USER = "nobody"
@@ -56,6 +58,21 @@ def user_python() -> str | None:
     return None
 
 
+@cache
+def can_hide_proc() -> bool:
+    """Whether /proc can be hidden here (a private mount: refused where mount is, as under
+    tests/confine.py --no-mount)."""
+    ok = subprocess.run(
+        [sys.executable, str(CONFINE), "--hide-proc", "--", "true"], capture_output=True, timeout=60
+    )
+    return ok.returncode == 0
+
+
+def skip_unless_proc_can_be_hidden() -> None:
+    if not can_hide_proc():
+        pytest.skip("/proc cannot be hidden here (mounting is refused)")
+
+
 def skip_reason() -> str:
     """Why as_user cannot run here ('' when it can)."""
     if os.geteuid() != 0:
@@ -73,6 +90,8 @@ def as_user(*refuse: str, hide_proc: bool = True) -> list[str]:
     without the dashes: 'no-userns', 'no-landlock', 'no-mount') and /proc hidden unless told."""
     python = user_python()
     assert python is not None, skip_reason()
+    if hide_proc:
+        skip_unless_proc_can_be_hidden()
     paths = [str(REPO), *site.getsitepackages()]
     flags = [f"--{r}" for r in refuse] + (["--hide-proc"] if hide_proc else [])
     confine = [sys.executable, str(CONFINE), *flags, "--user", USER, "--"]

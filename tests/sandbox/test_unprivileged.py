@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from mca.sandbox.probe import probe
-from tests.unpriv import REPO, as_user, give, skip_reason
+from tests.unpriv import REPO, as_user, give, skip_reason, skip_unless_proc_can_be_hidden
 
 # With /proc hidden an account has no user namespaces (it cannot write its id maps), so what
 # contains its commands is Landlock, where the kernel (or tests/confine.py) leaves it.
@@ -172,6 +172,7 @@ def test_a_busy_desktop_still_runs_commands(root: Path) -> None:
 def test_paths_stay_contained_without_proc(tmp_path: Path) -> None:
     """The file tools' check that an opened file is inside the workspace holds where /proc is
     hidden (main: the check was skipped there, and a linked directory read outside)."""
+    skip_unless_proc_can_be_hidden()
     ws, outside = tmp_path / "ws", tmp_path / "outside"
     ws.mkdir()
     outside.mkdir()
