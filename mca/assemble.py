@@ -3,10 +3,7 @@ compactor, the loop; each part built whole before the part that uses it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from mca.agent import Agent
-from mca.checkpoints.turns import Checkpoints
 from mca.compact import Compactor
 from mca.config import Settings
 from mca.engine import Engine
@@ -16,11 +13,12 @@ from mca.events import (
     ModelRetry,
     Notice,
 )
-from mca.home import new_ids, open_log, open_snapshots, open_store, prepare_home
+from mca.home import new_ids, open_log, open_store, open_workspace, prepare_home
 from mca.log import SessionLog
 from mca.models import build_model
 from mca.sandbox.settings import sandbox_for, unsandboxed_notice
 from mca.sanitize import scrub
+from mca.session import UI, Session, calibration_for, prompt_for, window_for
 from mca.skills.cache import FitsMemo
 from mca.skills.discover import Discovery, shadow_warnings
 from mca.skills.runtime import SkillRuntime, log_discovery, open_discovery, refuse_if_strict
@@ -29,10 +27,7 @@ from mca.tokens import Estimator
 from mca.tools import tool_specs
 from mca.tools.base import Approvals, ToolEnv
 from mca.types import Model
-
-if TYPE_CHECKING:
-    pass
-from mca.session import UI, Session, calibration_for, prompt_for, window_for
+from mca.workspace.store import WorkspaceStore
 
 
 def _skills(
@@ -55,7 +50,7 @@ def _startup_notices(settings: Settings, discovery: Discovery, agents_problem: s
 
 
 def _tools(
-    settings: Settings, discovery: Discovery, checkpoints: Checkpoints, ui: UI, emit: EventSink
+    settings: Settings, discovery: Discovery, workspace: WorkspaceStore, ui: UI, emit: EventSink
 ) -> tuple[SkillStage, ToolEnv]:
     """The skill stage, and the tools' environment around it (reading a skill activates it)."""
     stage = SkillStage(
@@ -67,11 +62,10 @@ def _tools(
         skill_set=discovery.skill_set,
     )
     approvals = Approvals(ui, settings.mode)
-    root, home = settings.workspace, settings.home
     box = sandbox_for(settings)
     roots = tuple(r.path for r in discovery.roots)
-    snapshots, user_home = checkpoints.snapshots, settings.user_home
-    env = ToolEnv(root, snapshots, approvals, emit, stage, home, user_home, box, roots, checkpoints)
+    home, user_home = settings.home, settings.user_home
+    env = ToolEnv(workspace, approvals, emit, stage, home, user_home, box, roots)
     return stage, env
 
 
@@ -115,8 +109,8 @@ def open_session(
     if settings.provider != "mock":
         estimator.preload()  # loads while the first request is out, not before it
     discovery, memo = _skills(settings, estimator, log)
-    checkpoints, notices = open_snapshots(settings, sid, started, home_problem)
-    stage, env = _tools(settings, discovery, checkpoints, ui, emit)
+    workspace, notices = open_workspace(settings, sid, started, home_problem)
+    stage, env = _tools(settings, discovery, workspace, ui, emit)
     prompt, agents_problem = prompt_for(settings, discovery)
     notices = [*_startup_notices(settings, discovery, agents_problem), *notices]
     notices += unsandboxed_notice(settings, env.sandbox)
@@ -135,7 +129,7 @@ def open_session(
     )
     runtime = SkillRuntime(discovery, stage, estimator, memo, fresh=one_shot)
     store = open_store(settings, sid, on_disk)
-    parts = (engine, agent, env.approvals, env.snapshots, checkpoints, log, runtime, compactor)
+    parts = (engine, agent, env.approvals, workspace, log, runtime, compactor)
     session = Session(settings, *parts, sid, ui, emit, store)
     log.event(session.started())
     return session

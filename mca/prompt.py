@@ -11,7 +11,7 @@ from mca.fsutil import read_head, resolved
 from mca.project import project_dirs
 from mca.provenance import DATA_NOTICE, defang
 from mca.sanitize import one_line
-from mca.tools.paths import inside
+from mca.workspace.paths import inside
 
 AGENTS_FILE = "AGENTS.md"
 DOC_FILES = (AGENTS_FILE, "CLAUDE.md")  # CLAUDE.md only where a directory has no AGENTS.md

@@ -1,17 +1,16 @@
 """The conversation's side of /undo and /rewind: the files go back through the checkpoints
-(mca/checkpoints), and the messages, ledger and saved conversation follow them here."""
+(mca/workspace), and the messages, ledger and saved conversation follow them here."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING
 
-from mca.checkpoints.turns import Rewound
 from mca.events import Undone
 from mca.records import message_from
 from mca.sanitize import scrub
 from mca.sessions import message_json
-from mca.tools.snapshots import UndoReport
+from mca.workspace.report import Rewound, UndoReport
 
 if TYPE_CHECKING:
     from mca.session import Session
@@ -21,7 +20,7 @@ __all__ = ["Rewound", "rewind", "turns", "undo"]
 
 def undo(session: Session, force: bool) -> UndoReport:
     """Revert the newest turn or rewind not yet undone; a rewind's conversation comes back."""
-    report, talk = session.checkpoints.undo(force=force)
+    report, talk = session.workspace.undo(force=force)
     if talk is not None:
         session.agent.messages[:] = [message_from(m) for m in json.loads(talk)]
         session.store.turn(session.agent.messages, None)
@@ -34,7 +33,7 @@ def rewind(session: Session, turn: int) -> Rewound:
     as it was (scrubbed of known secrets, as saved conversations are) so /undo can return."""
     agent = session.agent
     talk = json.dumps([message_json(m) for m in agent.messages])
-    done = session.checkpoints.rewind(
+    done = session.workspace.rewind(
         turn, session.turns, scrub(talk, session.settings.secrets).encode()
     )
     # a reply carries no turn number (0): the cut is at the first message of `turn` or later

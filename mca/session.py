@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from mca import rewind
 from mca.agent import Agent
-from mca.checkpoints.turns import Checkpoints
 from mca.compact import Compactor
 from mca.config import Settings
 from mca.engine import Engine
@@ -35,10 +34,11 @@ from mca.skills.discover import Discovery
 from mca.skills.runtime import SkillRuntime
 from mca.tools.allow import Answer, CommandQuestion
 from mca.tools.base import Approvals, Asker, TurnState
-from mca.tools.snapshots import SnapshotStore, UndoReport
 from mca.turn import TurnResult
 from mca.types import KIND_CHAT, KIND_SHELL, Message, Request
 from mca.words import plural
+from mca.workspace.report import Undoable, UndoReport
+from mca.workspace.store import WorkspaceStore
 
 if TYPE_CHECKING:
     from mca.sandbox.box import Sandbox
@@ -85,8 +85,7 @@ class Session:
     engine: Engine  # the model and system prompt in use
     agent: Agent
     approvals: Approvals  # the approval mode lives here
-    snapshots: SnapshotStore  # the file tools' writes, one by one
-    checkpoints: Checkpoints  # the whole workspace before and after each turn
+    workspace: WorkspaceStore  # the file tools' snapshots, checkpoints, /undo and /rewind
     log: SessionLog
     skills: SkillRuntime
     compactor: Compactor
@@ -123,7 +122,7 @@ class Session:
         try:
             result = self.agent.run_turn(sentence)
         finally:
-            self.checkpoints.end_turn()
+            self.workspace.end_turn()
         if ledger:
             self.finish_turn(result)
         return result
@@ -144,7 +143,7 @@ class Session:
         self.agent.turn = saved.turns
         self.ledger.turns[:] = saved.ledgers
         self.store.carry(saved)
-        self.checkpoints.sessions |= {saved.id.split("-")[0], saved.came_from.split("-")[0]}
+        self.workspace.carry(saved.id.split("-")[0], saved.came_from.split("-")[0])
         self.log.event(SessionResumed(saved.id, saved.turns))
 
     def switch_model(self, settings: Settings) -> str:
@@ -284,13 +283,13 @@ class Session:
         """/rewind N: the workspace and the conversation back to before turn N (undoable)."""
         return rewind.rewind(self, turn)
 
-    def undoable(self) -> list[dict[str, Any]]:
+    def undoable(self) -> list[Undoable]:
         """The turns /undo can still revert, newest first."""
-        return self.checkpoints.undoable()
+        return self.workspace.undoable()
 
     def changes(self) -> list[tuple[str, bytes | None, bytes | None]]:
         """(path, before this session, now) for each file this session changed."""
-        return self.snapshots.session_changes()
+        return self.workspace.changes()
 
     def sandbox_text(self) -> str:
         """The sandbox in force and its mechanism, for /mode and /status."""
@@ -320,8 +319,7 @@ class Session:
             self.sandbox.close()
         self.log.event(SessionEnded(self.turns))
         self.log.close()
-        self.snapshots.close()
-        self.checkpoints.close()
+        self.workspace.close()
         self.engine.model.close()
 
 

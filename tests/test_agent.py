@@ -13,6 +13,8 @@ from mca.errors import ModelError
 from mca.tools.base import ToolEnv
 from mca.turn import StopReason
 from mca.types import Message
+from mca.workspace.scan import OFF
+from mca.workspace.store import WorkspaceStore
 from tests.helpers import FakeModel, Reply, call, engine, say
 
 
@@ -106,7 +108,8 @@ def test_turn_numbers_and_touched_files(env: ToolEnv, ws: Path) -> None:
 def test_unexpected_os_errors_become_results(env: ToolEnv, ws: Path) -> None:
     gone = ws / "gone"
     gone.mkdir()
-    env = replace(env, root=gone)
+    store = WorkspaceStore(gone, env.workspace.base, "test01", "20260101T000000", OFF)
+    env = replace(env, workspace=store)
     gone.rmdir()  # the workspace vanished under the command
     agent, _ = agent_with(env, call("run_command", command="true"), say("ok"))
     result = agent.run_turn("go")

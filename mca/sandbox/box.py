@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mca.sandbox import guard, landlock, mounts, seccomp
+from mca.sandbox import landlock, mounts, seccomp
 from mca.sandbox.linux import (
     CLONE_NEWIPC,
     CLONE_NEWNET,
@@ -34,6 +34,7 @@ from mca.sandbox.linux import (
 from mca.sandbox.policy import Grant, Mode, Policy
 from mca.sandbox.probe import Mechanisms
 from mca.sandbox.rules import read_grants, signature
+from mca.workspace import guard
 
 # Devices every program may write to (sinks); everything else in /dev is read-only.
 SINKS = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")

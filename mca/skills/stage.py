@@ -25,8 +25,8 @@ from mca.skills.model import Skill, xml_escape
 from mca.skills.policy import PRODUCTION, Policy
 from mca.skills.switches import withhold
 from mca.skills.trigger import Hit, SkillSet, sentence_paths
-from mca.tools.paths import resolve_in
 from mca.types import KIND_REFERENCE, KIND_SKILLS, Message
+from mca.workspace.paths import resolve_in
 
 MAX_REFERENCE_CHARS = 20_000
 

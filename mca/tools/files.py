@@ -14,10 +14,10 @@ from mca.events import SkillResourceLoaded
 from mca.fsutil import ContainmentError, NotRegularFile, is_dir, open_regular, read_head
 from mca.globs import glob_match
 from mca.tools.base import ToolEnv, TurnState, arg_int, arg_str
-from mca.tools.ignore import Ignore
-from mca.tools.paths import inside, relative_label, resolve_in, resolve_in_skill
 from mca.tools.window import Line, Window, read_window
 from mca.words import plural
+from mca.workspace.ignore import Ignore
+from mca.workspace.paths import inside, relative_label, resolve_in, resolve_in_skill
 
 MAX_READ_BYTES = 256 * 1024
 MAX_READ_LINES = 2000

@@ -12,11 +12,10 @@ from mca.ui.ansi import CYAN, GREEN, RED, RESET
 from mca.words import plural
 
 if TYPE_CHECKING:  # this module is on the path to the first prompt: import nothing heavy
-    from mca.checkpoints.turns import Rewound
     from mca.events import Event
     from mca.ledger import TurnLedger
     from mca.tools.base import Tool
-    from mca.tools.snapshots import UndoReport
+    from mca.workspace.report import Rewound, Undoable, UndoReport
 
 MAX_RESULT_PREVIEW = 6
 THINKING_SHOWN = 3  # lines of a reply's thinking shown folded (/thinking shows them all)
@@ -148,18 +147,14 @@ def rewind_lines(done: Rewound) -> str:
     )
 
 
-def snapshot_lines(manifests: Sequence[Mapping[str, Any]]) -> str:
+def snapshot_lines(undoable: Sequence[Undoable]) -> str:
     """The turns /undo can still revert, newest first."""
-    if not manifests:
+    if not undoable:
         return "no undoable turns"
     out = ["undoable turns, newest first (/undo reverts the top one):"]
-    for m in manifests:
-        files = ", ".join(
-            f["path"] + ("" if f["existed"] else " (new)")
-            for f in m["files"]
-            if not f.get("restored")
-        )
-        out.append(f"  session {m['session']} turn {m['turn']}: {files}")
+    for u in undoable:
+        files = ", ".join(f.path + ("" if f.existed else " (new)") for f in u.files)
+        out.append(f"  session {u.session} turn {u.turn}: {files}")
     return "\n".join(out)
 
 

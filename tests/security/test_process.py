@@ -128,15 +128,16 @@ from mca.sandbox.probe import probe
 from mca.tools import get_tool
 from mca.events import drop
 from mca.tools.base import Approvals, ToolEnv, TurnState
-from mca.tools.snapshots import SnapshotStore
+from mca.workspace.scan import OFF
+from mca.workspace.store import WorkspaceStore
 from mca.skills.stage import read_reference
 class Refuse:
     def approve(self, command): return False
     def approve_write(self, path, reason, diff): return False
     def approve_edit(self, path, diff): return True
 ws = Path(sys.argv[1])
-store = SnapshotStore(ws, ws.parent / "store", "m", "20260101T000000")
-env = ToolEnv(ws, store, Approvals(Refuse()), drop)
+store = WorkspaceStore(ws, ws.parent / "store", "m", "20260101T000000", OFF)
+env = ToolEnv(store, Approvals(Refuse()), drop)
 out = {}
 for name, args in json.loads(sys.argv[2]):
     try:

@@ -24,7 +24,8 @@ from mca.skills.discover import char_fits, discover
 from mca.skills.model import Root
 from mca.tools import get_tool
 from mca.tools.base import Approvals, ToolEnv, TurnState
-from mca.tools.snapshots import SnapshotStore
+from mca.workspace.scan import OFF
+from mca.workspace.store import WorkspaceStore
 from tests.helpers import SkillDirs
 
 pytestmark = pytest.mark.stress
@@ -48,9 +49,9 @@ def arena(tmp_path: Path) -> Iterator[tuple[ToolEnv, Path, Path]]:
     (skill / "references").mkdir(parents=True)
     (skill / "references" / "a.md").write_text("ref\n")
     (skill / "references" / "out").symlink_to(outside / "secret.txt")
-    store = SnapshotStore(ws, ws.parent / "store", "t", "20260101T000000")
+    store = WorkspaceStore(ws, ws.parent / "store", "t", "20260101T000000", OFF)
     skills = SkillDirs({"guide": skill})
-    yield ToolEnv(ws, store, Approvals(HeadlessUI()), drop, skills), outside, skill
+    yield ToolEnv(store, Approvals(HeadlessUI()), drop, skills), outside, skill
 
 
 def _paths(outside: Path, skill: Path) -> list[str]:

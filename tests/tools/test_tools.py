@@ -174,8 +174,8 @@ def test_search_text_is_capped(env: ToolEnv, ws: Path) -> None:
 def test_write_file_creates_parents_and_snapshots(env: ToolEnv, ws: Path) -> None:
     assert run(env, "write_file", path="new/dir/f.txt", content="hi").startswith("created")
     assert (ws / "new/dir/f.txt").read_text() == "hi"
-    manifests = env.snapshots.manifests()
-    assert manifests[0][1]["files"][0]["existed"] is False
+    records, _ = env.workspace.journal.read()
+    assert records[0].writes is not None and records[0].writes.files[0].existed is False
 
 
 def test_write_keeps_mode(env: ToolEnv, ws: Path) -> None:

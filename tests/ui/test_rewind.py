@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from mca.sessions import read_saved
-from tests.checkpoints.world import state
 from tests.conftest import REPO
+from tests.workspace.world import state
 
 MCA = Path(sys.executable).parent / "mca"
 SCRIPT = REPO / "fixtures" / "mock-scripts" / "sed-rm-gen.jsonl"

@@ -10,9 +10,9 @@ import pytest
 
 from mca.errors import UndoError
 from mca.rewind import turns
-from mca.tools.snapshots import store_dir
-from tests.checkpoints.world import command_turn, session, state
+from mca.workspace.store import store_dir
 from tests.helpers import call, say
+from tests.workspace.world import command_turn, session, state
 
 EDIT = "sed -i 's/world/mca/' a.txt && rm old.txt && python3 gen.py"
 GEN = (
