@@ -28,6 +28,7 @@ from mca.keys import (
 )
 from mca.models.catalog import ModelInfo, Price
 from mca.models.registry import MOCK, PROVIDERS, SHARED_KEY_VAR, ProviderSpec, Registry
+from mca.turn import DEFAULT_MAX_STEPS
 
 if TYPE_CHECKING:  # the skill runtime is imported when skills are, not with the settings
     from mca.skills.policy import Policy
@@ -40,7 +41,6 @@ MODES = {
     "yolo": "edits and commands run without asking (protected paths still ask)",
 }
 SANDBOX_MODES = ("workspace-write", "read-only", "off")
-DEFAULT_MAX_STEPS = 30
 DEFAULT_SKILL_BUDGET = 12_000
 DEFAULT_CONTEXT_WINDOW = 32_000  # conservative when the model is unknown
 DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from mca.turn import StopReason
+
 if TYPE_CHECKING:
     from mca.ledger import TurnLedger
 
@@ -363,8 +365,5 @@ class TurnEnded(Event):
     kind: ClassVar[str] = "turn.end"
     turn: int
     answer: str
-    stop_reason: str  # STOP_REASONS
+    stop_reason: StopReason
     notice: str  # something to say about the answer ('' when nothing)
-
-
-STOP_REASONS = ("end", "step_limit", "error", "interrupted")

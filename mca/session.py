@@ -115,16 +115,27 @@ class Session:
         )
 
     def run_turn(self, sentence: str, *, ledger: bool = True) -> TurnResult:
-        """One turn through the agent, then its ledger (logged as a JSON event). With
-        ledger=False the caller shows the answer first and calls finish_turn after."""
+        """One turn through the agent, then its checkpoint and its ledger (logged as a JSON
+        event). With ledger=False the caller shows the answer first and calls finish_turn
+        after. An exception before the turn was committed leaves the conversation as it was;
+        one after it (the result says `committed`) leaves the turn kept, and `failed_after`
+        names the step that failed."""
         self.refresh_skills()
         self.compacted_before = self.compactor.last
         try:
             result = self.agent.run_turn(sentence)
-        finally:
+        except BaseException:
+            self.workspace.end_turn()  # what the turn changed stays undoable
+            raise
+        step = "recording its checkpoint"
+        try:
             self.workspace.end_turn()
-        if ledger:
-            self.finish_turn(result)
+            if ledger:
+                step = "recording its ledger and saving the conversation"
+                self.finish_turn(result)
+        except BaseException:
+            result.failed_after = step
+            raise
         return result
 
     def finish_turn(self, result: TurnResult) -> TurnLedger:

@@ -178,7 +178,7 @@ def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
         "session": session.id,
         "answer": result.answer,
         "turn": result.turn,
-        "stopped": result.stopped or None,
+        "stopped": result.answer if result.stopped_early else None,
         "notice": result.notice or None,
         "error": None,
         "tool_calls": [
@@ -287,7 +287,7 @@ def run_oneshot(
     session.close()
     if result.notice:
         _note(settings, f"mca: {result.notice}")
-    return 1 if result.stop is not None else 0
+    return 1 if result.stopped_early else 0
 
 
 def _end_events(result: TurnResult, entry: TurnLedger) -> tuple[UsageReported, TurnEnded]:
@@ -305,8 +305,7 @@ def _end_events(result: TurnResult, entry: TurnLedger) -> tuple[UsageReported, T
         u.cache_write_tokens,
         u.reasoning_tokens,
     )
-    why = "step_limit" if result.stop is StopReason.STEP_LIMIT else "end"
-    return usage, TurnEnded(result.turn, result.answer, why, result.notice)
+    return usage, TurnEnded(result.turn, result.answer, result.stop, result.notice)
 
 
 def run_streamed(
@@ -334,12 +333,12 @@ def run_streamed(
         last = session.last_turn
         turn = last.turn if last is not None else session.turns + 1
         if isinstance(e, KeyboardInterrupt):
-            ui.event(TurnEnded(turn, "", "interrupted", ""))
+            ui.event(TurnEnded(turn, "", StopReason.INTERRUPTED, ""))
             raise
         ui.event(Failed(str(e), e.exit_code))
-        ui.event(TurnEnded(turn, "", "error", ""))
+        ui.event(TurnEnded(turn, "", StopReason.ERROR, ""))
         sys.stderr.write(error_line(e, settings.secrets))
         return e.exit_code
     finally:
         session.close()
-    return 1 if result.stop is not None else 0
+    return 1 if result.stopped_early else 0

@@ -16,6 +16,7 @@ from prompt_toolkit.output import Output
 
 from mca.config import Settings
 from mca.errors import McaError
+from mca.turn import TurnResult
 from mca.ui.ansi import use_colour
 from mca.ui.commands import Command, SlashCommands
 from mca.ui.history import load_history
@@ -28,7 +29,6 @@ from mca.usage import Totals
 if TYPE_CHECKING:  # imported when the session is built, after the prompt is on screen
     from mca.config import ModelChooser
     from mca.session import Session
-    from mca.turn import TurnResult
 
 __all__ = ["Command", "Repl", "run_repl", "use_colour"]
 
@@ -40,6 +40,8 @@ def _open_session(settings: Settings, ui: ReplUI) -> Session:
 
 
 PROMPT = "mca> "
+ROLLED_BACK = "the conversation is as it was before this turn"
+CANCELLED = "the conversation is as it was before it"
 EXIT_WINDOW = 2.0  # seconds between two Ctrl-C at an empty prompt
 EXIT_WORDS = ("exit", "quit")
 
@@ -235,34 +237,47 @@ class Repl:
         """Run one turn, reporting errors and cancellation without losing the conversation."""
         started = time.monotonic()
         self.ui.begin_turn()
+        before: TurnResult | None = None
         try:
             with turn_keyboard(self.prompt, self.ui.queued, self._hold) as self._keys:
                 self._summary_first()  # a wait the turn's keys (Esc, type-ahead) apply to
+                before = self.session.last_turn
                 result = self.session.run_turn(sentence)
         except KeyboardInterrupt:  # Ctrl-C or Esc
-            self.ui.say("turn cancelled; the conversation is as it was before it")
+            self.ui.say(f"turn cancelled; {self._kept(before) or CANCELLED}")
             return
         except McaError as e:
-            self.ui.say(f"error: {e}\nthe conversation is as it was before this turn")
+            self.ui.say(f"error: {e}\n{self._kept(before) or ROLLED_BACK}")
             return
-        except Exception as e:  # a bug: the agent already put the conversation back
+        except Exception as e:  # a bug: reported; the conversation is what _kept says
             self._bug(e)
-            self.ui.say("the conversation is as it was before this turn")
+            self.ui.say(self._kept(before) or ROLLED_BACK)
             return
         finally:
             self._keys = None
         if self.ui.streamed:
             self.ui.end_stream()
-        elif result.answer and result.stop is None and not self.ui.shown(result.answer):
+        elif result.answer and not result.stopped_early and not self.ui.shown(result.answer):
             self.ui.answer(result.answer)
-        if result.stop is not None:
-            self.ui.say(result.stopped)
+        if result.stopped_early:
+            self.ui.say(result.answer)
         if result.notice:
             self.ui.say(f"({result.notice})")
         session = self.session
         if self.settings.show_ledger and session.ledger.last is not None:
             self.ui.say(ledger_table(session.ledger.last))
         self._usage_line(result, time.monotonic() - started)
+
+    def _kept(self, before: TurnResult | None) -> str:
+        """After a failed turn: what is true of the conversation when the turn was committed
+        before the failure ('' when it was rolled back, or never started)."""
+        last = self._session.last_turn if self._session is not None else None
+        if last is None or last is before or not last.committed:
+            return ""
+        return (
+            f"the turn was kept (the conversation has it); {last.failed_after or 'a step after it'}"
+            " failed after it"
+        )
 
     def _usage_line(self, result: TurnResult, seconds: float) -> None:
         from mca.usage import turn_line, turn_usage

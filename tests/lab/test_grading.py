@@ -64,7 +64,7 @@ def test_every_folder_gets_a_row_saying_why(tmp_path: Path) -> None:
     os.mkfifo(hand_in(subs, "hal", None) / "exercises.py")
     hand_in(subs, ".git", STARTER)  # not a hand-in
     (subs / "notes.txt").write_text("not a folder\n")
-    graded = {g.student: g.status for g in grade(Plan(REPO, subs, limits=LIMITS, mechanisms=MECH))}
+    graded = {g.student: g.text for g in grade(Plan(REPO, subs, limits=LIMITS, mechanisms=MECH))}
     assert graded == {
         "ada": "ok",
         "bo": "missing exercises.py",

@@ -13,7 +13,7 @@ import pytest
 
 from mca.lab.checks import CheckFailed, Lab
 from mca.lab.exercises import BY_TRAP, EXERCISES
-from mca.lab.outputs import COLUMNS, Graded, row
+from mca.lab.outputs import COLUMNS, Graded, Status, row
 from mca.lab.report import combine, to_junit, to_text
 from mca.lab.suite import CHECKS, Check, run_suite, trapped
 from mca.selftest import run_selftest_command
@@ -84,6 +84,6 @@ def test_the_suite_runs_a_fifteenth_check_on_every_seed() -> None:
     assert [c["passed"] for c in combined] == [True] * 14 + [False]
     assert combined[-1]["saw"] == f"seed 0: {SAW}" and combined[-1]["seeds"] == [0, 2]
     assert to_junit(combined, "production").count("<testcase ") == 15
-    line = row(Graded("someone", "ok", combined, 1.0), TABLE)
+    line = row(Graded("someone", Status.OK, combined, 1.0), TABLE)
     assert (line["ex5"], line["ex1"], line["total"], line["max_points"]) == (2, 2, 10, 11)
     assert line["failures"] == f"15: seed 0: {SAW}"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,14 @@ from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from mca.config import load_settings
+from mca.config import Settings, load_settings
+from mca.errors import McaError
+from mca.ledger import TurnLedger
+from mca.session import Session
+from mca.sessions import SessionStore
+from mca.types import Message
 from mca.ui.repl import Repl
-from mca.ui.terminal import McaCompleter
+from mca.ui.terminal import McaCompleter, ReplUI
 
 RunRepl = Callable[..., tuple[str, Repl]]  # keys (and env) -> what it printed, the REPL
 ENTER = "\r"
@@ -165,6 +171,69 @@ def test_a_bug_in_a_turn_is_one_line_and_the_session_goes_on(ws: Path) -> None:
     assert "fine" in text and text.rstrip().endswith("bye")
     crash = list((home / "logs").glob("crash-*.txt"))
     assert crash and "kaboom" in crash[0].read_text() and crash[0].stat().st_mode & 0o077 == 0
+
+
+class _FullDisk(SessionStore):
+    """A conversation file that cannot be written after the first turn."""
+
+    def turn(self, messages: Sequence[Message], ledger: TurnLedger | None) -> None:
+        raise McaError("cannot save the conversation: no space left on the device")
+
+
+def test_a_failure_after_the_turn_was_saved_says_the_turn_was_kept(ws: Path) -> None:
+    """The turn ran and was checkpointed; saving it failed: the REPL must not claim the
+    conversation is as it was before the turn (it is not: the turn is in it)."""
+    from mca.assemble import open_session
+    from tests.helpers import FakeModel, say
+
+    def failing(settings: Settings, ui: ReplUI) -> Session:
+        session = open_session(settings, ui, model=FakeModel([say("the answer"), say("next")]))
+        return replace(session, store=_FullDisk(None, session.id, ws, "fake"))
+
+    settings = load_settings({"MOCK": "1", "MCA_HOME": str(ws.parent / "home")}, workspace=ws)
+    out = io.StringIO()
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        pipe.send_text(f"one{ENTER}two{ENTER}{CTRL_D}")
+        repl = Repl(
+            settings,
+            input=pipe,
+            output=DummyOutput(),
+            out=out,
+            history=InMemoryHistory(),
+            session_factory=failing,
+        )
+        assert repl.run() == 0
+        session = repl.session
+    text = out.getvalue()
+    assert "error: cannot save the conversation" in text
+    assert "the conversation is as it was before this turn" not in text
+    assert "the turn was kept (the conversation has it); recording its ledger and saving" in text
+    assert [m.content for m in session.messages if m.role == "user"] == ["one", "two"]
+
+
+def test_a_failure_before_the_turn_was_kept_says_it_was_rolled_back(ws: Path) -> None:
+    from mca.assemble import open_session
+    from mca.errors import ModelError
+    from tests.helpers import FakeModel
+
+    settings = load_settings({"MOCK": "1", "MCA_HOME": str(ws.parent / "home")}, workspace=ws)
+    out = io.StringIO()
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        pipe.send_text(f"one{ENTER}{CTRL_D}")
+        model = FakeModel([ModelError("the server went away")])
+        repl = Repl(
+            settings,
+            input=pipe,
+            output=DummyOutput(),
+            out=out,
+            history=InMemoryHistory(),
+            session_factory=lambda s, ui: open_session(s, ui, model=model),
+        )
+        assert repl.run() == 0
+        assert list(repl.session.messages) == []
+    assert "error: the server went away\nthe conversation is as it was before this turn" in (
+        out.getvalue()
+    )
 
 
 def _script(tmp_path: Path, *steps: str) -> str:
