@@ -24,7 +24,8 @@ from mca.events import (
     SessionResumed,
     SessionStarted,
 )
-from mca.ledger import Calibration, LedgerBook, TurnLedger, build_ledger
+from mca.ledger import Calibration, LedgerBook, TurnLedger
+from mca.ledger_build import build_ledger
 from mca.log import SessionLog
 from mca.models import build_model
 from mca.prompt import SystemPrompt, build_system_prompt, read_agents_md
@@ -37,7 +38,7 @@ from mca.tools.base import Approvals, Asker, TurnState
 from mca.turn import TurnResult
 from mca.types import KIND_CHAT, KIND_SHELL, Message, Request
 from mca.words import plural
-from mca.workspace.report import Undoable, UndoReport
+from mca.workspace.report import Rewound, Undoable, UndoReport
 from mca.workspace.store import WorkspaceStore
 
 if TYPE_CHECKING:
@@ -288,11 +289,17 @@ class Session:
 
     def undo(self, force: bool = False) -> UndoReport:
         """/undo: the newest turn (or /rewind) not yet undone, files and all (logged)."""
-        return rewind.undo(self, force)
+        return rewind.undo(self.workspace, self.agent.messages, self.store, self.log, force)
 
-    def rewind(self, turn: int) -> rewind.Rewound:
+    def rewind(self, turn: int) -> Rewound:
         """/rewind N: the workspace and the conversation back to before turn N (undoable)."""
-        return rewind.rewind(self, turn)
+        messages, secrets = self.agent.messages, self.settings.secrets
+        parts = (self.workspace, messages, self.ledger, self.store, self.log)
+        return rewind.rewind(*parts, turn, self.turns, secrets)
+
+    def turns_listed(self) -> list[tuple[int, str]]:
+        """(turn, the sentence that started it) for each turn of the conversation (/rewind)."""
+        return rewind.turns(self.agent.messages)
 
     def undoable(self) -> list[Undoable]:
         """The turns /undo can still revert, newest first."""

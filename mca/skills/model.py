@@ -188,3 +188,31 @@ class Candidate:
     @property
     def has_error(self) -> bool:
         return any(d.level == "error" for d in self.diagnostics)
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One reason a skill matched, with its points."""
+
+    kind: str  # mention / file / path / keyword / description
+    detail: str
+    points: int
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.detail} ({self.points})"
+
+
+@dataclass
+class Hit:
+    """A skill the sentence matched, and why."""
+
+    skill: Skill
+    reasons: list[Reason] = field(default_factory=list)
+
+    @property
+    def score(self) -> int:
+        return sum(r.points for r in self.reasons)
+
+    def line(self) -> str:
+        """'calc-conventions  score 13  path src/calc.js (10) + keyword "divide" (3)'."""
+        return f"{self.skill.name}  score {self.score}  " + " + ".join(map(str, self.reasons))

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from mca.skills.gates import Decision, apply_gates
 from mca.skills.inject import Block, render_skill
-from mca.skills.model import Candidate, Root, Skill
+from mca.skills.model import Candidate, Hit, Root, Skill
 from mca.skills.parse import ParsedSkill, split_frontmatter
-from mca.skills.trigger import Hit, judge
+from mca.skills.trigger import judge
 from mca.skills.validate import validate
 
 SplitFn = Callable[[str], tuple[str, str, int]]

@@ -21,10 +21,10 @@ from mca.fsutil import ContainmentError, NotRegularFile, is_dir, read_head
 from mca.provenance import defang
 from mca.skills.gates import Decision, gate_read
 from mca.skills.inject import Block, stage_two_text
-from mca.skills.model import Skill, xml_escape
+from mca.skills.model import Hit, Skill, xml_escape
 from mca.skills.policy import PRODUCTION, Policy
 from mca.skills.switches import withhold
-from mca.skills.trigger import Hit, SkillSet, sentence_paths
+from mca.skills.trigger import SkillSet, sentence_paths
 from mca.types import KIND_REFERENCE, KIND_SKILLS, Message
 from mca.workspace.paths import resolve_in
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from mca.skills.model import Skill
-from mca.skills.trigger import Hit
+from mca.skills.model import Hit, Skill
 from mca.skills.yaml import Value
 
 # mca's YAML subset reads scalars as text; these are YAML 1.2's booleans.

@@ -6,15 +6,18 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from mca.errors import McaError
 from mca.ui.render import ledger_summary, ledger_table, snapshot_lines, tools_text, undo_lines
 from mca.words import plural
 
 if TYPE_CHECKING:
+    from mca.config import Settings
+    from mca.session import Session
     from mca.skills.model import Skill
-    from mca.ui.repl import Repl
+    from mca.ui.terminal import ReplUI
+    from mca.usage import Totals
 
 HELP_SKILLS_MAX = 40  # /help lists this many skills; /skills lists them all
 
@@ -27,10 +30,31 @@ class Command:
     run: Callable[[str], None]
 
 
+class Face(Protocol):
+    """What the commands use of the REPL they run in (mca/ui/repl.py's Repl)."""
+
+    running: bool
+    totals: Totals
+    resumed: int  # the turns a resumed conversation had, run by an earlier mca
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def ui(self) -> ReplUI: ...
+
+    @property
+    def switch(self) -> Callable[[str], Settings] | None: ...
+
+    def models_configured(self) -> list[str]: ...
+
+    def resume(self, wanted: str) -> None: ...
+
+
 class SlashCommands:
     """/help, /undo, /diff, /model, /resume, ... for one REPL."""
 
-    def __init__(self, repl: Repl) -> None:
+    def __init__(self, repl: Face) -> None:
         self.repl = repl
         self.table: dict[str, Command] = {
             "/help": Command("list the commands", self.help),
