@@ -31,28 +31,29 @@ def make_undumpable() -> bool:
 
 
 def scrub_environ_block(names: Iterable[str]) -> int:
-    """Overwrite the values of these variables in the environment block the kernel shows as
-    /proc/self/environ (Linux; os.environ, Python's copy, keeps them). Returns how many."""
+    """Overwrite the values of these variables in the environment the kernel shows as
+    /proc/self/environ (Linux; os.environ, Python's copy, keeps them). Returns how many.
+
+    libc's `environ` points at the strings the kernel put on the stack at exec (the block it
+    shows), so they are overwritten in place through it: no read of /proc, which a process may
+    not be allowed."""
     if not sys.platform.startswith("linux"):
-        return 0
-    try:
-        with open("/proc/self/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-        start, end = int(fields[47]), int(fields[48])  # env_start, env_end: stat fields 50, 51
-        with open("/proc/self/environ", "rb") as f:
-            block = f.read()
-    except (OSError, ValueError, IndexError):
-        return 0
-    if not start or len(block) > end - start:
         return 0
     import ctypes
 
+    try:
+        env = ctypes.POINTER(ctypes.c_void_p).in_dll(ctypes.CDLL(None), "environ")
+    except (OSError, ValueError):
+        return 0
     wanted = {n.encode() for n in names}
-    done, offset = 0, 0
-    for entry in block.split(b"\0"):
+    done = 0
+    for i in range(100_000):
+        address = env[i]
+        if not address:
+            break
+        entry = ctypes.string_at(address)
         name, eq, value = entry.partition(b"=")
         if eq and name in wanted and value:
-            ctypes.memset(start + offset + len(name) + 1, ord("x"), len(value))
+            ctypes.memset(address + len(name) + 1, ord("x"), len(value))
             done += 1
-        offset += len(entry) + 1
     return done

@@ -5,18 +5,26 @@ hold it on Linux, and nothing here pretends where none can.
 
 | property                          | mechanism                                                  |
 |-----------------------------------|------------------------------------------------------------|
-| write only the workspace and tmp  | Landlock (allow-list; root is not exempt)                  |
-| secrets unreadable                | Landlock read allow-list: all of / but the secret list     |
-| .git/, .mca/ … read-only          | a read-only bind mount (user + mount namespace); without   |
-|                                   | namespaces, recorded before and restored after the command |
+| write only the workspace and tmp  | Landlock (allow-list; root is not exempt); with user       |
+|                                   | namespaces also the whole tree mounted read-only           |
+| no chmod/utime outside            | read-only mounts; read-only mode: seccomp refuses the calls |
+| secrets unreadable, and absent    | Landlock read allow-list; in a mount namespace each secret |
+|                                   | covered by an empty mount                                  |
+| .git/, .mca/ … read-only          | a read-only bind mount; without namespaces, recorded       |
+|                                   | before and restored after the command                      |
 | no network                        | a new network namespace; Landlock TCP rules (ABI 4) too    |
 | nothing outlives the command      | a PID namespace; without one, a pids cgroup (root) or mca  |
-|                                   | as the subreaper of what the command leaves                |
+|                                   | as the subreaper of what the command leaves (needs /proc)  |
 | no fork bomb, no giant file       | RLIMIT_NPROC (a pids cgroup for root), RLIMIT_FSIZE        |
 | no new privileges, no ptrace out  | PR_SET_NO_NEW_PRIVS; Landlock's ptrace and signal scopes;  |
 |                                   | root's capabilities cut to those about files               |
 
+Without Landlock, user namespaces alone are a sandbox (the mounts are then the only wall, so
+each must hold); with neither, nothing is called a sandbox and every command asks.
+
 Modules: policy (what is allowed; pure data), rules (which paths Landlock grants), landlock
-(the ctypes binding), linux (what the child does before exec), guard (protected paths without
-a mount namespace), probe (what this system has), box (the session's Sandbox).
+(the ctypes binding), linux (what the child does before exec), mounts (what it mounts), seccomp
+(the metadata filter), guard (protected paths without a mount namespace), probe (what this
+system has), box (the session's Sandbox), properties (what holds with which mechanisms; pure),
+check (each property tried in a real child).
 """

@@ -147,7 +147,7 @@ class Sandbox:
             self._child, self._enforcer = Child(), landlock.Enforcer()
             self._filter = self._metadata_filter()
             if os.geteuid() == 0 and self.mechanisms.pids_cgroup is not None:
-                self._cgroup = _make_cgroup(self.mechanisms.pids_cgroup, self.policy.max_processes)
+                self._cgroup = _make_cgroup(self.mechanisms.pids_cgroup, self._task_limit())
             if not self.namespaces:
                 self._subreaper = set_subreaper()
         plan = self._plan(grant, network, ruleset_fd)
@@ -247,11 +247,16 @@ class Sandbox:
                 self._empty = mounts.empty_file(self.policy.state)
         return self._empty
 
+    def _task_limit(self) -> int:
+        """The policy's tasks count the sandbox's own: with a PID namespace, a waiting parent
+        as well as the command. Without one there is no such parent, and the command gets the
+        same room, not one task more."""
+        return self.policy.max_processes - (0 if self.namespaces else 1)
+
     def _rlimits(self, in_user_ns: bool) -> list[tuple[int, int]]:
         p = self.policy
-        return rlimits(
-            p.max_processes, p.max_file_bytes, in_user_ns, p.max_memory_bytes, p.max_cpu_seconds
-        )
+        tasks = self._task_limit()
+        return rlimits(tasks, p.max_file_bytes, in_user_ns, p.max_memory_bytes, p.max_cpu_seconds)
 
     def _protected_reals(self) -> list[bytes]:
         """Each protected path that exists, as its real path when that stays in the workspace

@@ -242,9 +242,10 @@ def check_system(
     return check(Sandbox(policy, mechanisms))
 
 
-def check(box: Sandbox) -> list[Finding]:
+def check(box: Sandbox, make: Callable[[Policy, Mechanisms], Sandbox] = Sandbox) -> list[Finding]:
     """Try every property with this sandbox's mechanisms and policy (its workspace aside: the
-    trial has its own). Where nothing can contain a command, nothing is tried."""
+    trial has its own, built by `make`). Where nothing can contain a command, nothing is
+    tried."""
     read_only = not box.policy.writes_workspace and box.policy.mode is not Mode.OFF
     means = {
         e.prop: e for e in expected(box.mechanisms, root=os.geteuid() == 0, read_only=read_only)
@@ -252,7 +253,7 @@ def check(box: Sandbox) -> list[Finding]:
     if not box.mechanisms.available:
         return [Finding(p, False, means[p].by, "not tried") for p in Prop]
     w = _world()
-    trial = Sandbox(_policy(box.policy, w), box.mechanisms)
+    trial = make(_policy(box.policy, w), box.mechanisms)
     w.tmp = trial.tmp()
     try:
         return [_one(trial, w, prop, means[prop]) for prop in Prop]

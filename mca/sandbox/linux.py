@@ -32,6 +32,7 @@ SYS_MOUNT_SETATTR = 442  # Linux 5.12
 AT_RECURSIVE = 0x8000
 MOUNT_ATTR_RDONLY = 0x1
 PR_CAPBSET_DROP = 24
+PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 SYS_CLOSE_RANGE = 436
 # Capabilities root keeps inside the sandbox: those about files only (Landlock bounds where).
@@ -124,9 +125,7 @@ class Child:
 
     def _namespaces(self, plan: ChildPlan) -> None:
         self._ok(self.libc.unshare(plan.namespaces), "unshare")
-        self._write("/proc/self/setgroups", b"deny")
-        self._write("/proc/self/uid_map", b"%d %d 1" % (plan.uid, plan.uid))
-        self._write("/proc/self/gid_map", b"%d %d 1" % (plan.gid, plan.gid))
+        self.map_ids(plan.uid, plan.gid)
         self._no_nested_user_namespaces(plan.strict)
         self._ok(self.libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "private /")
         self._mask(plan.masks, plan.mask_file)
@@ -144,6 +143,16 @@ class Child:
             self._become_init_child()
         if plan.mount_proc:
             self._proc(plan.strict)
+
+    def map_ids(self, uid: int, gid: int) -> None:
+        """Map this user in the new user namespace. mca is non-dumpable (its memory holds the
+        keys), and a non-dumpable process's /proc/self files belong to root: an ordinary user
+        could not write its own maps. The child becomes dumpable for the few system calls left
+        before exec, which makes every process dumpable again anyway."""
+        self.libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+        self._write("/proc/self/setgroups", b"deny")
+        self._write("/proc/self/uid_map", b"%d %d 1" % (uid, uid))
+        self._write("/proc/self/gid_map", b"%d %d 1" % (gid, gid))
 
     def _no_nested_user_namespaces(self, strict: bool) -> None:
         """No user namespace inside this one (where a command would have every capability

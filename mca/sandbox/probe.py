@@ -72,9 +72,7 @@ def _user_namespaces(landlock_abi: int) -> bool:
         if child.libc.unshare(NAMESPACES) != 0:
             os._exit(3)
         try:
-            child._write("/proc/self/setgroups", b"deny")
-            child._write("/proc/self/uid_map", b"%d %d 1" % (uid, uid))
-            child._write("/proc/self/gid_map", b"%d %d 1" % (gid, gid))
+            child.map_ids(uid, gid)
         except OSError:
             os._exit(4)
         # inside another Landlock sandbox (mca run by mca) mounting is refused: no namespaces

@@ -59,7 +59,7 @@ def banner_line(s: Settings) -> str:
     if s.sandbox == "off":
         return f"commands run unsandboxed, with your full rights ({s.sandbox_source} off)"
     abi = abi_version()
-    if not abi:
-        return "commands run unsandboxed (no Landlock here): every command asks first"
+    if not abi:  # user namespaces are tried with the session (a fork): the next notice says
+        return "no Landlock here: commands run in user namespaces where allowed (/status)"
     net = "network allowed" if s.network else "no network"
     return f"commands run in the sandbox: {s.sandbox}, {net} (Landlock ABI {abi}; /status)"

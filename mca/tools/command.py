@@ -146,14 +146,15 @@ def execute(
     else:
         proc = subprocess.Popen(argv, start_new_session=True, env=env, **pipes)
     cap = Capture()
-    reader = _reader(proc, cap, on_chunk)
+    reader: threading.Thread | None = None
     timed_out = False
 
     def stop_leftovers() -> None:  # nothing a sandboxed command started outlives it
         if sandbox is not None and launch is not None:
             sandbox.stop_leftovers(proc.pid, launch.children_before)
 
-    try:
+    try:  # from the moment it runs: a Ctrl-C anywhere after this stops all of it
+        reader = _reader(proc, cap, on_chunk)
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -167,7 +168,8 @@ def execute(
     except KeyboardInterrupt:
         _kill_group(proc)
         stop_leftovers()
-        reader.join(timeout=1.0)
+        if reader is not None:
+            reader.join(timeout=1.0)
         raise CommandInterrupted(cap.text()) from None
     finally:
         proc.wait()

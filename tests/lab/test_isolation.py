@@ -207,7 +207,7 @@ def test_without_the_audit_hook_the_sandbox_still_holds(tmp_path: Path) -> None:
     with pytest.raises(TimeoutError):
         listener.accept()
     listener.close()
-    assert found["read a classmate"] == "PermissionError"
+    assert found["read a classmate"] in ("PermissionError", "FileNotFoundError")  # or covered
     assert found["write the csv"] in ("PermissionError", "OSError")
     assert found["connect"] != "done"
     assert found["forks"] <= LIMITS.processes - 2  # the sandbox's own two tasks come first

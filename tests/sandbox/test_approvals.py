@@ -181,3 +181,15 @@ def test_a_command_that_succeeded_is_not_offered_more(ws: Path) -> None:
     """Output that merely mentions a refused connection is no reason to widen anything."""
     out = repl(ws, ["echo 'curl: (7) Connection refused (expected by this test)'"], "")
     assert "the sandbox stopped" not in out and "did not allow more" not in out
+
+
+def test_auto_edit_asks_where_nothing_contains_commands(ws: Path) -> None:
+    """The default mode runs a command without a question only inside a sandbox; where the
+    system has none, it says so once and every command asks (declined here: nothing runs)."""
+    out = repl(ws, ["echo hi > made.txt"], "n" + ENTER)
+    if MECH.available:
+        assert ASKED not in out and (ws / "made.txt").exists(), out
+        assert "commands run unsandboxed" not in out
+    else:
+        assert ASKED in out and not (ws / "made.txt").exists(), out
+        assert out.count("commands run unsandboxed") == 1, out

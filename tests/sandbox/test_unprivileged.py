@@ -117,6 +117,26 @@ def test_a_class_is_graded_by_an_ordinary_user(root: Path, hide_proc: bool) -> N
     assert int(row["total"]) == 2, row  # what the starter scores (two exercises need no code)
 
 
+def test_an_ordinary_user_gets_the_namespaces_the_kernel_allows(root: Path) -> None:
+    """mca is non-dumpable, so its forked child's /proc/self files are root's: on main no
+    ordinary user could write its id maps, and every one got Landlock alone."""
+    knob = Path("/proc/sys/kernel/unprivileged_userns_clone")
+    if not MECH.user_namespaces or (knob.exists() and knob.read_text().strip() == "0"):
+        pytest.skip("no unprivileged user namespaces on this system")
+    give(root)
+    proc = subprocess.run(
+        [*as_user(hide_proc=False), "sandbox", "check", "--json"],
+        env=_env(root),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=root,
+    )
+    report = json.loads(proc.stdout)
+    assert "user namespaces (mount, PID, network)" in report["mechanisms"], report
+    assert report["held"] and proc.returncode == 0, report
+
+
 def test_paths_stay_contained_without_proc(tmp_path: Path) -> None:
     """The file tools' check that an opened file is inside the workspace holds where /proc is
     hidden (main: the check was skipped there, and a linked directory read outside)."""

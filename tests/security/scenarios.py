@@ -70,8 +70,9 @@ def legacy_store_is_a_symlink(w: World) -> None:
 def _plant_manifest(d: Path, path: str, old: bytes, existed: bool = True) -> None:
     name = sha256(old)
     (d / "objects").mkdir(parents=True, exist_ok=True)
-    if not os.path.lexists(d / "objects" / name):  # a planted link stays as planted: never
-        (d / "objects" / name).write_bytes(old)  # written through (it may lead to /etc/passwd)
+    obj = d / "objects" / name
+    if not obj.is_symlink():  # a planted link stays a link: never write through it (as root,
+        obj.write_bytes(old)  # this test once wrote "x" over /etc/passwd)
     entry = {"path": path, "existed": existed, "mode": 0o644, "old": name if existed else None}
     entry["new"] = sha256(b"whatever")
     manifest = {"session": "zzzzzz", "turn": 9999, "undone": False, "files": [entry]}

@@ -50,6 +50,15 @@ ENTER = "\r"
 CTRL_D = "\x04"
 
 
+def _hash(path: Path) -> str:
+    """A file's hash; 'unreadable' for one this user may not read (mca's mode-000 mask, as an
+    ordinary user): its mode and existence are still compared."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except PermissionError:
+        return "unreadable"
+
+
 def tree_digest(top: Path) -> dict[str, tuple[str, int, str]]:
     """Every entry below `top`: (type, mode, content hash or link target), never following."""
     out: dict[str, tuple[str, int, str]] = {}
@@ -61,11 +70,7 @@ def tree_digest(top: Path) -> dict[str, tuple[str, int, str]]:
             if stat.S_ISLNK(st.st_mode):
                 out[rel] = ("link", 0, os.readlink(p))
             elif stat.S_ISREG(st.st_mode):
-                out[rel] = (
-                    "file",
-                    stat.S_IMODE(st.st_mode),
-                    hashlib.sha256(p.read_bytes()).hexdigest(),
-                )
+                out[rel] = ("file", stat.S_IMODE(st.st_mode), _hash(p))
             else:
                 out[rel] = (
                     "dir" if stat.S_ISDIR(st.st_mode) else "other",

@@ -1,0 +1,118 @@
+"""What the sandbox holds, property by property: the table of what each set of mechanisms
+means to hold (pure), and `mca sandbox check`, which tries each property in a real child and
+must agree with that table on this system (under tests/confine.py, on what the kernel left)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from mca.sandbox.box import Launch, Sandbox
+from mca.sandbox.check import check, lines, refusal
+from mca.sandbox.policy import Grant, Mode, build_policy
+from mca.sandbox.probe import Mechanisms, probe
+from mca.sandbox.properties import LAB_NEEDS, Prop, expected, weaker_line
+
+FULL = probe()
+ROOT = os.geteuid() == 0
+VARIANTS = {
+    "namespaces": FULL,
+    "namespaces-only": dataclasses.replace(FULL, landlock_abi=0),
+    "landlock": probe(namespaces=False),
+    "landlock-abi3": dataclasses.replace(
+        probe(namespaces=False), landlock_abi=min(3, FULL.landlock_abi)
+    ),
+}
+
+
+def _held(mech: Mechanisms, root: bool = False, read_only: bool = False) -> set[Prop]:
+    return {e.prop for e in expected(mech, root=root, read_only=read_only) if e.held}
+
+
+def test_namespaces_hold_everything_for_any_user() -> None:
+    for abi in (0, 1, 7):
+        for root in (False, True):
+            mech = Mechanisms(abi, True, None, proc=False)
+            assert _held(mech, root) == set(Prop), (abi, root)
+            assert weaker_line(mech, root=root) == ""
+
+
+def test_landlock_alone_says_what_it_lacks() -> None:
+    mech = Mechanisms(7, False, None)
+    assert _held(mech) == set(Prop) - {Prop.METADATA, Prop.NETWORK}
+    assert _held(mech, read_only=True) == set(Prop) - {Prop.NETWORK}  # seccomp: no chmod
+    line = weaker_line(mech, root=False)
+    assert "UDP is not blocked" in line and "chmod" in line and "mca sandbox check" in line
+    old = Mechanisms(3, False, None)
+    assert Prop.SIGNALS not in _held(old) and "no network rules" in weaker_line(old, root=False)
+
+
+def test_survivors_and_fork_bombs_without_proc_or_as_root() -> None:
+    hidden = Mechanisms(7, False, None, proc=False)
+    assert Prop.SURVIVORS not in _held(hidden)  # nothing finds a daemon
+    assert Prop.PROCESSES in _held(hidden)  # the kernel counts, not /proc
+    root_no_cgroup = Mechanisms(7, False, None)
+    assert Prop.PROCESSES not in _held(root_no_cgroup, root=True)  # root is exempt
+    assert Prop.PROCESSES in _held(Mechanisms(7, False, Path("/sys/fs/cgroup/x")), root=True)
+
+
+def test_no_mechanism_means_every_command_asks() -> None:
+    none = Mechanisms(0, False, None)
+    assert _held(none) == set()
+    assert all("asks first" in e.by for e in expected(none, root=False))
+    assert weaker_line(none, root=False) == ""  # the unsandboxed notice says it instead
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_the_trial_agrees_with_the_table(name: str, tmp_path: Path) -> None:
+    """Each property tried in a real child holds exactly where the table says it does."""
+    mech = VARIANTS[name]
+    if not mech.available or (name.startswith("namespaces") and not mech.user_namespaces):
+        pytest.skip(f"{name}: not on this system")
+    if name.startswith("landlock") and not mech.landlock_abi:
+        pytest.skip(f"{name}: no Landlock on this system")
+    for mode in (Mode.WORKSPACE_WRITE, Mode.READ_ONLY):
+        policy = build_policy(mode, tmp_path, tmp_path / "home", tmp_path / "mcahome")
+        found = {f.prop: f for f in check(Sandbox(policy, mech))}
+        means = _held(mech, ROOT, read_only=mode is Mode.READ_ONLY)
+        wrong = {p: found[p].saw for p in Prop if found[p].held != (p in means)}
+        assert wrong == {}, (mode, wrong)
+
+
+@dataclasses.dataclass
+class Unsandboxed(Sandbox):
+    """A sandbox that contains nothing: the trial's oracles must say so for every property."""
+
+    def prepare(self, grant: Grant, env: Mapping[str, str]) -> Launch:
+        launch = super().prepare(grant, env)
+        return dataclasses.replace(launch, preexec=lambda: None)
+
+
+def test_the_trial_sees_a_sandbox_that_holds_nothing(tmp_path: Path) -> None:
+    if not FULL.available:
+        pytest.skip("no sandbox here to take apart")
+    policy = build_policy(Mode.WORKSPACE_WRITE, tmp_path, tmp_path / "home", tmp_path / "mh")
+    found = check(Sandbox(policy, FULL), make=Unsandboxed)
+    held = {f.prop for f in found if f.held}
+    # what the clean-up after a command still does, with nothing in the child: put .git back
+    # (no namespaces: recorded and restored), stop what is left (cgroup, subreaper)
+    assert held <= {Prop.PROTECTED, Prop.SURVIVORS}, lines(found)
+    assert refusal(found, LAB_NEEDS)
+
+
+def test_mca_sandbox_check_reports_each_property(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path), "MCA_HOME": str(tmp_path / "mh")}
+    mca = [sys.executable, "-m", "mca", "sandbox", "check", "--json"]
+    proc = subprocess.run(mca, env=env, capture_output=True, text=True, timeout=120)
+    report = json.loads(proc.stdout)
+    assert [p["property"] for p in report["properties"]] == [str(p) for p in Prop]
+    assert proc.returncode == (0 if report["held"] else 1), proc.stderr
+    assert report["held"] == all(p["held"] for p in report["properties"])
+    assert report["user"] == ("root" if ROOT else f"uid {os.getuid()}")
