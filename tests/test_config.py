@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mca.config import DEFAULT_CONTEXT_WINDOW, Settings, load_settings
+from mca.config import Settings, load_settings
+from mca.config_specs import DEFAULT_CONTEXT_WINDOW
 from mca.errors import ConfigError
 
 

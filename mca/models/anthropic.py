@@ -37,7 +37,7 @@ from mca.types import (
 )
 
 if TYPE_CHECKING:
-    from mca.config import Settings
+    from mca.models.options import ModelOptions
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # the API requires a limit; the session usually sets one
@@ -64,16 +64,16 @@ class Thinking:
         return self.budget
 
 
-def thinking_for(settings: Settings) -> Thinking:
+def thinking_for(options: ModelOptions) -> Thinking:
     """The thinking the settings ask of this model: a budget (`thinking`, else the effort's), or
     adaptive thinking for a model that decides itself; none with effort "none"."""
-    effort = settings.reasoning
-    if effort == "none" or not (settings.thinking or effort):
+    effort = options.reasoning
+    if effort == "none" or not (options.thinking or effort):
         return Thinking()
-    info = settings.model_info
+    info = options.info
     if info is not None and info.reasoning == ADAPTIVE:
         return Thinking("adaptive", effort=effort)
-    return Thinking("enabled", settings.thinking or EFFORT_BUDGETS[effort])
+    return Thinking("enabled", options.thinking or EFFORT_BUDGETS[effort])
 
 
 def origin(model: str) -> str:
@@ -382,25 +382,25 @@ class StreamAssembler:
 class AnthropicModel(HttpModel):
     """POST {base}/v1/messages, streamed by default."""
 
-    def __init__(self, settings: Settings, **kw: Any) -> None:
-        super().__init__(settings, **kw)
-        self.thinking = thinking_for(settings)
+    def __init__(self, options: ModelOptions, **kw: Any) -> None:
+        super().__init__(options, **kw)
+        self.thinking = thinking_for(options)
 
     def url(self) -> str:
-        return f"{self.settings.base_url.removesuffix('/v1')}/v1/messages"
+        return f"{self.options.base_url.removesuffix('/v1')}/v1/messages"
 
     def headers(self) -> dict[str, str]:
         headers = {"anthropic-version": API_VERSION}
-        if self.settings.api_key:
-            headers["x-api-key"] = self.settings.api_key
+        if self.options.api_key:
+            headers["x-api-key"] = self.options.api_key
         return headers
 
     def body(self, request: Request, stream: bool) -> dict[str, Any]:
-        s = self.settings
+        s = self.options
         return request_body(s.model, s.max_tokens, request, stream, self.thinking)
 
     def assembler(self, on_thinking: TextSink | None = None) -> Assembler:
-        return StreamAssembler(on_thinking, self.settings.model)
+        return StreamAssembler(on_thinking, self.options.model)
 
     def parse(self, body: Any) -> Response:
-        return from_wire_response(body, self.settings.model)
+        return from_wire_response(body, self.options.model)

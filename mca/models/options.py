@@ -45,6 +45,7 @@ class ModelOptions:
     wire: str = ""  # chat, responses, messages ('' for the mock)
     reasoning: str = ""  # the effort asked for ('' : the model's own default)
     thinking: int = 0  # Anthropic extended thinking's budget (0: off)
+    max_tokens: int = 0  # the answer's length limit (0: the session's output budget decides)
     info: ModelInfo | None = None  # what the catalog knows of the model
     own_api: bool = False  # the base URL is the provider's own (not a compatible server)
     custom_url: bool = False  # the base URL is no provider's own (a local server, a proxy)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mca.errors import ToolError
 from mca.events import EventSink, Notice
+from mca.modes import DEFAULT_MODE
 from mca.tools.allow import AlwaysRules, Answer, CommandQuestion
 from mca.tools.schema import check_object
 from mca.types import Message
@@ -71,7 +72,7 @@ class Approvals:
     here and the next tool call sees it."""
 
     ask: Asker
-    mode: str = "auto-edit"  # one of mca.config.MODES
+    mode: str = DEFAULT_MODE  # one of mca.modes.MODES
     always: AlwaysRules = field(default_factory=AlwaysRules)  # the session's "always" answers
 
 

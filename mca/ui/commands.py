@@ -13,7 +13,7 @@ from mca.ui.render import ledger_summary, ledger_table, snapshot_lines, tools_te
 from mca.words import plural
 
 if TYPE_CHECKING:
-    from mca.config import Settings
+    from mca.models.options import ModelOptions
     from mca.session import Session
     from mca.skills.model import Skill
     from mca.ui.terminal import ReplUI
@@ -44,7 +44,7 @@ class Face(Protocol):
     def ui(self) -> ReplUI: ...
 
     @property
-    def switch(self) -> Callable[[str], Settings] | None: ...
+    def switch(self) -> Callable[[str], ModelOptions] | None: ...
 
     def models_configured(self) -> list[str]: ...
 
@@ -152,7 +152,7 @@ class SlashCommands:
         if not name:
             from mca.models import describe_reasoning
 
-            s = session.settings
+            s = session.model
             key = f"key from {s.api_key_var}" if s.api_key_var else "no API key"
             wire = f" · wire {s.wire}" if s.wire else ""
             lines = [
@@ -166,8 +166,7 @@ class SlashCommands:
             return
         if self.repl.switch is None:
             raise McaError("/model NAME is not available here")
-        settings = self.repl.switch(name)
-        self.say(session.switch_model(settings))
+        self.say(session.switch_model(self.repl.switch(name)))
 
     def tools(self, arg: str) -> None:
         from mca.tools import REGISTRY
@@ -212,9 +211,9 @@ class SlashCommands:
     def cost(self, arg: str) -> None:
         from mca.usage import cost_text
 
-        s = self.repl.session.settings
-        repl = self.repl
-        self.say(cost_text(repl.totals, s.model, s.price_table, s.providers, repl.resumed))
+        repl, session = self.repl, self.repl.session
+        prices = (session.config.prices, session.config.catalog)
+        self.say(cost_text(repl.totals, session.model.model, *prices, repl.resumed))
 
     def thinking(self, arg: str) -> None:
         from mca.sanitize import exact
@@ -226,7 +225,7 @@ class SlashCommands:
         self.say("\n\n".join(f"thinking, reply {i}:\n{exact(t)}" for i, t in enumerate(replies, 1)))
 
     def mode(self, arg: str) -> None:
-        from mca.config import MODES
+        from mca.modes import MODES
 
         session = self.repl.session
         wanted = arg.strip()
@@ -261,9 +260,9 @@ class SlashCommands:
             self.say("nothing to export: the conversation is empty")
             return
         when = time.strftime("%Y-%m-%d %H:%M")
-        meta = [f"session {session.id}, exported {when}", f"model {session.settings.model}"]
+        meta = [f"session {session.id}, exported {when}", f"model {session.model.model}"]
         text = conversation_markdown(session.messages, "mca conversation", meta)
-        where = session.export(arg.strip(), scrub(text, session.settings.secrets).encode())
+        where = session.export(arg.strip(), scrub(text, session.config.secrets).encode())
         self.say(f"wrote {where} ({plural(len(text.splitlines()), 'line')})")
 
     def init(self, arg: str) -> None:
@@ -271,7 +270,7 @@ class SlashCommands:
         from mca.initdoc import AGENTS_FILE
 
         session = self.repl.session
-        workspace = session.settings.workspace
+        workspace = session.config.workspace
         if os.path.lexists(workspace / AGENTS_FILE) and not self._yes(
             f"{AGENTS_FILE} exists: overwrite it? (/undo puts it back) [y/N] "
         ):
@@ -304,13 +303,13 @@ class SlashCommands:
         from mca.initdoc import draft_request, template, unfence
 
         session = self.repl.session
-        s = session.settings
+        s, c = session.model, session.config
         if s.provider == "mock":
             how = "from mca's template (no model is configured: with one, /init has it drafted)"
-            return template(s.workspace), how
+            return template(c.workspace), how
         self.say(f"asking {s.model} to draft AGENTS.md from a look at the workspace ...")
         try:
-            text = unfence(session.ask_aside(draft_request(s.workspace, s.secrets)))
+            text = unfence(session.ask_aside(draft_request(c.workspace, c.secrets)))
         except KeyboardInterrupt:  # the draft is not worth leaving mca for
             return None
         return (

@@ -21,15 +21,16 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
+from mca.cli_args import parse_command
 from mca.errors import ConfigError
-from mca.lab.cli import run_lab_command
+from mca.lab.cli import run
 from mca.lab.grade import Plan, grade
 from mca.lab.launch import Limits
 from mca.lab.outputs import COLUMNS, Writer
 from mca.lab.progress import Progress
 from mca.sandbox.check import check_system, refusal
 from mca.sandbox.policy import Mode
-from mca.sandbox.probe import probe
+from mca.sandbox.probe import Mechanisms, probe
 from mca.sandbox.properties import LAB_NEEDS
 from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST
@@ -39,6 +40,13 @@ STARTER = (REPO / "mca" / "lab" / "naive.py").read_text(encoding="utf-8")
 MCA = Path(sys.executable).parent / "mca"
 MECH = probe()
 LIMITS = Limits(seconds=60, check_seconds=10, memory_mb=1024)
+
+
+def lab(argv: list[str], env: dict[str, str], mechanisms: Mechanisms | None = None) -> int:
+    """`mca lab ARGV` with the sandbox's mechanisms given (not probed)."""
+    args = parse_command(["lab", *argv])
+    assert args is not None
+    return run(args, env, mechanisms)
 
 
 @cache
@@ -134,7 +142,7 @@ def test_outputs_validate(tmp_path: Path) -> None:
     out, junit = tmp_path / "gs", tmp_path / "class.xml"
     argv = ["grade", str(subs), "--format", "gradescope", "--out", str(out), "--junit", str(junit)]
     argv += grade_flags()
-    assert run_lab_command(argv, {"HOME": str(tmp_path)}, MECH) == 0
+    assert lab(argv, {"HOME": str(tmp_path)}, MECH) == 0
     results = {
         p.parent.parent.name: json.loads(p.read_text()) for p in out.glob("*/results/results.json")
     }
@@ -173,12 +181,9 @@ def test_a_bad_out_fails_before_anything_is_graded(tmp_path: Path) -> None:
         ["--junit", str(tmp_path / "nope" / "j.xml")],
     ):
         with pytest.raises(ConfigError, match="cannot write"):
-            run_lab_command(["grade", str(subs), "--unsandboxed", *bad], {})
+            lab(["grade", str(subs), "--unsandboxed", *bad], {})
     assert not marker.exists()
-    assert (
-        run_lab_command(["grade", str(subs), "--unsandboxed", "--out", str(tmp_path / "g.csv")], {})
-        == 0
-    )
+    assert lab(["grade", str(subs), "--unsandboxed", "--out", str(tmp_path / "g.csv")], {}) == 0
     assert marker.exists()
 
 

@@ -16,7 +16,7 @@ from mca.lab.exercises import BY_TRAP, EXERCISES
 from mca.lab.outputs import COLUMNS, Graded, Status, row
 from mca.lab.report import combine, to_junit, to_text
 from mca.lab.suite import CHECKS, Check, run_suite, trapped
-from mca.selftest import run_selftest_command
+from mca.selftest import parser, run
 from mca.skills.policy import PRODUCTION
 from tests.conftest import REPO
 
@@ -56,7 +56,7 @@ def test_the_self_test_runs_and_reports_a_fifteenth_check(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     junit = tmp_path / "j.xml"
-    code = run_selftest_command(["--json", "--junit", str(junit)], {}, checks=TABLE)
+    code = run(parser().parse_args(["--json", "--junit", str(junit)]), {}, checks=TABLE)
     report = json.loads(capsys.readouterr().out)
     assert code == 1 and seen == [0]
     assert (report["passed"], report["total"]) == (14, 15)

@@ -16,8 +16,8 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from mca.config import load_settings
+from mca.launch import repl_for
 from mca.sandbox.probe import probe
-from mca.ui.repl import Repl
 
 ENTER, CTRL_D = "\r", "\x04"
 ASKED = "run_command wants to run exactly this"
@@ -43,7 +43,7 @@ def repl(ws: Path, commands: list[str], keys: str, **env: str) -> str:
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         pipe.send_text(f"go{ENTER}{keys}{CTRL_D}")
         pipe.close()
-        r = Repl(settings, input=pipe, output=DummyOutput(), out=out, history=InMemoryHistory())
+        r = repl_for(settings, input=pipe, output=DummyOutput(), out=out, history=InMemoryHistory())
         r.run()
     return out.getvalue()
 

@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import io
 import re
-import sys
 from pathlib import Path
 
 import pyte
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mca.config import Settings
 from mca.diff import unified
 from mca.tools.allow import CommandQuestion
+from mca.ui.face import FaceConfig
 from mca.ui.oneshot import StderrUI
 from mca.ui.terminal import ReplUI
 
@@ -108,12 +107,8 @@ def test_a_protected_write_shows_the_new_file_whole(content: str) -> None:
 @given(text)
 def test_an_ask_mode_write_shows_the_new_file_whole_without_a_terminal_too(content: str) -> None:
     err = io.StringIO()
-    ui = StderrUI(Settings(Path("."), Path(".")), err=err)
-    stdin, sys.stdin = sys.stdin, io.StringIO()  # not a terminal: shown, then refused
-    try:
-        ui.approve_edit("f.txt", unified("f.txt", None, content.encode(), None))
-    finally:
-        sys.stdin = stdin
+    ui = StderrUI(FaceConfig(Path("."), Path(".")), err=err, stdin=io.StringIO())  # no terminal
+    ui.approve_edit("f.txt", unified("f.txt", None, content.encode(), None))
     check_new_file(err.getvalue(), content)
 
 

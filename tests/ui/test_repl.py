@@ -18,6 +18,7 @@ from prompt_toolkit.output import DummyOutput
 
 from mca.config import Settings, load_settings
 from mca.errors import McaError
+from mca.launch import repl_for
 from mca.ledger import TurnLedger
 from mca.session import Session
 from mca.sessions import SessionStore
@@ -41,7 +42,7 @@ def run_repl(ws: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunRepl]:
         out = io.StringIO()
         with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
             pipe.send_text(keys)
-            repl = Repl(
+            repl = repl_for(
                 settings, input=pipe, output=DummyOutput(), out=out, history=InMemoryHistory()
             )
             repl.run()
@@ -157,13 +158,13 @@ def test_a_bug_in_a_turn_is_one_line_and_the_session_goes_on(ws: Path) -> None:
     out = io.StringIO()
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         pipe.send_text(f"one{ENTER}two{ENTER}{CTRL_D}")
-        repl = Repl(
+        repl = repl_for(
             settings,
             input=pipe,
             output=DummyOutput(),
             out=out,
             history=InMemoryHistory(),
-            session_factory=lambda s, ui: open_session(s, ui, model=model),
+            opener=lambda ui: open_session(settings, ui, model=model),
         )
         assert repl.run() == 0
     text = out.getvalue()
@@ -194,13 +195,13 @@ def test_a_failure_after_the_turn_was_saved_says_the_turn_was_kept(ws: Path) -> 
     out = io.StringIO()
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         pipe.send_text(f"one{ENTER}two{ENTER}{CTRL_D}")
-        repl = Repl(
+        repl = repl_for(
             settings,
             input=pipe,
             output=DummyOutput(),
             out=out,
             history=InMemoryHistory(),
-            session_factory=failing,
+            opener=lambda ui: failing(settings, ui),
         )
         assert repl.run() == 0
         session = repl.session
@@ -221,13 +222,13 @@ def test_a_failure_before_the_turn_was_kept_says_it_was_rolled_back(ws: Path) ->
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         pipe.send_text(f"one{ENTER}{CTRL_D}")
         model = FakeModel([ModelError("the server went away")])
-        repl = Repl(
+        repl = repl_for(
             settings,
             input=pipe,
             output=DummyOutput(),
             out=out,
             history=InMemoryHistory(),
-            session_factory=lambda s, ui: open_session(s, ui, model=model),
+            opener=lambda ui: open_session(settings, ui, model=model),
         )
         assert repl.run() == 0
         assert list(repl.session.messages) == []
@@ -333,7 +334,9 @@ def test_ctrl_c_in_a_command_cancels_it_and_the_session_goes_on(ws: Path) -> Non
 
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         pipe.send_text(f"/wait{ENTER}list the files{ENTER}{CTRL_D}")
-        repl = Repl(settings, input=pipe, output=DummyOutput(), out=out, history=InMemoryHistory())
+        repl = repl_for(
+            settings, input=pipe, output=DummyOutput(), out=out, history=InMemoryHistory()
+        )
         repl.commands["/wait"] = Command("waits", interrupted)
         assert repl.run() == 0
     text = out.getvalue()

@@ -15,9 +15,11 @@ from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
+from mca.assemble import open_session
 from mca.config import load_settings
 from mca.ui.repl import Repl
 from mca.ui.terminal import ReplUI
+from mca.wiring import face_config
 from tests.ptyscreen import MCA, Screen
 from tests.ui.test_terminal_pty import env_for
 
@@ -57,7 +59,11 @@ def test_a_late_summary_still_comes_whole_before_the_first_turn(
     monkeypatch.setattr(sys, "stdout", out)  # the REPL's own output is the process's stdout
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         pipe.send_text("run `echo hi`\r\x04")
-        repl = LateSummary(settings, input=pipe, output=DummyOutput(), history=InMemoryHistory())
+        opener = lambda ui: open_session(settings, ui)  # noqa: E731
+        face = face_config(settings)
+        repl = LateSummary(
+            face, opener, input=pipe, output=DummyOutput(), history=InMemoryHistory()
+        )
         assert repl.run() == 0
     lines = out.getvalue().splitlines()
     summary = next(i for i, line in enumerate(lines) if line.startswith("skills:"))

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from mca.assemble import open_session
 from mca.config import Settings, load_settings
+from mca.launch import repl_for
 from mca.prompt import build_system_prompt, read_agents_md
 from mca.session import Session
-from mca.ui.repl import Repl
 from mca.ui.status import safe_url
 from mca.ui.terminal import ReplUI
 from tests.helpers import FakeModel, say, settings_for
@@ -30,7 +30,9 @@ def repl(
         return open_session(s, ui, model=model)
 
     out = io.StringIO()
-    Repl(settings, out=out, stdin=io.StringIO(lines), session_factory=factory).run()
+    repl_for(
+        settings, out=out, stdin=io.StringIO(lines), opener=lambda ui: factory(settings, ui)
+    ).run()
     return out.getvalue()
 
 
