@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bench.figures import BLOCKS, README, blocks, same
 
 
+@pytest.mark.slow
 def test_every_figure_block_is_current() -> None:
     found = blocks(README.read_text(encoding="utf-8"))
     assert set(found) == set(BLOCKS), found.keys()

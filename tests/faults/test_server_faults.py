@@ -32,6 +32,7 @@ def _model(case: Case, url: str, home: Path) -> HttpModel:
     return cls(model_options(settings), policy=RetryPolicy(base=0.01, cap=0.05))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_server_fault(name: str, env: ToolEnv, tmp_path: Path) -> None:
     case = CASES[name]

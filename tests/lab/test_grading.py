@@ -80,6 +80,7 @@ def read_csv(path: Path) -> dict[str, dict[str, str]]:
         return {r["student"]: r for r in reader}
 
 
+@pytest.mark.slow
 def test_every_folder_gets_a_row_saying_why(tmp_path: Path) -> None:
     subs = tmp_path / "class"
     hand_in(subs, "ada", STARTER + ALL_HONEST)
@@ -105,6 +106,7 @@ def test_every_folder_gets_a_row_saying_why(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.slow
 def test_rows_reach_every_output_as_each_hand_in_finishes(tmp_path: Path) -> None:
     subs = tmp_path / "class"
     for name in ("a", "b", "c"):
@@ -130,6 +132,7 @@ def test_rows_reach_every_output_as_each_hand_in_finishes(tmp_path: Path) -> Non
     assert seen == [(1, 1, 1), (2, 2, 2), (3, 3, 3)]
 
 
+@pytest.mark.slow
 def test_outputs_validate(tmp_path: Path) -> None:
     subs = tmp_path / "class"
     hand_in(subs, "ada", STARTER + ALL_HONEST)
@@ -187,6 +190,7 @@ def test_a_bad_out_fails_before_anything_is_graded(tmp_path: Path) -> None:
     assert marker.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.skipif(not MCA.exists(), reason="mca is not installed")
 def test_ctrl_c_keeps_the_rows_already_graded(tmp_path: Path) -> None:
@@ -230,6 +234,7 @@ def test_the_progress_line() -> None:
     assert buf.getvalue().startswith("\r\x1b[K[#######")
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.skipif(not MCA.exists(), reason="mca is not installed")
 def test_the_progress_bar_shows_on_a_terminal_only(tmp_path: Path) -> None:
@@ -247,6 +252,7 @@ def test_the_progress_bar_shows_on_a_terminal_only(tmp_path: Path) -> None:
     assert piped.returncode == 0 and "/2" not in piped.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.skipif(not MCA.exists(), reason="mca is not installed")
 def test_the_gradescope_example_writes_the_result_gradescope_reads(tmp_path: Path) -> None:

@@ -30,6 +30,8 @@ from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST
 from tests.lab.handins import SPAWN as HANDIN_SPAWN
 
+pytestmark = pytest.mark.slow  # hand-ins in sandboxes
+
 STARTER = (REPO / "mca" / "lab" / "naive.py").read_text(encoding="utf-8")
 MECH = probe()
 needs_sandbox = pytest.mark.skipif(not MECH.available, reason="no Landlock on this kernel")

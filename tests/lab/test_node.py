@@ -57,6 +57,7 @@ def test_checks_5_and_14_are_skipped_saying_what_to_install(
     assert capsys.readouterr().out.rstrip().endswith("12/14 passed, 2 skipped (they need Node.js)")
 
 
+@pytest.mark.slow
 def test_a_grade_does_not_depend_on_the_grader_having_node(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -52,6 +52,7 @@ def test_the_table_is_numbered_in_order_and_names_each_check_once() -> None:
     assert COLUMNS[2:-4] == tuple(f"ex{e.number}" for e in EXERCISES)
 
 
+@pytest.mark.slow
 def test_the_self_test_runs_and_reports_a_fifteenth_check(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -73,6 +74,7 @@ def test_the_self_test_runs_and_reports_a_fifteenth_check(
     assert text.endswith("14/15 passed") and len(CHECKS) == 14
 
 
+@pytest.mark.slow
 def test_the_suite_runs_a_fifteenth_check_on_every_seed() -> None:
     results: list[dict[str, Any]] = list(run_suite(REPO, PRODUCTION, [0, 2], TABLE))
     by_seed = {s: [r["id"] for r in results if r["seed"] == s] for s in (0, 2)}

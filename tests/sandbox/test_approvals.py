@@ -61,6 +61,7 @@ def ws(tmp_path: Path) -> Path:
     return ws
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["off", "workspace-write"])
 def test_always_on_git_status_covers_nothing_else(ws: Path, sandbox: str) -> None:
     """'a' to `git status`, then what the issue found covered by a bare-name "always": each is
@@ -140,6 +141,7 @@ def test_widening_asks_even_in_yolo(ws: Path) -> None:
     assert (ws / ".git" / "config").read_bytes() == before
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_the_network_is_offered_once_and_named(ws: Path) -> None:
     """A command that needs the network: refused, the way to allow it named; allowed once, it

@@ -55,6 +55,7 @@ READ_ENV = [
 ]
 
 
+@pytest.mark.slow
 @needs_mca
 @pytest.mark.parametrize("sandbox", ["off", "workspace-write"])
 def test_children_and_logs_never_show_the_keys(tmp_path: Path, sandbox: str) -> None:
@@ -87,6 +88,7 @@ def test_children_and_logs_never_show_the_keys(tmp_path: Path, sandbox: str) -> 
         assert "No such file" in result or "Permission denied" in result, result
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["off", "workspace-write"])
 def test_a_child_cannot_read_mca_s_environment(sandbox: str) -> None:
     """As an ordinary user, /proc/<mca>/environ is refused: unsandboxed, by PR_SET_DUMPABLE
@@ -229,6 +231,7 @@ def test_a_fifo_anywhere_is_refused_at_once(env: ToolEnv, ws: Path) -> None:
 
 
 # -- the terminal ------------------------------------------------------------------------------
+@pytest.mark.slow
 @needs_mca
 @pytest.mark.pty
 def test_p_on_a_terminal_shows_the_exact_command_and_no_escapes(tmp_path: Path) -> None:

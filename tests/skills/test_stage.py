@@ -368,6 +368,7 @@ def test_skill_text_helper_round_trips(tmp_path: Path, make_skill: MakeSkill) ->
 WORDS = ["test", "latest", "node --test", "divide", "by-zero", "登录", "café", "src", "a.b", "x"]
 
 
+@pytest.mark.slow
 @given(
     st.lists(
         st.tuples(

@@ -23,7 +23,10 @@ from mca.wiring import model_options
 from tests.helpers import engine, settings_for
 from tests.models.wire import Recorder, openai_json, openai_sse, sse
 
-pytestmark = pytest.mark.stress
+pytestmark = [
+    pytest.mark.stress,
+    pytest.mark.slow,  # the reliability suite (make stress runs it at full size)
+]
 
 MEASURE = """
 import sys

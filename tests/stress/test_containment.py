@@ -28,7 +28,10 @@ from mca.workspace.scan import OFF
 from mca.workspace.store import WorkspaceStore
 from tests.helpers import SkillDirs
 
-pytestmark = pytest.mark.stress
+pytestmark = [
+    pytest.mark.stress,
+    pytest.mark.slow,  # the reliability suite (make stress runs it at full size)
+]
 FULL = os.environ.get("MCA_STRESS") == "1"  # read at import: the autouse fixture clears MCA_*
 SECRET = "TOP-SECRET-OUTSIDE-CONTENT"
 
@@ -160,6 +163,7 @@ while True:
 """
 
 
+@pytest.mark.slow
 def test_symlink_swapped_between_check_and_use(arena: tuple[ToolEnv, Path, Path]) -> None:
     """Another process keeps swapping a real directory for a symlink pointing out, so some
     reads and writes resolve the path while it is real and open it while it is a link."""

@@ -230,6 +230,7 @@ def test_run_command_declined(ws: Path, env: ToolEnv) -> None:
     assert not (ws / "made").exists()
 
 
+@pytest.mark.slow
 def test_run_command_timeout_kills_the_whole_group(env: ToolEnv, ws: Path) -> None:
     start = time.monotonic()
     with pytest.raises(ToolError) as info:
@@ -275,6 +276,7 @@ def test_capture_bounded_memory() -> None:
     assert "999980 bytes elided" in cap.text()
 
 
+@pytest.mark.slow
 def test_background_children_do_not_hang_the_tool(env: ToolEnv) -> None:
     start = time.monotonic()
     out = run(env, "run_command", command="sleep 60 & echo done")

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pyte
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -92,6 +93,7 @@ def check_new_file(printed: str, content: str) -> None:
     assert not after.startswith("+"), "more lines on the screen than in the file"
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(text)
 def test_a_protected_write_shows_the_new_file_whole(content: str) -> None:
@@ -103,6 +105,7 @@ def test_a_protected_write_shows_the_new_file_whole(content: str) -> None:
     check_new_file(out.getvalue(), content)
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(text)
 def test_an_ask_mode_write_shows_the_new_file_whole_without_a_terminal_too(content: str) -> None:

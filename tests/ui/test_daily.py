@@ -26,6 +26,7 @@ PLANTED = "sk-planted-0123456789abcdef0123456789"
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment"),
+    pytest.mark.slow,  # the installed mca, run as a person would
 ]
 
 

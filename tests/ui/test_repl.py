@@ -96,6 +96,7 @@ def test_run_command_asks_first(run_repl: RunRepl, ws: Path) -> None:
     assert "(unsandboxed: with your full rights)" in out
 
 
+@pytest.mark.slow
 def test_auto_edit_runs_sandboxed_commands_without_asking(run_repl: RunRepl, ws: Path) -> None:
     out, repl = run_repl(f"run `touch one`{ENTER}{CTRL_D}")
     if not repl.session.sandbox or not repl.session.sandbox.active:
@@ -271,6 +272,7 @@ def test_read_only_refuses_writes_and_commands(run_repl: RunRepl, ws: Path, tmp_
     assert not (ws / "X").exists()
 
 
+@pytest.mark.slow
 def test_always_is_scoped_to_the_program(run_repl: RunRepl, ws: Path, tmp_path: Path) -> None:
     """'always' covers the same program with the same first arguments (options may follow),
     nothing else; it is asked for with --mode ask (or without a sandbox)."""

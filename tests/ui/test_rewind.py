@@ -25,6 +25,7 @@ GEN = (
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment"),
+    pytest.mark.slow,  # the installed mca, turn by turn
 ]
 
 

@@ -51,6 +51,7 @@ class LateSummary(Repl):
         return super().summary()
 
 
+@pytest.mark.slow
 def test_a_late_summary_still_comes_whole_before_the_first_turn(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -85,6 +86,7 @@ def test_held_keeps_what_this_thread_writes_for_later() -> None:
     assert out.getvalue() == "written\nkept ^[[31m\n"
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.pty
 @pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment")
@@ -99,6 +101,7 @@ def test_a_request_typed_before_the_first_prompt_follows_the_summary(ws: Path) -
     term.close()
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.pty
 @pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
+
 from mca.assemble import open_session
 from mca.config import Settings, load_settings
 from mca.launch import repl_for
@@ -64,6 +66,7 @@ def test_the_ledger_names_each_instruction_file_by_its_path(tmp_path: Path) -> N
     assert "Use tabs." in prompt.docs()[0][1] and "make test" in prompt.docs()[1][1]
 
 
+@pytest.mark.slow
 def test_status_shows_what_is_loaded(tmp_path: Path) -> None:
     ws = repo(tmp_path)
     out = repl(ws, "hello\n/status\n")
@@ -78,6 +81,7 @@ def test_status_shows_what_is_loaded(tmp_path: Path) -> None:
     assert "skills: 0 loaded, 0 skipped" in status
 
 
+@pytest.mark.slow
 def test_status_on_a_real_wire_never_shows_the_key(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -90,6 +94,7 @@ def test_status_on_a_real_wire_never_shows_the_key(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_init_writes_the_template_without_a_model(ws: Path) -> None:
     (ws / "Makefile").write_text("test:\n\tpytest\n")
     (ws / "CLAUDE.md").write_text("old notes\n")
