@@ -15,6 +15,8 @@ from mca.tools.base import ToolEnv, TurnState
 from mca.turn import DEFAULT_MAX_STEPS, StopReason, ToolRecord, TurnResult
 from mca.types import Message, Request, Response, TextSink, ToolCall
 
+__all__ = ["MAX_CALLS_PER_REPLY", "Agent", "BeforeModel", "PreTurn", "no_pre_turn"]
+
 MAX_CALLS_PER_REPLY = 8
 
 

@@ -39,6 +39,8 @@ from mca.types import Model
 from mca.wiring import model_options, session_config, skills_config
 from mca.workspace.store import WorkspaceStore
 
+__all__ = ["open_session"]
+
 
 def _skills(
     config: SkillsConfig, estimator: Estimator, log: SessionLog

@@ -26,6 +26,8 @@ from mca.models.registry import PROVIDERS, ProviderSpec, Registry
 if TYPE_CHECKING:  # the skill runtime is imported when skills are, not with the settings
     from mca.skills.policy import Policy
 
+__all__ = ["Settings", "homes", "load_settings"]
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -63,6 +65,7 @@ class Settings:
     show_ledger: bool = False
     record: Path | None = None
     debug: bool = False
+    no_color: bool = False  # NO_COLOR is set (https://no-color.org)
     read_timeout: float = SPECS.read_timeout.default
     request_timeout: float = SPECS.request_timeout.default
     retry_base: float = SPECS.retry_base.default
@@ -160,6 +163,7 @@ def load_settings(
         skills_dirs=tuple(_expand(Path(d), user_home) for d in dirs),
         lab=str(env.get("MCA_LAB", "")),
         debug=switch(env, "MCA_DEBUG"),
+        no_color=bool(env.get("NO_COLOR")),
         prices=prices_of(config),
         providers=providers,
         **_model(src, providers, chosen),

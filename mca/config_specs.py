@@ -10,9 +10,11 @@ from typing import Any
 from mca.config_checks import boolean, budget, choice, integer, number, paths, text, url
 from mca.config_sources import Spec
 from mca.errors import ConfigError
+from mca.models.options import MAX_RESPONSE_BYTES, RETRY_BASE
 from mca.models.registry import MOCK
 from mca.modes import DEFAULT_MODE, MODES
 from mca.sandbox.policy import Mode
+from mca.tokens import DEFAULT_ENCODING, ENCODINGS
 from mca.turn import DEFAULT_MAX_STEPS
 
 __all__ = ["DEFAULT_CONTEXT_WINDOW", "DEFAULT_SKILL_BUDGET", "OTHER_CONFIG_KEYS", "SPECS", "switch"]
@@ -20,7 +22,6 @@ __all__ = ["DEFAULT_CONTEXT_WINDOW", "DEFAULT_SKILL_BUDGET", "OTHER_CONFIG_KEYS"
 SANDBOX_MODES = tuple(Mode)  # what commands mca runs for the model may reach
 DEFAULT_SKILL_BUDGET = 12_000
 DEFAULT_CONTEXT_WINDOW = 32_000  # conservative when the model is unknown
-DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 MIN_CONTEXT_WINDOW = 1_024
 # How hard a reasoning model thinks (OpenAI's reasoning_effort; Anthropic's effort, or a budget)
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
@@ -48,11 +49,11 @@ class SPECS:
     skill_budget = Spec(
         "MCA_SKILL_BUDGET", "skill_budget", integer(0, 10_000_000), DEFAULT_SKILL_BUDGET
     )
-    encoding = Spec("MCA_ENCODING", "encoding", choice("o200k_base", "cl100k_base"), "o200k_base")
+    encoding = Spec("MCA_ENCODING", "encoding", choice(*ENCODINGS), DEFAULT_ENCODING)
     skills_dirs: Spec[tuple[Path, ...]] = Spec("MCA_SKILLS_DIRS", "skills_dirs", paths, ())
     read_timeout = Spec("MCA_READ_TIMEOUT", "read_timeout", number(0.1, 3600), 120.0)
     request_timeout = Spec("MCA_REQUEST_TIMEOUT", "request_timeout", number(1, 86_400), 600.0)
-    retry_base = Spec("MCA_RETRY_BASE", "retry_base", number(0, 60), 1.0)
+    retry_base = Spec("MCA_RETRY_BASE", "retry_base", number(0, 60), RETRY_BASE)
     # the answer's length limit; 0: a quarter of the window, at most 8,192
     max_tokens = Spec("MCA_MAX_TOKENS", "max_tokens", integer(1, 1_000_000), 0)
     # which wire protocol to speak ('': the model's record, else the provider's first)
@@ -65,7 +66,7 @@ class SPECS:
         "MCA_MAX_RESPONSE_BYTES",
         "max_response_bytes",
         integer(64 * 1024, 1024**3),
-        DEFAULT_MAX_RESPONSE_BYTES,
+        MAX_RESPONSE_BYTES,
     )
     # what a workspace checkpoint keeps (bytes per file, bytes in all; a total of 0: none)
     checkpoint_file_cap = Spec(

@@ -16,6 +16,18 @@ from mca.turn import StopReason
 if TYPE_CHECKING:
     from mca.ledger import TurnLedger
 
+# fmt: off
+__all__ = [
+    "COMPACT_ASKED", "EVENTS_SCHEMA_VERSION", "ApprovalAnswered", "ApprovalAsked", "CatalogCut",
+    "CommandInterrupted", "CommandOutput", "CommandStarted", "ContextCompacted", "Event",
+    "EventSink", "Failed", "FileChanged", "LedgerRecorded", "ModelRetry", "ModelSwitched",
+    "ModelWaiting", "Notice", "PlanUpdated", "SessionEnded", "SessionResumed", "SessionStarted",
+    "SkillCandidates", "SkillDecision", "SkillDiagnostic", "SkillHit", "SkillRead",
+    "SkillReplaced", "SkillResourceLoaded", "SkillRoot", "SkillsInjected", "TextDelta",
+    "ThinkingDelta", "ToolCalled", "ToolReturned", "TurnEnded", "Undone", "UsageReported", "drop"
+]
+# fmt: on
+
 # The version of the records' shapes, as `mca -p --output-format stream-json` writes them
 # (mca/data/events.schema.json, docs/EVENTS.md): raised when a field is renamed or removed or
 # changes meaning; adding a kind or a field keeps it.

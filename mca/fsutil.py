@@ -18,6 +18,31 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+__all__ = [
+    "ContainmentError",
+    "FileTooLarge",
+    "NotRegularFile",
+    "SharedDirectory",
+    "atomic_write",
+    "dir_inside",
+    "exists",
+    "file_kind",
+    "is_dir",
+    "mkdir_contained",
+    "open_private",
+    "open_regular",
+    "private_dir",
+    "read_head",
+    "read_regular",
+    "read_regular_stat",
+    "read_tail",
+    "resolved",
+    "rmdir_contained",
+    "sha256",
+    "symlink_contained",
+    "unlink_contained",
+]
+
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)

@@ -24,6 +24,20 @@ from mca.types import (
     ToolSpec,
 )
 
+__all__ = [
+    "CALIBRATION_BYTES",
+    "CALIBRATION_FILE",
+    "CALIBRATION_WINDOW",
+    "Calibration",
+    "LedgerBook",
+    "Row",
+    "TurnLedger",
+    "carried",
+    "message_text",
+    "request_chars",
+    "tools_text",
+]
+
 CALIBRATION_FILE = "calibration.json"
 CALIBRATION_WINDOW = 20  # samples in the moving average
 OUTLIER_LOW, OUTLIER_HIGH = 0.25, 4.0  # provider/estimate ratios outside are never used

@@ -13,6 +13,18 @@ from mca.provenance import DATA_NOTICE, defang
 from mca.sanitize import one_line
 from mca.workspace.paths import inside
 
+__all__ = [
+    "AGENTS_FILE",
+    "BASE",
+    "DOC_FILES",
+    "MAX_AGENTS_CHARS",
+    "SystemPrompt",
+    "build_system_prompt",
+    "doc_pieces",
+    "project_doc_dirs",
+    "read_agents_md",
+]
+
 AGENTS_FILE = "AGENTS.md"
 DOC_FILES = (AGENTS_FILE, "CLAUDE.md")  # CLAUDE.md only where a directory has no AGENTS.md
 MAX_AGENTS_CHARS = 32_000

@@ -45,6 +45,8 @@ from mca.workspace.store import WorkspaceStore
 if TYPE_CHECKING:
     from mca.sandbox.box import Sandbox
 
+__all__ = ["UI", "HeadlessUI", "Session", "SessionConfig", "calibration_for", "prompt_for"]
+
 
 class UI(Asker, Protocol):
     """What a session needs from whoever shows it: asking (Asker), events and streamed text."""

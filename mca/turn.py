@@ -10,6 +10,8 @@ from typing import Any
 
 from mca.types import Request, Usage
 
+__all__ = ["DEFAULT_MAX_STEPS", "StopReason", "ToolRecord", "TurnResult"]
+
 
 @dataclass
 class ToolRecord:

@@ -20,6 +20,8 @@ if TYPE_CHECKING:  # on the REPL's path to its first prompt: import nothing heav
     from mca.tokens import Estimator
     from mca.types import Message, Request, Usage
 
+__all__ = ["Totals", "TurnUsage", "cost_text", "price_for", "turn_line", "turn_usage", "usd"]
+
 
 def price_for(
     model: str, overrides: Mapping[str, Price], catalog: Mapping[str, Price]

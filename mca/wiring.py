@@ -100,4 +100,5 @@ def face_config(s: Settings) -> FaceConfig:
         strict_skills=s.strict_skills,
         stream=s.stream,
         mock_reason=s.mock_reason,
+        no_color=s.no_color,
     )

@@ -1,10 +1,13 @@
 """The house's measures, rerunnable by anyone: `python -m tests.measures` prints the modules of
-mca/ over 400 lines, the functions over 60 lines and the import cycles (every import counts,
-type-only and deferred ones included). tests/test_architecture.py holds the limits."""
+mca/ over 400 lines, the functions over 60 lines, the import cycles (every import counts,
+type-only and deferred ones included) and the imports that cross a layer upward (the layers
+are docs/ARCHITECTURE.md's table). tests/test_architecture.py holds the limits."""
 
 from __future__ import annotations
 
 import ast
+import fnmatch
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +15,7 @@ from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "mca"
+DOC = ROOT / "docs" / "ARCHITECTURE.md"
 MODULE_LIMIT = 400
 FUNCTION_LIMIT = 60
 
@@ -119,10 +123,63 @@ def cycles(graph: dict[str, set[str]] | None = None) -> list[list[str]]:
     return found
 
 
+class Layers(NamedTuple):
+    """The layers, top first, and the path patterns of each (docs/ARCHITECTURE.md)."""
+
+    names: list[str]
+    patterns: list[list[str]]
+
+    def of(self, module: str) -> int:
+        """The layer a module is in: its most specific entry (a file over a glob over a
+        directory); a module no entry names is in the last layer."""
+        path = modules()[module].relative_to(ROOT).as_posix()
+        best, rank = len(self.names) - 1, 0
+        for i, patterns in enumerate(self.patterns):
+            for p in patterns:
+                found = _specificity(p, path)
+                if found > rank:
+                    best, rank = i, found
+        return best
+
+
+def _specificity(pattern: str, path: str) -> int:
+    if pattern.endswith("/"):
+        return 1 if path.startswith(pattern) else 0
+    if "*" in pattern:
+        return 2 if fnmatch.fnmatch(path, pattern) else 0
+    return 3 if path == pattern else 0
+
+
+def layers(text: str | None = None) -> Layers:
+    """The layer table of docs/ARCHITECTURE.md (`text`: another document's)."""
+    text = DOC.read_text(encoding="utf-8") if text is None else text
+    table = text[text.index("| layer | modules |") :].split("\n\n", 1)[0]
+    names, patterns = [], []
+    for row in table.splitlines()[2:]:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        names.append(cells[0])
+        patterns.append(re.findall(r"`(mca/[^`]*)`", cells[1]))
+    return Layers(names, patterns)
+
+
+def upward(graph: dict[str, set[str]] | None = None, table: Layers | None = None) -> list[str]:
+    """Every import that goes to a layer above its module's: 'a (layer) -> b (layer)'."""
+    graph = imports() if graph is None else graph
+    table = layers() if table is None else table
+    found = []
+    for module, targets in sorted(graph.items()):
+        mine = table.of(module)
+        for t in sorted(targets):
+            if table.of(t) < mine:
+                theirs = table.names[table.of(t)]
+                found.append(f"{module} ({table.names[mine]}) -> {t} ({theirs})")
+    return found
+
+
 def main() -> int:
     """Print the three measures; exit 0 (the test holds the limits)."""
     sys.setrecursionlimit(10_000)
-    mods, funcs, loops = long_modules(), long_functions(), cycles()
+    mods, funcs, loops, crossing = long_modules(), long_functions(), cycles(), upward()
     print(f"modules over {MODULE_LIMIT} lines: {len(mods)}")
     for m in mods:
         print(f"  {m.name} {m.lines}")
@@ -132,6 +189,9 @@ def main() -> int:
     print(f"import cycles: {len(loops)}")
     for c in loops:
         print("  " + " <-> ".join(c))
+    print(f"imports up a layer: {len(crossing)}")
+    for line in crossing:
+        print(f"  {line}")
     return 0
 
 

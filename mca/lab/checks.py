@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mca.config_specs import DEFAULT_SKILL_BUDGET
 from mca.lab.variant import Names
 from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, char_fits, discover
@@ -121,7 +122,9 @@ class Lab:
         budget = Budget(8000, "chars", "selftest")
         return discover([root], budget, char_fits, self.policy, shown=shown)
 
-    def stage(self, sentence: str, budget: int = 12_000, paths: Sequence[str] = ()) -> StageResult:
+    def stage(
+        self, sentence: str, budget: int = DEFAULT_SKILL_BUDGET, paths: Sequence[str] = ()
+    ) -> StageResult:
         skills = self.discover().skill_set
         return evaluate(
             skills, sentence, budget=budget, root=self.repo, extra_paths=paths, policy=self.policy
@@ -307,7 +310,8 @@ def check_registry(lab: Lab) -> None:
             return None
 
     skills = lab.discover().skills
-    stage = SkillStage(skills, budget=12_000, root=lab.repo, emit=drop, policy=lab.policy)
+    budget = DEFAULT_SKILL_BUDGET
+    stage = SkillStage(skills, budget=budget, root=lab.repo, emit=drop, policy=lab.policy)
     with tempfile.TemporaryDirectory() as tmp:
         store = WorkspaceStore(Path(tmp), Path(tmp) / "store", "selftest", "00000000T000000", OFF)
         env = ToolEnv(store, Approvals(HeadlessUI(commands=False)), drop)

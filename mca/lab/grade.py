@@ -27,6 +27,19 @@ from mca.lab.suite import GRADED
 from mca.lab.variant import Variants
 from mca.sandbox.probe import Mechanisms
 
+__all__ = [
+    "FILE",
+    "GRADING",
+    "MAX_SOURCE",
+    "Interrupted",
+    "Plan",
+    "grade",
+    "grade_folder",
+    "hand_ins",
+    "read_hand_in",
+    "summary",
+]
+
 GRADING = Limits(check_seconds=10.0)
 FILE = "exercises.py"
 MAX_SOURCE = 1024 * 1024

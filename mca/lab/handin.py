@@ -25,6 +25,8 @@ from mca.lab.suite import CHECKS, Check, labs, run_check
 from mca.lab.variant import Variants
 from mca.skills.policy import PRODUCTION
 
+__all__ = ["HandinRun", "own_machine", "refusal", "run_file", "run_handin"]
+
 
 @dataclass
 class HandinRun:

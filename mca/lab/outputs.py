@@ -24,6 +24,19 @@ from mca.lab.exercises import EXERCISES
 from mca.lab.suite import GRADED, Check
 from mca.sanitize import one_line, valid_text
 
+__all__ = [
+    "COLUMNS",
+    "MAX_POINTS",
+    "Graded",
+    "Status",
+    "Writer",
+    "clean",
+    "csv_text",
+    "gradescope",
+    "junit",
+    "row",
+]
+
 COLUMNS = (
     "student",
     "status",

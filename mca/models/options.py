@@ -13,9 +13,12 @@ if TYPE_CHECKING:
     from mca.models.catalog import ModelInfo
     from mca.types import Model
 
-__all__ = ["Builder", "HttpOptions", "ModelOptions", "Notice"]
+__all__ = ["MAX_RESPONSE_BYTES", "RETRY_BASE", "Builder", "HttpOptions", "ModelOptions", "Notice"]
 
 Notice = Callable[[str], None]
+# Defaults that are the model client's facts (the settings' defaults are these: config_specs.py)
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024  # a body, a stream line, an assembled reply
+RETRY_BASE = 1.0  # seconds before the first retry (then doubled)
 Builder = Callable[["ModelOptions", Notice], "Model"]
 
 

@@ -43,6 +43,17 @@ from mca.models.options import Builder, ModelOptions, Notice
 
 if TYPE_CHECKING:
     from mca.types import Model
+
+__all__ = [
+    "ANTHROPIC",
+    "MOCK",
+    "MOCK_SPEC",
+    "OPENAI",
+    "PROVIDERS",
+    "SHARED_KEY_VAR",
+    "ProviderSpec",
+    "Registry",
+]
 SHARED_KEY_VAR = "MCA_API_KEY"  # for the one host it was configured for (mca.keys)
 MOCK = "mock"
 

@@ -36,6 +36,8 @@ from mca.sandbox.probe import Mechanisms
 from mca.sandbox.rules import read_grants, signature
 from mca.workspace import guard
 
+__all__ = ["SETUP_FAILED", "SINKS", "TMP_DIRS", "Launch", "Sandbox"]
+
 # Devices every program may write to (sinks); everything else in /dev is read-only.
 SINKS = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
 TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")  # each is the private directory inside

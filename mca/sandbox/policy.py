@@ -14,6 +14,18 @@ from pathlib import Path
 # protected paths says which and why).
 from mca.workspace.protect import PROTECTED_NAMES as PROTECTED_NAMES
 
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_PROCESSES",
+    "MODE_HELP",
+    "SECRET_PATHS",
+    "Grant",
+    "Mode",
+    "Policy",
+    "build_policy",
+    "expand",
+]
+
 
 class Mode(enum.StrEnum):
     """--sandbox: how far a command mca runs for the model may reach."""

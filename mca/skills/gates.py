@@ -10,6 +10,8 @@ from mca.skills.model import Hit, Skill
 from mca.skills.partial import partial_block
 from mca.skills.switches import named
 
+__all__ = ["Decision", "apply_gates", "gate_read"]
+
 
 @dataclass
 class Decision:

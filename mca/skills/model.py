@@ -10,6 +10,26 @@ from typing import Literal
 
 from mca.skills.yaml import Value
 
+__all__ = [
+    "CODES",
+    "COMPATIBILITY_MAX",
+    "DESCRIPTION_MAX",
+    "MAX_UP_LEVELS",
+    "NAME_MAX",
+    "RESOURCE_DIRS",
+    "SKILL_FILE",
+    "STRICT_CODES",
+    "Candidate",
+    "Diagnostic",
+    "Hit",
+    "Level",
+    "Reason",
+    "Root",
+    "Skill",
+    "display_path",
+    "xml_escape",
+]
+
 Level = Literal["error", "warning", "info"]
 
 # Agent Skills spec limits (characters, after NFKC for names).

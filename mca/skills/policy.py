@@ -18,6 +18,8 @@ from mca.skills.parse import ParsedSkill, split_frontmatter
 from mca.skills.trigger import judge
 from mca.skills.validate import validate
 
+__all__ = ["PRODUCTION", "GatesFn", "JudgeFn", "Policy", "RenderFn", "SplitFn", "ValidateFn"]
+
 SplitFn = Callable[[str], tuple[str, str, int]]
 ValidateFn = Callable[[Path, ParsedSkill, Root | None], Candidate]
 RenderFn = Callable[[Skill], Block]
@@ -40,6 +42,3 @@ class Policy:
 
 
 PRODUCTION = Policy()
-# MCA_LAB as given -> the Policy a session runs: the lab's resolver, which the command line
-# hands to whatever loads skills, so production code never imports the lab.
-PolicyFor = Callable[[str], Policy | None]  # None: PRODUCTION

@@ -18,6 +18,16 @@ from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
 from mca.words import plural
 
+__all__ = [
+    "SkillRuntime",
+    "SkillsConfig",
+    "catalog_budget",
+    "log_discovery",
+    "open_discovery",
+    "refuse_if_strict",
+    "run_discovery",
+]
+
 
 @dataclass(frozen=True)
 class SkillsConfig:

@@ -14,6 +14,23 @@ from mca.skills.model import Hit, Reason, Skill
 from mca.skills.relevance import Doc, Index, make_doc, terms
 from mca.skills.switches import model_invocable
 
+__all__ = [
+    "DESCRIPTION_POINTS",
+    "FILE_POINTS",
+    "KEYWORD_POINTS",
+    "MENTION_POINTS",
+    "PATH_POINTS",
+    "DocSource",
+    "SkillSet",
+    "described",
+    "file_reason",
+    "has_word",
+    "judge",
+    "make_docs",
+    "mentioned",
+    "sentence_paths",
+]
+
 MENTION_POINTS = 100
 FILE_POINTS = 30  # the name as a file's extension: evidence, weaker than naming the skill
 PATH_POINTS = 10

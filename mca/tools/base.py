@@ -19,6 +19,21 @@ if TYPE_CHECKING:
     from mca.sandbox.box import Sandbox
     from mca.workspace.store import WorkspaceStore
 
+__all__ = [
+    "READ_ONLY",
+    "Approvals",
+    "Asker",
+    "NoSkills",
+    "SkillAccess",
+    "Tool",
+    "ToolEnv",
+    "ToolFn",
+    "TurnState",
+    "arg_int",
+    "arg_str",
+    "schema",
+]
+
 
 class SkillAccess(Protocol):
     """What the file tools need from the skill runtime: the skills' directories (readable

@@ -23,6 +23,15 @@ from mca.words import plural
 from mca.workspace.paths import relative_label, resolve_in
 from mca.workspace.protect import protected_reason
 
+__all__ = [
+    "MAX_EDIT_BYTES",
+    "MAX_WRITE_BYTES",
+    "count_lines",
+    "edit_file",
+    "write_file",
+    "write_for_person",
+]
+
 MAX_WRITE_BYTES = 10 * 1024 * 1024
 MAX_EDIT_BYTES = MAX_WRITE_BYTES
 

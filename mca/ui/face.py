@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
-__all__ = ["FaceConfig"]
+if TYPE_CHECKING:
+    from mca.models.options import ModelOptions
+
+__all__ = ["FaceConfig", "ModelSwitch"]
 
 
 @dataclass(frozen=True)
@@ -22,4 +26,14 @@ class FaceConfig:
     debug: bool = False  # MCA_DEBUG=1: tracebacks instead of one line
     strict_skills: bool = False  # --strict-skills: the session is built before the prompt
     stream: bool = True  # the answer as it arrives
+    no_color: bool = False  # NO_COLOR is set: plain text even on a terminal
     mock_reason: str = ""  # why the offline mock answers ('' : a real model)
+
+
+class ModelSwitch(Protocol):
+    """/model: what is configured, and the model another name means (the assembly's
+    mca/chooser.py; the REPL never reads the settings)."""
+
+    def available(self) -> list[str]: ...
+
+    def to(self, name: str, current: ModelOptions) -> ModelOptions: ...

@@ -43,6 +43,8 @@ from mca.ui.spinner import Spinner
 from mca.ui.stream import StreamWriter
 from mca.words import plural
 
+__all__ = ["OneShot", "Opener", "StderrUI", "turn_json"]
+
 
 class StderrUI:
     """Progress for -p: tool calls and results on stderr; asks on the terminal when there is one.

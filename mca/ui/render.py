@@ -17,6 +17,26 @@ if TYPE_CHECKING:  # this module is on the path to the first prompt: import noth
     from mca.tools.base import Tool
     from mca.workspace.report import Rewound, Undoable, UndoReport
 
+__all__ = [
+    "DIFF_STYLES",
+    "MAX_RESULT_PREVIEW",
+    "THINKING_SHOWN",
+    "colour_diff",
+    "describe_call",
+    "fold_thinking",
+    "ledger_summary",
+    "ledger_table",
+    "plan_lines",
+    "progress_line",
+    "rewind_lines",
+    "snapshot_lines",
+    "tool_call_line",
+    "tool_result_lines",
+    "tools_json",
+    "tools_text",
+    "undo_lines",
+]
+
 MAX_RESULT_PREVIEW = 6
 THINKING_SHOWN = 3  # lines of a reply's thinking shown folded (/thinking shows them all)
 
@@ -275,12 +295,3 @@ def colour_diff(diff: str, colour: bool) -> str:
         style = DIFF_STYLES.get(key, "") if colour else ""
         out.append(f"{style}{safe}{RESET}" if style else safe)
     return "\n".join(out)
-
-
-def program_of(command: str) -> str | None:
-    """The program a simple command runs ('git' for `git status`), or None for anything a
-    shell would treat as more than one command (;, &&, |, $(...), redirections, newlines)."""
-    if any(c in command for c in ";&|`$<>()\n") or not command.strip():
-        return None
-    first = command.strip().split()[0]
-    return first.rsplit("/", 1)[-1] or None

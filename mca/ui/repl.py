@@ -7,7 +7,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.history import History, InMemoryHistory
@@ -18,7 +18,7 @@ from mca.errors import McaError
 from mca.turn import TurnResult
 from mca.ui.ansi import use_colour
 from mca.ui.commands import Command, SlashCommands
-from mca.ui.face import FaceConfig
+from mca.ui.face import FaceConfig, ModelSwitch
 from mca.ui.history import load_history
 from mca.ui.keys import RawHold, TurnKeys, turn_keyboard
 from mca.ui.render import ledger_table
@@ -30,16 +30,7 @@ if TYPE_CHECKING:  # imported when the session is built, after the prompt is on 
     from mca.models.options import ModelOptions
     from mca.session import Session
 
-__all__ = ["ModelSwitch", "Repl"]
-
-
-class ModelSwitch(Protocol):
-    """/model: what is configured, and the model another name means (the assembly's
-    mca/chooser.py; the REPL never reads the settings)."""
-
-    def available(self) -> list[str]: ...
-
-    def to(self, name: str, current: ModelOptions) -> ModelOptions: ...
+__all__ = ["Repl"]
 
 
 PROMPT = "mca> "
@@ -89,7 +80,7 @@ class Repl:
         self._keys: TurnKeys | None = None  # the keyboard, read key by key during a turn
         self._hold = RawHold()  # the terminal kept raw from a turn's end to the next prompt
         self._startup: DeferredSummary | None = None  # the summary, when built behind the prompt
-        colour = use_colour(self.out)
+        colour = use_colour(self.out, face.no_color)
         self.ui = ReplUI(self.out, self._ask, face.secrets, colour, live, self._key)
         self._open = opener
         self._session: Session | None = None

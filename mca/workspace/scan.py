@@ -24,6 +24,22 @@ from typing import NamedTuple
 from mca.fsutil import FileTooLarge, NotRegularFile, read_regular_stat
 from mca.workspace.ignore import Ignore
 
+__all__ = [
+    "KINDS",
+    "OFF",
+    "RACY_NS",
+    "SKIPPED_NAMES",
+    "TEMP_MARK",
+    "BlobSink",
+    "Caps",
+    "Entry",
+    "Scanner",
+    "Stamp",
+    "Tree",
+    "Walk",
+    "Watch",
+]
+
 FILE, LINK, DIR, OVER = "file", "link", "dir", "over"
 KINDS = (FILE, LINK, DIR, OVER)
 SKIPPED_NAMES = frozenset({".git"})  # the repository's own history is not the workspace's

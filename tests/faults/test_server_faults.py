@@ -11,8 +11,9 @@ import pytest
 from mca.agent import Agent
 from mca.errors import McaError
 from mca.models.anthropic import AnthropicModel
-from mca.models.http import HttpModel, RetryPolicy
+from mca.models.http import HttpModel
 from mca.models.openai import OpenAIModel
+from mca.models.retry import RetryPolicy
 from mca.tools.base import ToolEnv
 from mca.wiring import model_options
 from tests.fakeserver import Received, Reply, serve

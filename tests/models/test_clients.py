@@ -14,7 +14,8 @@ from mca.config import Settings
 from mca.errors import ModelError, ModelHTTPError, StreamError
 from mca.models import anthropic as anth
 from mca.models import openai as oai
-from mca.models.http import HttpModel, RetryPolicy
+from mca.models.http import HttpModel
+from mca.models.retry import RetryPolicy
 from mca.models.sse import sse_events
 from mca.sanitize import EXCERPT_CHARS
 from mca.tools import tool_specs

@@ -16,7 +16,8 @@ from mca.errors import ModelHTTPError, StreamError
 from mca.models import anthropic as anth
 from mca.models import build_model
 from mca.models import responses as resp
-from mca.models.http import HttpModel, RetryPolicy
+from mca.models.http import HttpModel
+from mca.models.retry import RetryPolicy
 from mca.models.sse import read_stream
 from mca.tools import tool_specs
 from mca.types import Message, Reasoning, Request, ToolCall

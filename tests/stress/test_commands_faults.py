@@ -15,8 +15,8 @@ import pytest
 
 from mca.agent import Agent
 from mca.errors import ModelError
-from mca.models.http import RetryPolicy
 from mca.models.openai import OpenAIModel
+from mca.models.retry import RetryPolicy
 from mca.tools.base import ToolEnv
 from mca.ui.render import progress_line
 from mca.wiring import model_options
