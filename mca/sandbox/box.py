@@ -80,7 +80,7 @@ class Sandbox:
     _child: Child | None = None
     _enforcer: landlock.Enforcer | None = None
     _subreaper: bool = False
-    _empty: bytes | None = None
+    _state: bytes | None = None
     _filter: seccomp.Installer | None = None
 
     @property
@@ -196,7 +196,7 @@ class Sandbox:
             return None
 
     def _plan(self, grant: Grant, network: bool, ruleset_fd: int) -> ChildPlan:
-        ns, strict, mask_file = 0, False, b""
+        ns, strict, mask_dir = 0, False, b""
         masks: tuple[tuple[bytes, bool], ...] = ()
         remount: tuple[tuple[bytes, int], ...] | None = None
         binds: list[tuple[bytes, bytes]] = []
@@ -209,8 +209,8 @@ class Sandbox:
             if not grant.write_protected or not self.policy.writes_workspace:
                 read_only = [(p, locked_flags(p.decode())) for p in self._protected_reals()]
             strict = not self.mechanisms.landlock_abi
-            mask_file = self._mask_file()
-            masks = mounts.masks(self.policy.deny_read, files=bool(mask_file))
+            mask_dir = self._mask_dir()
+            masks = mounts.masks(self.policy.deny_read, files=bool(mask_dir))
             remount = mounts.mount_points(writable) if strict else None
         return ChildPlan(
             namespaces=ns,
@@ -226,7 +226,7 @@ class Sandbox:
             drop_caps=drop_list(landlock=bool(self.mechanisms.landlock_abi)),
             ruleset_fd=ruleset_fd,
             masks=masks,
-            mask_file=mask_file,
+            mask_dir=mask_dir,
             remount=remount,
             strict=strict,
         )
@@ -240,14 +240,17 @@ class Sandbox:
         program = seccomp.no_metadata_changes()
         return seccomp.Installer(program) if program is not None else None
 
-    def _mask_file(self) -> bytes:
-        """An empty file of mode 000 in mca's own state, bound over each secret file (not
-        /dev/null: a sink every command may read and write). b'' where there is none."""
-        if self._empty is None:
-            self._empty = b""
+    def _mask_dir(self) -> bytes:
+        """mca's own state directory for this workspace, where the child makes the covers of
+        secret files in a tmpfs of its own (b'' where there is none)."""
+        if self._state is None:
+            self._state = b""
             if self.policy.state is not None:
-                self._empty = mounts.empty_file(self.policy.state)
-        return self._empty
+                from mca.fsutil import private_dir
+
+                with contextlib.suppress(OSError):
+                    self._state = bytes(private_dir(self.policy.state))
+        return self._state
 
     def _task_limit(self) -> int:
         """The policy's tasks count the sandbox's own: with a PID namespace, a waiting parent

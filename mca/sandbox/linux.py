@@ -33,6 +33,7 @@ AT_RECURSIVE = 0x8000
 MOUNT_ATTR_RDONLY = 0x1
 PR_CAPBSET_DROP = 24
 PR_SET_DUMPABLE = 4
+MNT_DETACH = 2
 PR_SET_CHILD_SUBREAPER = 36
 SYS_CLOSE_RANGE = 436
 # Capabilities root keeps inside the sandbox: those about files only (Landlock bounds where).
@@ -61,7 +62,7 @@ class ChildPlan:
     drop_caps: tuple[int, ...]
     ruleset_fd: int  # -1: no Landlock here
     masks: tuple[tuple[bytes, bool], ...] = ()  # secrets covered: (path, is a directory)
-    mask_file: bytes = b""  # an empty file nobody may read, bound over secret files
+    mask_dir: bytes = b""  # a directory of mca's own to make the cover for secret files in
     remount: tuple[tuple[bytes, int], ...] | None = None  # read-only one by one (no setattr)
     strict: bool = False  # no Landlock: the mounts are the only wall, so each must hold
 
@@ -128,7 +129,7 @@ class Child:
         self.map_ids(plan.uid, plan.gid)
         self._no_nested_user_namespaces(plan.strict)
         self._ok(self.libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "private /")
-        self._mask(plan.masks, plan.mask_file)
+        self._mask(plan.masks, plan.mask_dir)
         for source, target in plan.binds:
             self._ok(self.libc.mount(source, target, None, MS_BIND | MS_REC, None), "bind")
         if plan.writable:
@@ -163,14 +164,25 @@ class Child:
             if strict:
                 raise SetupError(e.errno, "sandbox: cannot forbid nested user namespaces") from e
 
-    def _mask(self, masks: tuple[tuple[bytes, bool], ...], mask_file: bytes) -> None:
-        """Each secret covered by something empty that nobody may open: a file by `mask_file`
-        (files first: it may lie in a directory covered next), a directory by a read-only
-        tmpfs of mode 000."""
-        for path, is_dir in sorted(masks, key=lambda m: m[1]):
-            self._ok(self._cover(path, is_dir, mask_file), f"cover {os.fsdecode(path)}")
+    def _mask(self, masks: tuple[tuple[bytes, bool], ...], mask_dir: bytes) -> None:
+        """Each secret covered by something empty that nobody may open: a directory by a
+        read-only tmpfs of mode 000, a file by an empty file of mode 000 made here, in a tmpfs
+        over `mask_dir` that is let go once bound (nothing of it is left on any disk, and the
+        cover's path is under $MCA_HOME, which no Landlock rule grants)."""
+        files = [path for path, is_dir in masks if not is_dir]
+        if files and mask_dir:  # first: the directories covered next may hold mask_dir
+            quiet = MS_NOSUID | MS_NODEV | MS_NOEXEC
+            made = self.libc.mount(b"none", mask_dir, b"tmpfs", quiet, b"mode=700,size=4k")
+            self._ok(made, "a place for the covers")
+            cover = mask_dir + b"/cover"
+            os.close(os.open(cover, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0))
+            for path in files:
+                self._ok(self._cover(path, False, cover), f"cover {os.fsdecode(path)}")
+            self._ok(self.libc.umount2(mask_dir, MNT_DETACH), "let the covers' place go")
+        for path in (path for path, is_dir in masks if is_dir):
+            self._ok(self._cover(path, True, b""), f"cover {os.fsdecode(path)}")
 
-    def _cover(self, path: bytes, is_dir: bool, mask_file: bytes) -> int:
+    def _cover(self, path: bytes, is_dir: bool, cover: bytes) -> int:
         """One mount over a secret. A file replaced while the kernel mounts on it (renamed
         over, as atomic writes do) makes the mount fail with ENOENT: it is tried again; a
         secret gone since mca looked has nothing left to cover."""
@@ -179,7 +191,7 @@ class Child:
             if is_dir:
                 made = self.libc.mount(b"none", path, b"tmpfs", quiet | MS_RDONLY, b"mode=000")
             else:
-                made = self.libc.mount(mask_file, path, None, MS_BIND, None)
+                made = self.libc.mount(cover, path, None, MS_BIND, None)
             if made == 0 or ctypes.get_errno() != errno.ENOENT:
                 return int(made)
             if not os.path.lexists(path):

@@ -1,8 +1,9 @@
 """What a sandboxed child mounts in its own mount namespace, decided in mca before the fork.
 
 Secrets are *absent* from the child's view, not only refused: each path of the secret list that
-exists is covered by an empty read-only tmpfs (a directory) or an empty file (a file), so a way
-round Landlock's rules (or a system without Landlock) finds nothing there.
+exists is covered by an empty read-only tmpfs (a directory) or an empty file nobody may open (a
+file, made by the child in a tmpfs of its own), so a way round Landlock's rules (or a system
+without Landlock) finds nothing there.
 
 Without Landlock, read-only mounts are the write wall: the whole tree is made read-only with
 mount_setattr (Linux 5.12); on older kernels each mount point listed in /proc/self/mountinfo is
@@ -11,9 +12,7 @@ remounted read-only instead, keeping the flags a user namespace may not clear.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -35,26 +34,6 @@ def masks(deny: Iterable[Path], *, files: bool = True) -> tuple[tuple[bytes, boo
         if is_dir or files:
             out.setdefault(os.fsencode(real), is_dir)
     return tuple(out.items())
-
-
-def empty_file(state: Path) -> bytes:
-    """An empty file of mode 000 in `state` (mca's own, private), made once; b'' if it
-    cannot be."""
-    from mca.fsutil import private_dir
-
-    path = state / "mask"
-    try:
-        private_dir(state)
-        with contextlib.suppress(FileExistsError):
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0))
-        st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_size or st.st_uid != os.getuid():
-            return b""
-        if stat.S_IMODE(st.st_mode):
-            os.chmod(path, 0, follow_symlinks=False)
-    except OSError:
-        return b""
-    return os.fsencode(path)
 
 
 def _unescape(field: str) -> str:
