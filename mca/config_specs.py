@@ -14,7 +14,6 @@ from mca.models.options import MAX_RESPONSE_BYTES, RETRY_BASE
 from mca.models.registry import MOCK
 from mca.modes import DEFAULT_MODE, MODES
 from mca.sandbox.policy import Mode
-from mca.tokens import DEFAULT_ENCODING, ENCODINGS
 from mca.turn import DEFAULT_MAX_STEPS
 
 __all__ = ["DEFAULT_CONTEXT_WINDOW", "DEFAULT_SKILL_BUDGET", "OTHER_CONFIG_KEYS", "SPECS", "switch"]
@@ -49,7 +48,10 @@ class SPECS:
     skill_budget = Spec(
         "MCA_SKILL_BUDGET", "skill_budget", integer(0, 10_000_000), DEFAULT_SKILL_BUDGET
     )
-    encoding = Spec("MCA_ENCODING", "encoding", choice(*ENCODINGS), DEFAULT_ENCODING)
+    # the bundled encodings (mca.tokens.ENCODINGS, not imported on the way to the prompt;
+    # tests/test_config.py holds the two together)
+    encodings = ("o200k_base", "cl100k_base")
+    encoding = Spec("MCA_ENCODING", "encoding", choice(*encodings), encodings[0])
     skills_dirs: Spec[tuple[Path, ...]] = Spec("MCA_SKILLS_DIRS", "skills_dirs", paths, ())
     read_timeout = Spec("MCA_READ_TIMEOUT", "read_timeout", number(0.1, 3600), 120.0)
     request_timeout = Spec("MCA_REQUEST_TIMEOUT", "request_timeout", number(1, 86_400), 600.0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 import re
 import sys
 from collections.abc import Iterator
@@ -35,9 +36,16 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@functools.cache
 def modules() -> dict[str, Path]:
-    """Every module of mca/, by dotted name."""
+    """Every module of mca/, by dotted name (read once: treat it as read-only)."""
     return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+@functools.cache
+def tree(module: str) -> ast.Module:
+    """A module's syntax tree (parsed once)."""
+    return ast.parse(modules()[module].read_text(encoding="utf-8"))
 
 
 def long_modules(limit: int = MODULE_LIMIT) -> list[Long]:
@@ -49,8 +57,8 @@ def long_modules(limit: int = MODULE_LIMIT) -> list[Long]:
 def long_functions(limit: int = FUNCTION_LIMIT) -> list[Long]:
     """Functions (methods and nested ones included) over `limit` lines."""
     found = []
-    for name, path in modules().items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for name in modules():
+        for node in ast.walk(tree(name)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 lines = (node.end_lineno or node.lineno) - node.lineno + 1
                 if lines > limit:
@@ -81,9 +89,8 @@ def imports() -> dict[str, set[str]]:
     """mca's import graph: module -> the mca modules it imports (anywhere in it)."""
     known = modules()
     graph: dict[str, set[str]] = {}
-    for name, path in known.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        graph[name] = {t for t in _targets(name, tree, known) if t in known and t != name}
+    for name in known:
+        graph[name] = {t for t in _targets(name, tree(name), known) if t in known and t != name}
     return graph
 
 

@@ -45,9 +45,7 @@ def test_every_import_stays_in_its_layer_or_goes_down() -> None:
 def test_an_import_up_a_layer_would_be_found() -> None:
     graph = measures.imports()
     graph["mca.workspace.store"] = graph["mca.workspace.store"] | {"mca.config"}
-    assert measures.upward(graph) == [
-        "mca.workspace.store (services) -> mca.config (assembly)"
-    ]
+    assert measures.upward(graph) == ["mca.workspace.store (services) -> mca.config (assembly)"]
 
 
 def test_every_layer_entry_names_modules_that_exist() -> None:

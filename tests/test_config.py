@@ -94,3 +94,11 @@ def test_bad_values(tmp_path: Path) -> None:
 def test_key_never_in_repr(tmp_path: Path) -> None:
     s = load(tmp_path, OPENAI_API_KEY="sk-secret-value-123")
     assert "sk-secret-value-123" not in repr(s)
+
+
+def test_the_encoding_setting_offers_the_bundled_encodings() -> None:
+    from mca.config_specs import SPECS
+    from mca.tokens import DEFAULT_ENCODING, ENCODINGS
+
+    assert SPECS.encoding.default == DEFAULT_ENCODING
+    assert SPECS.encodings == tuple(ENCODINGS)
