@@ -9,7 +9,7 @@ two and refuses a global a subcommand does not take. Nothing here reads argv by 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,9 +18,20 @@ from mca.errors import ConfigError
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
-__all__ = ["GLOBALS", "TOP", "Global", "Parents", "global_options", "parents", "settle"]
+__all__ = [
+    "GLOBALS",
+    "TOP",
+    "Global",
+    "Parents",
+    "Run",
+    "actions",
+    "global_options",
+    "parents",
+    "settle",
+]
 
 TOP = "top_"  # a global option given before the subcommand
+Run = Callable[[argparse.Namespace, Mapping[str, str]], int]  # a subcommand's entry
 
 
 @dataclass(frozen=True)
@@ -95,3 +106,11 @@ def settle(args: argparse.Namespace, command: str) -> argparse.Namespace:
         elif not after:
             setattr(args, g.dest, before)
     return args
+
+
+def actions(sub: Subparsers, name: str, about: str, run: Run) -> Subparsers:
+    """A subcommand whose first word is an action (`mca skills list`): its parser, with `run`,
+    and the parsers of its actions to add to (`args.action` says which was given)."""
+    p = sub.add_parser(name, help=about, description=about)
+    p.set_defaults(run=run)
+    return p.add_subparsers(dest="action", required=True)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mca.cli_parents import actions
+
 if TYPE_CHECKING:  # the parser is built on every start: the skills load when the command runs
     from mca.cli_parents import Parents, Subparsers
     from mca.skills.discover import Discovery
@@ -157,10 +159,7 @@ def _scrubber(env: Mapping[str, str]) -> Callable[[str], str]:
 
 def add_parser(sub: Subparsers, parents: Parents) -> None:
     """`ledger compare`: -C and --skills-dir after it."""
-    p = sub.add_parser("ledger", help="context cost reports", description="context cost reports")
-    p.set_defaults(run=run)
-    actions = p.add_subparsers(dest="action", required=True)
-    c = actions.add_parser(
+    c = actions(sub, "ledger", "context cost reports", run).add_parser(
         "compare",
         parents=[parents.workspace, parents.skills_dir, parents.json],
         help="eager vs matched vs gated skill loading",

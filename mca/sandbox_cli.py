@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mca.cli_parents import actions
+
 if TYPE_CHECKING:
     from mca.cli_parents import Parents, Subparsers
 
@@ -20,10 +22,7 @@ EXIT_HELD, EXIT_NOT_HELD = 0, 1
 
 def add_parser(parent: Subparsers, parents: Parents) -> None:
     """`sandbox check [--json] [--lab]` (-C: the workspace it is tried in)."""
-    p = parent.add_parser("sandbox", help="the sandbox on this system", description="the sandbox")
-    p.set_defaults(run=run)
-    sub = p.add_subparsers(dest="action", required=True)
-    check = sub.add_parser(
+    check = actions(parent, "sandbox", "the sandbox on this system", run).add_parser(
         "check",
         parents=[parents.workspace, parents.json],
         help="try each property in a real sandboxed child; exit 0 when every one holds",

@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mca.cli_parents import actions
+
 if TYPE_CHECKING:
     from mca.cli_parents import Parents, Subparsers
     from mca.skills.model import Candidate, Skill
@@ -28,16 +30,14 @@ ACTIONS = {
 
 def add_parser(sub: Subparsers, parents: Parents) -> None:
     """`skills ACTION`: -C and --skills-dir after list, why and eval (check takes paths)."""
-    p = sub.add_parser("skills", help="inspect skills (no model)", description="inspect skills")
-    p.set_defaults(run=run)
-    actions = p.add_subparsers(dest="action", required=True)
+    found = actions(sub, "skills", "inspect skills (no model)", run)
     for name, help_text in ACTIONS.items():
         if name == "check":
-            s = actions.add_parser(name, parents=[parents.json], help=help_text)
+            s = found.add_parser(name, parents=[parents.json], help=help_text)
             s.add_argument("paths", nargs="+", metavar="PATH")
             continue
-        found = [parents.workspace, parents.skills_dir, parents.json]
-        s = actions.add_parser(name, parents=found, help=help_text)
+        shared = [parents.workspace, parents.skills_dir, parents.json]
+        s = found.add_parser(name, parents=shared, help=help_text)
         if name == "why":
             s.add_argument("sentence")
             s.add_argument("--path", action="append", default=[], metavar="FILE")

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mca.cli_parents import actions
+
 if TYPE_CHECKING:
     from mca.cli_parents import Parents, Subparsers
     from mca.lab.grade import Plan
@@ -24,9 +26,7 @@ ABOUT = "the lab kit: students and graders"
 
 def add_parser(parent: Subparsers, parents: Parents) -> None:
     """`lab init DIR | grade CLASS_DIR ...`: no workspace (a class is not one)."""
-    p = parent.add_parser("lab", help=ABOUT, description=ABOUT)
-    p.set_defaults(run=run)
-    sub = p.add_subparsers(dest="action", required=True)
+    sub = actions(parent, "lab", ABOUT, run)
     init = sub.add_parser("init", help="write a student workspace (exercises.py, README.md)")
     init.add_argument("dir")
     grade = sub.add_parser("grade", help="grade every hand-in folder (*/exercises.py) of a class")

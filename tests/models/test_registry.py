@@ -11,10 +11,6 @@ import io
 from pathlib import Path
 
 import pytest
-from prompt_toolkit.application import create_app_session
-from prompt_toolkit.history import InMemoryHistory
-from prompt_toolkit.input import create_pipe_input
-from prompt_toolkit.output import DummyOutput
 
 from mca.chooser import ModelChooser
 from mca.config import Settings, load_settings
@@ -26,6 +22,7 @@ from mca.models.options import ModelOptions, Notice
 from mca.models.registry import PROVIDERS, ProviderSpec
 from mca.types import Message, Request, Response, TextSink, Usage
 from mca.wiring import model_options
+from tests.helpers import piped_repl
 
 ENTER, CTRL_D = "\r", "\x04"
 KEY = "acme-key-0123456789"
@@ -112,19 +109,7 @@ def test_model_and_cost_in_the_repl(ws: Path) -> None:
         f"/model{ENTER}/model acme-small{ENTER}hello{ENTER}/cost{ENTER}"
         f"/model acme-large{ENTER}/model{ENTER}{CTRL_D}"
     )
-    out = io.StringIO()
-    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-        pipe.send_text(keys)
-        repl = repl_for(
-            settings,
-            input=pipe,
-            output=DummyOutput(),
-            out=out,
-            history=InMemoryHistory(),
-            chooser=chooser,
-        )
-        repl.run()
-    text = out.getvalue()
+    text, _ = piped_repl(settings, keys, chooser=chooser)
     assert "acme       key in ACME_API_KEY; default model acme-large" in text
     assert "model acme-small via acme (was gpt-4o via openai); context window 16,000" in text
     assert "acme-small here, keyed True" in text  # its wire answered, with its key

@@ -25,6 +25,7 @@ from mca.sessions import SessionStore
 from mca.types import Message
 from mca.ui.repl import Repl
 from mca.ui.terminal import McaCompleter, ReplUI
+from tests.helpers import piped_repl
 
 RunRepl = Callable[..., tuple[str, Repl]]  # keys (and env) -> what it printed, the REPL
 ENTER = "\r"
@@ -39,14 +40,7 @@ def run_repl(ws: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunRepl]:
         settings = load_settings(
             {"MOCK": "1", **env, "MCA_HOME": str(ws.parent / "home")}, workspace=ws
         )
-        out = io.StringIO()
-        with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-            pipe.send_text(keys)
-            repl = repl_for(
-                settings, input=pipe, output=DummyOutput(), out=out, history=InMemoryHistory()
-            )
-            repl.run()
-        return out.getvalue(), repl
+        return piped_repl(settings, keys)
 
     yield go
 
@@ -151,24 +145,13 @@ def test_the_step_limit_is_said_once(run_repl: RunRepl, tmp_path: Path) -> None:
 
 def test_a_bug_in_a_turn_is_one_line_and_the_session_goes_on(ws: Path) -> None:
     from mca.assemble import open_session
-    from tests.helpers import FakeModel, say
+    from tests.helpers import FakeModel, piped_repl, say
 
     home = ws.parent / "home"
     settings = load_settings({"MOCK": "1", "MCA_HOME": str(home)}, workspace=ws)
     model = FakeModel([RuntimeError("kaboom"), say("fine")])
-    out = io.StringIO()
-    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-        pipe.send_text(f"one{ENTER}two{ENTER}{CTRL_D}")
-        repl = repl_for(
-            settings,
-            input=pipe,
-            output=DummyOutput(),
-            out=out,
-            history=InMemoryHistory(),
-            opener=lambda ui: open_session(settings, ui, model=model),
-        )
-        assert repl.run() == 0
-    text = out.getvalue()
+    opener = lambda ui: open_session(settings, ui, model=model)  # noqa: E731
+    text, _ = piped_repl(settings, f"one{ENTER}two{ENTER}{CTRL_D}", opener=opener)
     assert "internal error (this is a bug in mca" in text and "RuntimeError: kaboom" in text
     assert "fine" in text and text.rstrip().endswith("bye")
     crash = list((home / "logs").glob("crash-*.txt"))
@@ -186,27 +169,16 @@ def test_a_failure_after_the_turn_was_saved_says_the_turn_was_kept(ws: Path) -> 
     """The turn ran and was checkpointed; saving it failed: the REPL must not claim the
     conversation is as it was before the turn (it is not: the turn is in it)."""
     from mca.assemble import open_session
-    from tests.helpers import FakeModel, say
+    from tests.helpers import FakeModel, piped_repl, say
 
     def failing(settings: Settings, ui: ReplUI) -> Session:
         session = open_session(settings, ui, model=FakeModel([say("the answer"), say("next")]))
         return replace(session, store=_FullDisk(None, session.id, ws, "fake"))
 
     settings = load_settings({"MOCK": "1", "MCA_HOME": str(ws.parent / "home")}, workspace=ws)
-    out = io.StringIO()
-    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-        pipe.send_text(f"one{ENTER}two{ENTER}{CTRL_D}")
-        repl = repl_for(
-            settings,
-            input=pipe,
-            output=DummyOutput(),
-            out=out,
-            history=InMemoryHistory(),
-            opener=lambda ui: failing(settings, ui),
-        )
-        assert repl.run() == 0
-        session = repl.session
-    text = out.getvalue()
+    keys = f"one{ENTER}two{ENTER}{CTRL_D}"
+    text, repl = piped_repl(settings, keys, opener=lambda ui: failing(settings, ui))
+    session = repl.session
     assert "error: cannot save the conversation" in text
     assert "the conversation is as it was before this turn" not in text
     assert "the turn was kept (the conversation has it); recording its ledger and saving" in text
@@ -216,26 +188,14 @@ def test_a_failure_after_the_turn_was_saved_says_the_turn_was_kept(ws: Path) -> 
 def test_a_failure_before_the_turn_was_kept_says_it_was_rolled_back(ws: Path) -> None:
     from mca.assemble import open_session
     from mca.errors import ModelError
-    from tests.helpers import FakeModel
+    from tests.helpers import FakeModel, piped_repl
 
     settings = load_settings({"MOCK": "1", "MCA_HOME": str(ws.parent / "home")}, workspace=ws)
-    out = io.StringIO()
-    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-        pipe.send_text(f"one{ENTER}{CTRL_D}")
-        model = FakeModel([ModelError("the server went away")])
-        repl = repl_for(
-            settings,
-            input=pipe,
-            output=DummyOutput(),
-            out=out,
-            history=InMemoryHistory(),
-            opener=lambda ui: open_session(settings, ui, model=model),
-        )
-        assert repl.run() == 0
-        assert list(repl.session.messages) == []
-    assert "error: the server went away\nthe conversation is as it was before this turn" in (
-        out.getvalue()
-    )
+    model = FakeModel([ModelError("the server went away")])
+    opener = lambda ui: open_session(settings, ui, model=model)  # noqa: E731
+    text, repl = piped_repl(settings, f"one{ENTER}{CTRL_D}", opener=opener)
+    assert list(repl.session.messages) == []
+    assert "error: the server went away\nthe conversation is as it was before this turn" in text
 
 
 def _script(tmp_path: Path, *steps: str) -> str:
