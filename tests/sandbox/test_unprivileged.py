@@ -140,6 +140,38 @@ def test_an_ordinary_user_gets_the_namespaces_the_kernel_allows(root: Path) -> N
     assert report["held"] and proc.returncode == 0, report
 
 
+BUSY = """
+import sys, threading
+held = threading.Event()
+for _ in range(1500):  # a browser and an editor: RLIMIT_NPROC counts each thread
+    threading.Thread(target=held.wait, daemon=True).start()
+{boot}
+"""
+
+
+def test_a_busy_desktop_still_runs_commands(root: Path) -> None:
+    """RLIMIT_NPROC counts an ordinary user's threads too: with 1,500 already running (main
+    counted processes, and every fork of `make -j` failed), a command and its parallel jobs
+    run; without a user namespace the limit stands above what the user runs."""
+    script = _script(
+        root / "s.jsonl", "for i in 1 2 3 4 5 6 7 8; do (sleep 0.2; echo job) & done; wait"
+    )
+    give(root)
+    prefix = as_user("no-userns", hide_proc=False)
+    prefix[-1] = BUSY.format(boot=prefix[-1])
+    proc = subprocess.run(
+        [*prefix, "-C", str(root / "ws"), "-p", "go", "--json"],
+        env=_env(root, MCA_MOCK_SCRIPT=str(script)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)["tool_calls"][0]["result"]
+    if CONTAINED:
+        assert result.splitlines().count("job") == 8, result
+
+
 def test_paths_stay_contained_without_proc(tmp_path: Path) -> None:
     """The file tools' check that an opened file is inside the workspace holds where /proc is
     hidden (main: the check was skipped there, and a linked directory read outside)."""
