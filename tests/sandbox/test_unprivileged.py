@@ -149,6 +149,7 @@ for _ in range(1500):  # a browser and an editor: RLIMIT_NPROC counts each threa
 """
 
 
+@pytest.mark.slow
 def test_a_busy_desktop_still_runs_commands(root: Path) -> None:
     """RLIMIT_NPROC counts an ordinary user's threads too: with 1,500 already running (main
     counted processes, and every fork of `make -j` failed), a command and its parallel jobs
