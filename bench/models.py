@@ -42,6 +42,7 @@ def _session_cost(rolling: bool, tmp: Path) -> Cost:
     from mca.session import HeadlessUI
     from mca.types import Request
     from mca.usage import usd
+    from mca.wiring import model_options
     from tests.models.wire import through
     from tests.strict_server import StrictServer
 
@@ -49,7 +50,7 @@ def _session_cost(rolling: bool, tmp: Path) -> Cost:
         """The rolling breakpoint on, or off (only the stable prefix marked, as before it)."""
 
         def body(self, request: Request, stream: bool) -> dict[str, Any]:
-            s = self.settings
+            s = self.options
             return request_body(s.model, s.max_tokens, request, stream, self.thinking, rolling)
 
     ws = tmp / f"ws-{rolling}"
@@ -64,7 +65,7 @@ def _session_cost(rolling: bool, tmp: Path) -> Cost:
         "MCA_API_KEY": "sk-bench-0123456789abcdef",
     }
     settings = load_settings(env, workspace=ws).with_(skills_dirs=(REPO / "skills",))
-    model = Marked(settings, transport=through(StrictServer(answer="Done.")))
+    model = Marked(model_options(settings), transport=through(StrictServer(answer="Done.")))
     session = open_session(settings, HeadlessUI(), model=model, log_to_disk=False)
     fresh = read = written = 0
     for turn in range(TURNS):

@@ -12,8 +12,10 @@ from mca.events import ModelWaiting, Notice, ThinkingDelta, ToolCalled, ToolRetu
 from mca.sanitize import valid_text
 from mca.tools import get_tool, tool_specs
 from mca.tools.base import ToolEnv, TurnState
-from mca.turn import StopReason, ToolRecord, TurnResult
+from mca.turn import DEFAULT_MAX_STEPS, StopReason, ToolRecord, TurnResult
 from mca.types import Message, Request, Response, TextSink, ToolCall
+
+__all__ = ["MAX_CALLS_PER_REPLY", "Agent", "BeforeModel", "PreTurn", "no_pre_turn"]
 
 MAX_CALLS_PER_REPLY = 8
 
@@ -56,7 +58,7 @@ class Agent:
 
     engine: Engine
     env: ToolEnv
-    max_steps: int = 30
+    max_steps: int = DEFAULT_MAX_STEPS
     pre_turn: PreTurn = no_pre_turn
     before_model: BeforeModel | None = None
     on_text: TextSink | None = None
@@ -68,7 +70,8 @@ class Agent:
     last: TurnResult | None = None  # the latest turn, also when it failed (for --json)
 
     def run_turn(self, sentence: str) -> TurnResult:
-        """Run one user turn. On any exception the conversation is put back as it was."""
+        """Run one user turn. On any exception the conversation is put back as it was; on
+        return it holds the turn (the result says committed)."""
         before = list(self.messages)
         self.turn += 1
         result = self.last = TurnResult(self.turn, "")
@@ -82,6 +85,7 @@ class Agent:
         except BaseException:
             self.messages[:] = before
             raise
+        result.committed = True
         return result
 
     def _loop(self, result: TurnResult) -> None:
@@ -117,10 +121,9 @@ class Agent:
             pending, self.state.pending = self.state.pending, []
             self.messages.extend(replace(m, content=self.redact(m.content)) for m in pending)
         result.stop = StopReason.STEP_LIMIT
-        result.stopped = (
+        result.answer = (
             f"stopped: the step limit of {self.max_steps} (model calls and tool calls) was reached"
         )
-        result.answer = result.stopped
 
     def _ask(self, result: TurnResult) -> Response | None:
         """One model call within the output budget; None after compacting for an overflow."""

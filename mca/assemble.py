@@ -3,10 +3,9 @@ compactor, the loop; each part built whole before the part that uses it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from mca.agent import Agent
-from mca.checkpoints.turns import Checkpoints
 from mca.compact import Compactor
 from mca.config import Settings
 from mca.engine import Engine
@@ -16,32 +15,40 @@ from mca.events import (
     ModelRetry,
     Notice,
 )
-from mca.home import new_ids, open_log, open_snapshots, open_store, prepare_home
+from mca.home import new_ids, open_log, open_store, open_workspace, prepare_home
 from mca.log import SessionLog
-from mca.models import build_model
-from mca.sandbox.settings import sandbox_for, unsandboxed_notice
+from mca.models import build_model, window_for
+from mca.models.options import ModelOptions
+from mca.sandboxing import sandbox_for, unsandboxed_notice
 from mca.sanitize import scrub
+from mca.session import UI, Session, calibration_for, prompt_for
 from mca.skills.cache import FitsMemo
 from mca.skills.discover import Discovery, shadow_warnings
-from mca.skills.runtime import SkillRuntime, log_discovery, open_discovery, refuse_if_strict
+from mca.skills.runtime import (
+    SkillRuntime,
+    SkillsConfig,
+    log_discovery,
+    open_discovery,
+    refuse_if_strict,
+)
 from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
 from mca.tools import tool_specs
 from mca.tools.base import Approvals, ToolEnv
 from mca.types import Model
+from mca.wiring import model_options, session_config, skills_config
+from mca.workspace.store import WorkspaceStore
 
-if TYPE_CHECKING:
-    pass
-from mca.session import UI, Session, calibration_for, prompt_for, window_for
+__all__ = ["open_session"]
 
 
 def _skills(
-    settings: Settings, estimator: Estimator, log: SessionLog
+    config: SkillsConfig, estimator: Estimator, log: SessionLog
 ) -> tuple[Discovery, FitsMemo]:
     """Discovery, logged; --strict-skills refuses here, before any model client exists."""
-    discovery, memo = open_discovery(settings, estimator)
+    discovery, memo = open_discovery(config, estimator)
     log_discovery(discovery, log.event)
-    refuse_if_strict(settings, discovery)
+    refuse_if_strict(config, discovery)
     return discovery, memo
 
 
@@ -55,7 +62,7 @@ def _startup_notices(settings: Settings, discovery: Discovery, agents_problem: s
 
 
 def _tools(
-    settings: Settings, discovery: Discovery, checkpoints: Checkpoints, ui: UI, emit: EventSink
+    settings: Settings, discovery: Discovery, workspace: WorkspaceStore, ui: UI, emit: EventSink
 ) -> tuple[SkillStage, ToolEnv]:
     """The skill stage, and the tools' environment around it (reading a skill activates it)."""
     stage = SkillStage(
@@ -67,25 +74,44 @@ def _tools(
         skill_set=discovery.skill_set,
     )
     approvals = Approvals(ui, settings.mode)
-    root, home = settings.workspace, settings.home
     box = sandbox_for(settings)
     roots = tuple(r.path for r in discovery.roots)
-    snapshots, user_home = checkpoints.snapshots, settings.user_home
-    env = ToolEnv(root, snapshots, approvals, emit, stage, home, user_home, box, roots, checkpoints)
+    home, user_home = settings.home, settings.user_home
+    env = ToolEnv(workspace, approvals, emit, stage, home, user_home, box, roots)
     return stage, env
 
 
 def _compactor(
-    settings: Settings, engine: Engine, estimator: Estimator, emit: EventSink
+    model: ModelOptions, home: Path, engine: Engine, estimator: Estimator, emit: EventSink
 ) -> Compactor:
     return Compactor(
         engine,
         estimator,
-        window=settings.context_window,
+        window=model.context_window,
         tools=tool_specs(),
         emit=emit,
-        max_output=settings.max_tokens,
-        factor=calibration_for(settings).factor,
+        max_output=model.max_tokens,
+        factor=calibration_for(model, home).factor,
+    )
+
+
+def _agent(
+    settings: Settings,
+    engine: Engine,
+    env: ToolEnv,
+    stage: SkillStage,
+    compactor: Compactor,
+    ui: UI,
+) -> Agent:
+    secrets = settings.secrets
+    return Agent(
+        engine,
+        env,
+        max_steps=settings.max_steps,
+        pre_turn=stage,
+        before_model=compactor,
+        on_text=ui.text,
+        redact=lambda text: scrub(text, secrets),
     )
 
 
@@ -98,11 +124,13 @@ def open_session(
     estimator: Estimator | None = None,
     one_shot: bool = False,
 ) -> Session:
-    """Build a session: the log, skills (--strict-skills may refuse), snapshots, the tools'
-    environment around the skill stage, the engine, the compactor and the loop. one_shot: its
-    one turn follows at once (-p), so the skills just found need no second look before it."""
+    """Build a session: the log, skills (--strict-skills may refuse), the workspace store, the
+    tools' environment around the skill stage, the engine, the compactor and the loop.
+    one_shot: its one turn follows at once (-p), so the skills just found need no second look
+    before it. Each part gets its own config from the settings (mca/wiring.py)."""
     started, sid = new_ids()
-    settings, window_note = window_for(settings)
+    options, window_note = window_for(model_options(settings))
+    config, skills = session_config(settings), skills_config(settings, options)
     home_problem = prepare_home(settings.home)
     on_disk = log_to_disk and not home_problem
     log = open_log(settings, f"{started}-{sid}", on_disk, ui.event)
@@ -114,28 +142,20 @@ def open_session(
     estimator = estimator or Estimator(settings.encoding)
     if settings.provider != "mock":
         estimator.preload()  # loads while the first request is out, not before it
-    discovery, memo = _skills(settings, estimator, log)
-    checkpoints, notices = open_snapshots(settings, sid, started, home_problem)
-    stage, env = _tools(settings, discovery, checkpoints, ui, emit)
-    prompt, agents_problem = prompt_for(settings, discovery)
+    discovery, memo = _skills(skills, estimator, log)
+    workspace, notices = open_workspace(settings, sid, started, home_problem)
+    stage, env = _tools(settings, discovery, workspace, ui, emit)
+    prompt, agents_problem = prompt_for(config, discovery.catalog.text)
     notices = [*_startup_notices(settings, discovery, agents_problem), *notices]
     notices += unsandboxed_notice(settings, env.sandbox)
     for notice in [*notices, window_note] if window_note else notices:
         emit(Notice(notice))
-    engine = Engine(model or build_model(settings, lambda m: emit(ModelRetry(m))), prompt)
-    compactor = _compactor(settings, engine, estimator, emit)
-    agent = Agent(
-        engine,
-        env,
-        max_steps=settings.max_steps,
-        pre_turn=stage,
-        before_model=compactor,
-        on_text=ui.text,
-        redact=lambda text: scrub(text, settings.secrets),
-    )
-    runtime = SkillRuntime(discovery, stage, estimator, memo, fresh=one_shot)
+    engine = Engine(model or build_model(options, lambda m: emit(ModelRetry(m))), prompt)
+    compactor = _compactor(options, settings.home, engine, estimator, emit)
+    agent = _agent(settings, engine, env, stage, compactor, ui)
+    runtime = SkillRuntime(skills, discovery, stage, estimator, memo, fresh=one_shot)
     store = open_store(settings, sid, on_disk)
-    parts = (engine, agent, env.approvals, env.snapshots, checkpoints, log, runtime, compactor)
-    session = Session(settings, *parts, sid, ui, emit, store)
+    parts = (engine, agent, env.approvals, workspace, log, runtime, compactor)
+    session = Session(config, options, *parts, sid, ui, emit, store)
     log.event(session.started())
     return session

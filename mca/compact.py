@@ -15,6 +15,16 @@ from mca.prompt import SystemPrompt
 from mca.tokens import Estimator
 from mca.types import KIND_SUMMARY, Message, Request, ToolSpec
 
+__all__ = [
+    "DEFAULT_MAX_OUTPUT",
+    "KEEP_TURNS",
+    "MIN_OUTPUT",
+    "SUMMARIZE_PROMPT",
+    "SUMMARY_TOKENS",
+    "THRESHOLD",
+    "Compactor",
+]
+
 THRESHOLD = 0.80
 KEEP_TURNS = 2
 DEFAULT_MAX_OUTPUT = 8192

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from mca.errors import McaError
 
+__all__ = ["LAB", "lab_content", "lab_files"]
+
 LAB = ("skills", "fixtures/broken-packs", "fixtures/workspace")
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 from mca.fsutil import open_private, private_dir
 from mca.sanitize import excerpt, scrub, visible
 
+__all__ = ["home_of", "report_bug"]
+
 
 def home_of(env: Mapping[str, str]) -> Path:
     """$MCA_HOME as the environment says, without validating anything (a bug is being told)."""

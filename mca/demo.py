@@ -19,6 +19,7 @@ from prompt_toolkit.output import DummyOutput
 
 from mca.config import load_settings
 from mca.content import lab_content
+from mca.launch import repl_for
 from mca.ui.repl import Repl
 
 SCRIPT = (
@@ -55,11 +56,11 @@ def main() -> int:
         )
         out = _Out(sys.stdout)
         with create_pipe_input() as pipe:
-            repl = Repl(
+            repl = repl_for(
                 settings,
                 input=pipe,
                 output=DummyOutput(),
-                out=out,  # type: ignore[arg-type]
+                out=out,
                 history=InMemoryHistory(),
             )
             restored = _play(repl, repo, ws)

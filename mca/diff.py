@@ -12,6 +12,16 @@ import difflib
 from mca.sanitize import exact, file_line
 from mca.words import plural
 
+__all__ = [
+    "CRLF_NOTE",
+    "MAX_DIFF_LINES",
+    "MAX_SESSION_DIFF_LINES",
+    "NEW_FILE_HEAD",
+    "NO_EOL",
+    "session_diff",
+    "unified",
+]
+
 MAX_DIFF_LINES = 80  # a diff shown after the fact (not for approval) is folded past this
 NEW_FILE_HEAD = 10
 MAX_SESSION_DIFF_LINES = 400  # per file, in /diff

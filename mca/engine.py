@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from mca.prompt import SystemPrompt
 from mca.types import Model
 
+__all__ = ["Engine"]
+
 
 @dataclass
 class Engine:

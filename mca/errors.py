@@ -21,6 +21,21 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+__all__ = [
+    "ConfigError",
+    "ContextOverflow",
+    "McaError",
+    "ModelError",
+    "ModelHTTPError",
+    "PathRefused",
+    "ScriptExhausted",
+    "SkillsRefused",
+    "StreamError",
+    "ToolError",
+    "UndoError",
+    "error_line",
+]
+
 
 class McaError(Exception):
     """Base class: a message a person can act on."""

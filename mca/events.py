@@ -11,8 +11,22 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from mca.turn import StopReason
+
 if TYPE_CHECKING:
     from mca.ledger import TurnLedger
+
+# fmt: off
+__all__ = [
+    "COMPACT_ASKED", "EVENTS_SCHEMA_VERSION", "ApprovalAnswered", "ApprovalAsked", "CatalogCut",
+    "CommandInterrupted", "CommandOutput", "CommandStarted", "ContextCompacted", "Event",
+    "EventSink", "Failed", "FileChanged", "LedgerRecorded", "ModelRetry", "ModelSwitched",
+    "ModelWaiting", "Notice", "PlanUpdated", "SessionEnded", "SessionResumed", "SessionStarted",
+    "SkillCandidates", "SkillDecision", "SkillDiagnostic", "SkillHit", "SkillRead",
+    "SkillReplaced", "SkillResourceLoaded", "SkillRoot", "SkillsInjected", "TextDelta",
+    "ThinkingDelta", "ToolCalled", "ToolReturned", "TurnEnded", "Undone", "UsageReported", "drop"
+]
+# fmt: on
 
 # The version of the records' shapes, as `mca -p --output-format stream-json` writes them
 # (mca/data/events.schema.json, docs/EVENTS.md): raised when a field is renamed or removed or
@@ -363,8 +377,5 @@ class TurnEnded(Event):
     kind: ClassVar[str] = "turn.end"
     turn: int
     answer: str
-    stop_reason: str  # STOP_REASONS
+    stop_reason: StopReason
     notice: str  # something to say about the answer ('' when nothing)
-
-
-STOP_REASONS = ("end", "step_limit", "error", "interrupted")

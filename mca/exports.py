@@ -17,8 +17,8 @@ from mca.errors import McaError, ToolError
 from mca.fsutil import atomic_write, private_dir, resolved
 from mca.tools.base import ToolEnv, TurnState
 from mca.tools.edit import write_for_person
-from mca.tools.paths import inside
-from mca.tools.protect import protected_reason
+from mca.workspace.paths import inside
+from mca.workspace.protect import protected_reason
 
 EXPORTS_DIR = "exports"
 

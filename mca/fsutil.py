@@ -18,6 +18,31 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+__all__ = [
+    "ContainmentError",
+    "FileTooLarge",
+    "NotRegularFile",
+    "SharedDirectory",
+    "atomic_write",
+    "dir_inside",
+    "exists",
+    "file_kind",
+    "is_dir",
+    "mkdir_contained",
+    "open_private",
+    "open_regular",
+    "private_dir",
+    "read_head",
+    "read_regular",
+    "read_regular_stat",
+    "read_tail",
+    "resolved",
+    "rmdir_contained",
+    "sha256",
+    "symlink_contained",
+    "unlink_contained",
+]
+
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -269,12 +294,14 @@ def _open_dir(path: Path, root: Path | None) -> int:
 
 
 def atomic_write(
-    path: Path, data: bytes, mode: int | None = None, root: Path | None = None
+    path: Path, data: bytes, mode: int | None = None, root: Path | None = None, *, sync: bool = True
 ) -> None:
     """Write `data` to a temp file beside `path`, fsync it, then rename it over `path`.
 
     Both steps go through one open handle on the directory, checked to be inside `root`, so a
     directory swapped for a symlink between the path check and the write cannot redirect it.
+    `sync=False` skips both syncs: the file is still whole or absent after a crash of mca, but
+    a crash of the machine may lose it (for what can be lost: a checkpoint's blobs and trees).
     """
     dfd = _open_dir(path.parent, root)
     try:
@@ -285,14 +312,16 @@ def atomic_write(
                 f.write(data)
                 f.flush()
                 os.fchmod(f.fileno(), mode if mode is not None else 0o644)
-                os.fsync(f.fileno())
+                if sync:
+                    os.fsync(f.fileno())
             os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=dfd)
             raise
-        with contextlib.suppress(OSError):
-            os.fsync(dfd)
+        if sync:
+            with contextlib.suppress(OSError):
+                os.fsync(dfd)
     finally:
         os.close(dfd)
 

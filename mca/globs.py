@@ -11,6 +11,15 @@ from __future__ import annotations
 import functools
 import re
 
+__all__ = [
+    "WILDCARDS",
+    "UnclosedClass",
+    "compile_glob",
+    "glob_match",
+    "literal_prefix",
+    "translate",
+]
+
 WILDCARDS = "*?["
 
 

@@ -1,24 +1,21 @@
-"""What a session keeps in $MCA_HOME: its ids, the event log, the snapshot store and the saved
-conversation; when $MCA_HOME cannot be used, snapshots go to a private temporary directory
-and the rest stays off."""
+"""What a session keeps in $MCA_HOME: its ids, the event log, the workspace store and the saved
+conversation; when $MCA_HOME cannot be used, the workspace store goes to a private temporary
+directory and the rest stays off."""
 
 from __future__ import annotations
 
 import os
 import secrets
-import tempfile
 import time
 from pathlib import Path
 
-from mca.checkpoints.scan import Caps
-from mca.checkpoints.store import CheckpointStore
-from mca.checkpoints.turns import Checkpoints
 from mca.config import Settings
 from mca.events import EventSink, Notice
 from mca.fsutil import private_dir
 from mca.log import SessionLog, prune_logs
 from mca.sessions import KEEP_SAVED_CONVERSATIONS, SessionStore
-from mca.tools.snapshots import SnapshotStore, store_dir
+from mca.workspace.scan import Caps
+from mca.workspace.store import WorkspaceStore, store_dir
 
 
 def new_ids() -> tuple[str, str]:
@@ -55,28 +52,23 @@ def open_log(settings: Settings, name: str, on_disk: bool, show: EventSink) -> S
     return log
 
 
-def open_snapshots(
+def open_workspace(
     settings: Settings, sid: str, started: str, home_problem: str
-) -> tuple[Checkpoints, list[str]]:
-    """The workspace's snapshot store in $MCA_HOME (a private temporary one when that is
-    unusable), and the checkpoints beside it (checkpoints.snapshots is the store)."""
+) -> tuple[WorkspaceStore, list[str]]:
+    """The workspace's store in $MCA_HOME (a private temporary one when that is unusable),
+    started: the session's lock taken, old records pruned; and what to tell the person."""
     ws = settings.workspace
-    temp = Path(tempfile.mkdtemp(prefix="mca-snapshots-")) if home_problem else None
-    base = temp / "store" if temp else store_dir(settings.home, ws)
-    checkpoint_store = CheckpointStore(base / "checkpoints")
-    store = SnapshotStore(
-        ws, base, sid, started, ephemeral=bool(temp), prune_also=checkpoint_store.prune
-    )
     caps = Caps(settings.checkpoint_file_cap, settings.checkpoint_cap)
-    checkpoints = Checkpoints(ws, checkpoint_store, store, caps)
-    if temp is None:
-        return checkpoints, store.start()
+    if not home_problem:
+        store = WorkspaceStore(ws, store_dir(settings.home, ws), sid, started, caps)
+        return store, store.start()
+    store = WorkspaceStore.in_temp(ws, sid, started, caps)
     notice = (
         f"warning: MCA_HOME {settings.home} cannot be used ({home_problem}): the session log,"
         f" calibration and history are off, and /undo only covers this session (snapshots in"
-        f" {temp})"
+        f" {store.base.parent})"
     )
-    return checkpoints, [notice, *store.start()]
+    return store, [notice, *store.start()]
 
 
 def open_store(settings: Settings, sid: str, on_disk: bool) -> SessionStore:

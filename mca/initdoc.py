@@ -14,6 +14,19 @@ from mca.sanitize import scrub
 from mca.tools.files import workspace_files
 from mca.types import Message, Request
 
+__all__ = [
+    "AGENTS_FILE",
+    "DRAFT_PROMPT",
+    "DRAFT_TOKENS",
+    "KEY_FILES",
+    "MAX_HEAD",
+    "MAX_LISTED",
+    "draft_request",
+    "overview",
+    "template",
+    "unfence",
+]
+
 AGENTS_FILE = "AGENTS.md"
 MAX_LISTED = 300  # files named in the overview
 MAX_HEAD = 3_000  # characters of each key file

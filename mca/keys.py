@@ -30,6 +30,20 @@ from mca.models.registry import SHARED_KEY_VAR
 if TYPE_CHECKING:
     from mca.models.registry import ProviderSpec, Registry
 
+__all__ = [
+    "CONFIG_KEY",
+    "MIN_SECRET_CHARS",
+    "KeyHosts",
+    "check_key",
+    "find_key",
+    "key_hosts",
+    "key_problem",
+    "known_secrets",
+    "missing_key",
+    "secret_forms",
+    "secrets_of",
+]
+
 CONFIG_KEY = "config.toml api_key"  # where a key from the file came from, as /model says it
 MIN_SECRET_CHARS = 8  # shorter values are not scrubbed (they would match ordinary text)
 

@@ -9,15 +9,16 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mca.skills.discover import Discovery
-from mca.skills.inject import render_skill, stage_two_text
-from mca.skills.policy import PolicyFor
-from mca.skills.runtime import run_discovery
-from mca.skills.stage import evaluate
-from mca.skills.trigger import judge, sentence_paths
-from mca.tokens import Estimator
+from mca.cli_parents import actions
+
+if TYPE_CHECKING:  # the parser is built on every start: the skills load when the command runs
+    from mca.cli_parents import Parents, Subparsers
+    from mca.skills.discover import Discovery
+    from mca.tokens import Estimator
+
+__all__ = ["add_parser", "compare", "compare_text", "lab_report", "run"]
 
 STRATEGIES = ("eager", "matched", "gated")
 
@@ -48,6 +49,10 @@ def price(
 ) -> dict[str, Cost]:
     """Eager: every body resident (`eager` tokens, the same for every sentence). Matched:
     catalog + every hit. Gated: catalog + what passes the gates."""
+    from mca.skills.inject import render_skill, stage_two_text
+    from mca.skills.stage import evaluate
+    from mca.skills.trigger import judge, sentence_paths
+
     catalog = est.count(d.catalog.text)
     paths = [(p, "sentence") for p in sentence_paths(sentence)]
     hits = judge(d.skill_set, sentence, paths)
@@ -62,6 +67,8 @@ def price(
 
 def eager_tokens(d: Discovery, est: Estimator) -> int:
     """Every loaded body, rendered as stage two would, resident on every turn."""
+    from mca.skills.inject import render_skill, stage_two_text
+
     return est.count(stage_two_text([render_skill(s) for s in d.skill_set]))
 
 
@@ -123,10 +130,11 @@ LAB_WINDOW = 128_000  # the mock model's window: the catalog budget is 2% of it
 def lab_report(repo: Path, sentences: Sequence[str] = LAB_SENTENCES) -> dict[str, Any]:
     """The lab's four packs only (no user or project skills of this machine), as seen from
     fixtures/workspace: the figures the design notes and the README quote, the same anywhere."""
-    from mca.config import DEFAULT_SKILL_BUDGET
+    from mca.config_specs import DEFAULT_SKILL_BUDGET
     from mca.skills.catalog import Budget
     from mca.skills.discover import discover
     from mca.skills.model import Root, display_path
+    from mca.tokens import Estimator
 
     ws = repo / "fixtures" / "workspace"
     est = Estimator()
@@ -149,20 +157,22 @@ def _scrubber(env: Mapping[str, str]) -> Callable[[str], str]:
     return lambda sentence: scrub(sentence, secrets)
 
 
-def run_ledger_command(argv: Sequence[str], env: Mapping[str, str], policy_for: PolicyFor) -> int:
-    """Entry for `mca ledger compare`; `policy_for` turns MCA_LAB into the policy discovery
-    runs (the --lab report always prices the lab's packs as production loads them)."""
-    p = argparse.ArgumentParser(prog="mca ledger", description="context cost reports")
-    sub = p.add_subparsers(dest="action", required=True)
-    c = sub.add_parser("compare", help="eager vs matched vs gated skill loading")
+def add_parser(sub: Subparsers, parents: Parents) -> None:
+    """`ledger compare`: -C and --skills-dir after it."""
+    c = actions(sub, "ledger", "context cost reports", run).add_parser(
+        "compare",
+        parents=[parents.workspace, parents.skills_dir, parents.json],
+        help="eager vs matched vs gated skill loading",
+    )
     c.add_argument("sentences", nargs="*", help="sentences (default: stdin, one per line)")
-    c.add_argument("--json", action="store_true")
-    c.add_argument("-C", dest="workspace", metavar="DIR")
-    c.add_argument("--skills-dir", action="append", default=[], metavar="DIR")
     c.add_argument(
         "--lab", action="store_true", help="the lab's four packs only, its two sentences by default"
     )
-    args = p.parse_args(argv)
+
+
+def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    """Entry for `mca ledger compare`: MCA_LAB chooses the policy discovery runs (the --lab
+    report always prices the lab's packs as production loads them)."""
     scrubbed = _scrubber(env)
     given = [scrubbed(x) for x in args.sentences]  # shown cut short: scrubbed before
     if args.lab:
@@ -178,14 +188,17 @@ def run_ledger_command(argv: Sequence[str], env: Mapping[str, str], policy_for: 
         sys.stderr.write("mca ledger compare: no sentences (give them as arguments or on stdin)\n")
         return 1
     from mca.config import load_settings
+    from mca.launch import lab_policy
+    from mca.skills.runtime import run_discovery
+    from mca.tokens import Estimator
+    from mca.wiring import skills_config
 
     workspace = Path(args.workspace or os.getcwd())
     overrides = {"skills_dirs": tuple(Path(d) for d in args.skills_dir)}
     settings = load_settings(env, workspace=workspace, overrides=overrides)
-    settings = settings.with_(policy=policy_for(settings.lab))
-    est = Estimator(settings.encoding)
-    discovery = run_discovery(settings, est)
-    report = compare(discovery, sentences, est, settings.skill_budget, settings.workspace)
+    config = skills_config(settings.with_(policy=lab_policy(settings.lab)))
+    est = Estimator(config.encoding)
+    report = compare(run_discovery(config, est), sentences, est, config.budget, config.workspace)
     if args.json:
         sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     else:

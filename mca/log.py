@@ -14,6 +14,8 @@ from mca.events import Event
 from mca.fsutil import open_private, private_dir
 from mca.sanitize import scrub
 
+__all__ = ["KEEP_LOGS", "SessionLog", "prune_logs"]
+
 KEEP_LOGS = 100
 
 

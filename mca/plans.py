@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["PLAN_MARKS", "render_plan"]
+
 PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 
 

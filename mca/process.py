@@ -14,6 +14,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 
+__all__ = ["PR_SET_DUMPABLE", "make_undumpable", "scrub_environ_block"]
+
 PR_SET_DUMPABLE = 4
 
 

@@ -11,7 +11,19 @@ from mca.fsutil import read_head, resolved
 from mca.project import project_dirs
 from mca.provenance import DATA_NOTICE, defang
 from mca.sanitize import one_line
-from mca.tools.paths import inside
+from mca.workspace.paths import inside
+
+__all__ = [
+    "AGENTS_FILE",
+    "BASE",
+    "DOC_FILES",
+    "MAX_AGENTS_CHARS",
+    "SystemPrompt",
+    "build_system_prompt",
+    "doc_pieces",
+    "project_doc_dirs",
+    "read_agents_md",
+]
 
 AGENTS_FILE = "AGENTS.md"
 DOC_FILES = (AGENTS_FILE, "CLAUDE.md")  # CLAUDE.md only where a directory has no AGENTS.md

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+__all__ = ["DATA_NOTICE", "WRAPPER_TAGS", "defang"]
+
 WRAPPER_TAGS = (
     "agents_md",
     "available_skills",

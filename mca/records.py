@@ -24,6 +24,22 @@ from mca.types import (
     ToolCall,
 )
 
+__all__ = [
+    "KINDS",
+    "MAX_COUNT",
+    "ROLES",
+    "T",
+    "count",
+    "factor",
+    "flag",
+    "items",
+    "ledger_from",
+    "message_from",
+    "obj",
+    "optional",
+    "text",
+]
+
 T = TypeVar("T")
 ROLES = ("user", "assistant", "tool")
 KINDS = (KIND_CHAT, KIND_SKILLS, KIND_REFERENCE, KIND_SUMMARY, KIND_SHELL)

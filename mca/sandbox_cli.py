@@ -7,38 +7,41 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from mca.cli_parents import actions
+
+if TYPE_CHECKING:
+    from mca.cli_parents import Parents, Subparsers
+
+__all__ = ["add_parser", "run"]
 EXIT_HELD, EXIT_NOT_HELD = 0, 1
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mca sandbox", description="the sandbox on this system")
-    sub = p.add_subparsers(dest="action", required=True)
-    check = sub.add_parser(
+def add_parser(parent: Subparsers, parents: Parents) -> None:
+    """`sandbox check [--json] [--lab]` (-C: the workspace it is tried in)."""
+    check = actions(parent, "sandbox", "the sandbox on this system", run).add_parser(
         "check",
+        parents=[parents.workspace, parents.json],
         help="try each property in a real sandboxed child; exit 0 when every one holds",
     )
-    check.add_argument("--json", action="store_true", help="one JSON object")
     check.add_argument(
         "--lab",
         action="store_true",
         help="exit 0 when what grading student code needs holds (what `mca lab grade` asks)",
     )
-    check.add_argument("-C", dest="workspace", metavar="DIR", help=argparse.SUPPRESS)
-    return p
 
 
-def run_sandbox_command(argv: Sequence[str], env: Mapping[str, str]) -> int:
+def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     """Entry for `mca sandbox ...`; returns the exit code."""
     from mca.config import load_settings
     from mca.sandbox.check import check, check_system, lines, refusal
     from mca.sandbox.policy import Mode
     from mca.sandbox.properties import LAB_NEEDS, Prop
-    from mca.sandbox.settings import sandbox_for
+    from mca.sandboxing import sandbox_for
 
-    args = _parser().parse_args(argv)
     workspace = Path(args.workspace or os.getcwd())
     settings = load_settings(env, workspace=workspace, overrides={"sandbox": "workspace-write"})
     box = sandbox_for(settings)

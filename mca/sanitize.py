@@ -25,6 +25,26 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
+__all__ = [
+    "EXCERPT_CHARS",
+    "MAX_APPROVAL_LINES",
+    "REDACTED",
+    "ScrubbedWriter",
+    "StreamScrubber",
+    "command_block",
+    "exact",
+    "exact_line",
+    "excerpt",
+    "file_line",
+    "for_terminal",
+    "one_line",
+    "scrub",
+    "scrub_data",
+    "scrubbed_stdio",
+    "valid_text",
+    "visible",
+]
+
 _TABLE: dict[int, str] = {i: "^" + chr(i + 64) for i in range(32) if chr(i) not in "\n\t"}
 _TABLE[0x7F] = "^?"
 _TABLE.update({i: f"\\x{i:02x}" for i in range(0x80, 0xA0)})

@@ -18,11 +18,16 @@ from typing import TYPE_CHECKING
 from mca.content import lab_content
 
 if TYPE_CHECKING:
+    from mca.cli_parents import Parents, Subparsers
     from mca.lab.suite import Check
 
+__all__ = ["add_parser", "parser", "run", "run_lab"]
+ABOUT = "the lab's 14 offline checks"
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mca selftest", description="the lab's 14 offline checks")
+
+def _options() -> argparse.ArgumentParser:
+    """The self-test's own options (a parent of both its parsers)."""
+    p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--json", action="store_true", help="one JSON object (schema mca-selftest/1)")
     p.add_argument("--junit", metavar="FILE", help="also write JUnit XML for autograders")
     p.add_argument("--lab", metavar="FILE", help="a student's exercises.py (run in a child)")
@@ -33,6 +38,17 @@ def _parser() -> argparse.ArgumentParser:
         "--check-seconds", type=float, default=30.0, help="time limit per check (with --lab)"
     )
     return p
+
+
+def add_parser(sub: Subparsers, parents: Parents) -> None:
+    """`selftest`: no workspace, no skills directory (it runs the lab's own content)."""
+    p = sub.add_parser("selftest", parents=[_options()], help=ABOUT, description=ABOUT)
+    p.set_defaults(run=run)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The self-test's parser on its own (`SELFTEST=1 mca`, where argv is the REPL's)."""
+    return argparse.ArgumentParser(prog="mca selftest", parents=[_options()], description=ABOUT)
 
 
 def run_lab(
@@ -52,11 +68,12 @@ def run_lab(
     if lab.endswith(".py"):
         from mca.errors import McaError
         from mca.lab.handin import run_file
+        from mca.lab.outputs import Status
 
         run = run_file(repo, Path(lab), seeds, check_seconds, table, env or {})
-        if run.status == "refused":
+        if run.status is Status.REFUSED:
             raise McaError(f"{lab}: {run.message}")
-        note = f"not run: {run.status}: {run.message}" if run.status != "ok" else ""
+        note = f"not run: {run.status}: {run.message}" if run.status is not Status.OK else ""
         return combine(run.checks, seeds, note, table), run.runtime or lab
     from mca.lab.policies import select_policy
     from mca.lab.suite import run_suite
@@ -65,14 +82,13 @@ def run_lab(
     return combine(list(run_suite(repo, policy, seeds, table)), seeds, checks=table), policy.name
 
 
-def run_selftest_command(
-    argv: Sequence[str], env: Mapping[str, str], checks: Sequence[Check] | None = None
+def run(
+    args: argparse.Namespace, env: Mapping[str, str], checks: Sequence[Check] | None = None
 ) -> int:
     """Entry: exit 0 only when no check failed (one skipped for lack of Node.js does not)."""
     from mca.lab.report import to_json, to_junit, to_text
     from mca.ledger_cli import compare_text, lab_report
 
-    args, _ = _parser().parse_known_args(argv)
     lab = args.lab or env.get("MCA_LAB", "")
     seeds = args.seed or [0]
     if not 0 < args.check_seconds <= 3600:

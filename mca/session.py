@@ -3,15 +3,14 @@ How one is built is mca.assemble. No terminal I/O: the face is the UI given to o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from mca import rewind
 from mca.agent import Agent
-from mca.checkpoints.turns import Checkpoints
 from mca.compact import Compactor
-from mca.config import Settings
 from mca.engine import Engine
 from mca.events import (
     ContextCompacted,
@@ -25,23 +24,28 @@ from mca.events import (
     SessionResumed,
     SessionStarted,
 )
-from mca.ledger import Calibration, LedgerBook, TurnLedger, build_ledger
+from mca.ledger import Calibration, LedgerBook, TurnLedger
+from mca.ledger_build import build_ledger
 from mca.log import SessionLog
-from mca.models import build_model
+from mca.models import build_model, window_for
+from mca.models.catalog import Price
+from mca.models.options import ModelOptions
 from mca.prompt import SystemPrompt, build_system_prompt, read_agents_md
 from mca.sanitize import scrub
 from mca.sessions import Saved, SessionStore
-from mca.skills.discover import Discovery
 from mca.skills.runtime import SkillRuntime
 from mca.tools.allow import Answer, CommandQuestion
 from mca.tools.base import Approvals, Asker, TurnState
-from mca.tools.snapshots import SnapshotStore, UndoReport
 from mca.turn import TurnResult
 from mca.types import KIND_CHAT, KIND_SHELL, Message, Request
 from mca.words import plural
+from mca.workspace.report import Rewound, Undoable, UndoReport
+from mca.workspace.store import WorkspaceStore
 
 if TYPE_CHECKING:
     from mca.sandbox.box import Sandbox
+
+__all__ = ["UI", "HeadlessUI", "Session", "SessionConfig", "calibration_for", "prompt_for"]
 
 
 class UI(Asker, Protocol):
@@ -76,17 +80,29 @@ class HeadlessUI:
         return None
 
 
+@dataclass(frozen=True)
+class SessionConfig:
+    """What a session keeps of the settings, built once at assembly (mca/wiring.py)."""
+
+    workspace: Path
+    home: Path  # $MCA_HOME: calibration, saved conversations
+    user_home: Path  # ~: AGENTS.md above the workspace stops at it
+    secrets: tuple[str, ...] = field(default=(), repr=False)  # scrubbed from all that leaves
+    prices: Mapping[str, Price] = field(default_factory=dict)  # config.toml [prices]
+    catalog: Mapping[str, Price] = field(default_factory=dict)  # the registry's list prices
+
+
 @dataclass
 class Session:
     """One running mca session, and the narrow API the faces use (they never reach into the
     agent or the tools)."""
 
-    settings: Settings
+    config: SessionConfig
+    model: ModelOptions  # the model in use (/model replaces it)
     engine: Engine  # the model and system prompt in use
     agent: Agent
     approvals: Approvals  # the approval mode lives here
-    snapshots: SnapshotStore  # the file tools' writes, one by one
-    checkpoints: Checkpoints  # the whole workspace before and after each turn
+    workspace: WorkspaceStore  # the file tools' snapshots, checkpoints, /undo and /rewind
     log: SessionLog
     skills: SkillRuntime
     compactor: Compactor
@@ -100,12 +116,12 @@ class Session:
 
     def refresh_skills(self) -> None:
         """Between turns: when skills changed on disk, rebuild the catalog and say so once."""
-        what = self.skills.refresh(self.settings)
+        what = self.skills.refresh()
         if not what:
             return
         d = self.skills.discovery
         self.engine.prompt = build_system_prompt(
-            self.settings.workspace, d.catalog.text, self.engine.prompt.agents
+            self.config.workspace, d.catalog.text, self.engine.prompt.agents
         )
         tokens = self.skills.estimator.count(d.catalog.text)
         self.emit(
@@ -116,16 +132,27 @@ class Session:
         )
 
     def run_turn(self, sentence: str, *, ledger: bool = True) -> TurnResult:
-        """One turn through the agent, then its ledger (logged as a JSON event). With
-        ledger=False the caller shows the answer first and calls finish_turn after."""
+        """One turn through the agent, then its checkpoint and its ledger (logged as a JSON
+        event). With ledger=False the caller shows the answer first and calls finish_turn
+        after. An exception before the turn was committed leaves the conversation as it was;
+        one after it (the result says `committed`) leaves the turn kept, and `failed_after`
+        names the step that failed."""
         self.refresh_skills()
         self.compacted_before = self.compactor.last
         try:
             result = self.agent.run_turn(sentence)
-        finally:
-            self.checkpoints.end_turn()
-        if ledger:
-            self.finish_turn(result)
+        except BaseException:
+            self.workspace.end_turn()  # what the turn changed stays undoable
+            raise
+        step = "recording its checkpoint"
+        try:
+            self.workspace.end_turn()
+            if ledger:
+                step = "recording its ledger and saving the conversation"
+                self.finish_turn(result)
+        except BaseException:
+            result.failed_after = step
+            raise
         return result
 
     def finish_turn(self, result: TurnResult) -> TurnLedger:
@@ -144,26 +171,26 @@ class Session:
         self.agent.turn = saved.turns
         self.ledger.turns[:] = saved.ledgers
         self.store.carry(saved)
-        self.checkpoints.sessions |= {saved.id.split("-")[0], saved.came_from.split("-")[0]}
+        self.workspace.carry(saved.id.split("-")[0], saved.came_from.split("-")[0])
         self.log.event(SessionResumed(saved.id, saved.turns))
 
-    def switch_model(self, settings: Settings) -> str:
+    def switch_model(self, options: ModelOptions) -> str:
         """Go on with another model (the conversation stays); returns what changed."""
-        settings, note = window_for(settings)
-        model = build_model(settings, lambda m: self.ui.event(ModelRetry(m)))
-        old = f"{self.settings.model} via {self.settings.provider}"
+        options, note = window_for(options)
+        model = build_model(options, lambda m: self.ui.event(ModelRetry(m)))
+        was = self.model
+        old = f"{was.model} via {was.provider}"
         self.engine.model.close()
         self.engine.model = model
-        self.compactor.window = settings.context_window
-        self.compactor.factor = calibration_for(settings).factor
-        moved = settings.base_url != self.settings.base_url
-        was = self.settings.base_url or "the offline mock"
-        where = f"; now sending to {settings.base_url} (was {was})"
-        self.settings = settings
-        self.log.event(ModelSwitched(old, settings.model))
-        window = f"context window {settings.context_window:,} tokens"
-        told = f"model {settings.model} via {settings.provider} (was {old}); {note or window}"
-        return told + (where if moved and settings.base_url else "")
+        self.compactor.window = options.context_window
+        self.compactor.factor = calibration_for(options, self.config.home).factor
+        moved = options.base_url != was.base_url
+        where = f"; now sending to {options.base_url} (was {was.base_url or 'the offline mock'})"
+        self.model = options
+        self.log.event(ModelSwitched(old, options.model))
+        window = f"context window {options.context_window:,} tokens"
+        told = f"model {options.model} via {options.provider} (was {old}); {note or window}"
+        return told + (where if moved and options.base_url else "")
 
     def record_ledger(self, result: TurnResult) -> TurnLedger:
         """Build the turn's ledger from the last request it sent; calibrate with usage."""
@@ -173,11 +200,11 @@ class Session:
             result.requests[-1],
             self.engine.prompt.exact_pieces(),
             self.skills.estimator,
-            self.settings.context_window,
+            self.model.context_window,
             stage,
         )
         entry.model_calls = len(result.requests)
-        calibration = calibration_for(self.settings)
+        calibration = calibration_for(self.model, self.config.home)
         usage = result.request_usage[-1] if result.request_usage else None
         if usage is not None and usage.prompt_tokens:
             entry.provider_prompt_tokens = usage.prompt_tokens
@@ -208,8 +235,8 @@ class Session:
     # -- what the faces may read and change ------------------------------------------------
     def started(self) -> SessionStarted:
         """The session.start record: who answers, where, in which approval mode."""
-        s = self.settings
-        return SessionStarted(self.id, str(s.workspace), s.provider, s.model, self.mode)
+        workspace, m = str(self.config.workspace), self.model
+        return SessionStarted(self.id, workspace, m.provider, m.model, self.mode)
 
     @property
     def system_prompt(self) -> SystemPrompt:
@@ -269,7 +296,7 @@ class Session:
         from mca.tools.edit import write_for_person
 
         rel = write_for_person(self.agent.env, TurnState(self.turns), name, data)
-        self.engine.prompt, _ = prompt_for(self.settings, self.skills.discovery)
+        self.engine.prompt, _ = prompt_for(self.config, self.skills.discovery.catalog.text)
         return rel
 
     def ask_aside(self, request: Request) -> str:
@@ -278,19 +305,25 @@ class Session:
 
     def undo(self, force: bool = False) -> UndoReport:
         """/undo: the newest turn (or /rewind) not yet undone, files and all (logged)."""
-        return rewind.undo(self, force)
+        return rewind.undo(self.workspace, self.agent.messages, self.store, self.log, force)
 
-    def rewind(self, turn: int) -> rewind.Rewound:
+    def rewind(self, turn: int) -> Rewound:
         """/rewind N: the workspace and the conversation back to before turn N (undoable)."""
-        return rewind.rewind(self, turn)
+        messages, secrets = self.agent.messages, self.config.secrets
+        parts = (self.workspace, messages, self.ledger, self.store, self.log)
+        return rewind.rewind(*parts, turn, self.turns, secrets)
 
-    def undoable(self) -> list[dict[str, Any]]:
+    def turns_listed(self) -> list[tuple[int, str]]:
+        """(turn, the sentence that started it) for each turn of the conversation (/rewind)."""
+        return rewind.turns(self.agent.messages)
+
+    def undoable(self) -> list[Undoable]:
         """The turns /undo can still revert, newest first."""
-        return self.checkpoints.undoable()
+        return self.workspace.undoable()
 
     def changes(self) -> list[tuple[str, bytes | None, bytes | None]]:
         """(path, before this session, now) for each file this session changed."""
-        return self.snapshots.session_changes()
+        return self.workspace.changes()
 
     def sandbox_text(self) -> str:
         """The sandbox in force and its mechanism, for /mode and /status."""
@@ -320,35 +353,19 @@ class Session:
             self.sandbox.close()
         self.log.event(SessionEnded(self.turns))
         self.log.close()
-        self.snapshots.close()
-        self.checkpoints.close()
+        self.workspace.close()
         self.engine.model.close()
 
 
-def calibration_for(settings: Settings) -> Calibration:
+def calibration_for(model: ModelOptions, home: Path) -> Calibration:
     """The calibration of this model at this base URL; a scripted mock's usage is the script's
     own numbers, kept apart from the mock's (and from any other script's)."""
-    where = f"script {settings.mock_script}" if settings.mock_script else settings.base_url
-    return Calibration(settings.home, settings.model, where)
+    where = f"script {model.mock_script}" if model.mock_script else model.base_url
+    return Calibration(home, model.model, where)
 
 
-def window_for(settings: Settings) -> tuple[Settings, str]:
-    """Ask a local server for its context window when nothing else said it."""
-    custom = settings.base_url not in settings.providers.base_urls()
-    if settings.provider == "mock" or settings.context_window_known or not custom:
-        return settings, ""
-    from mca.models.window import discover_window
-
-    found = discover_window(settings.base_url, settings.model)
-    if found is None:
-        return settings, ""
-    window, where = found
-    note = f"context window {window:,} tokens (from the server's {where})"
-    return settings.with_(context_window=window, context_window_known=True), note
-
-
-def prompt_for(settings: Settings, discovery: Discovery) -> tuple[SystemPrompt, str]:
+def prompt_for(config: SessionConfig, catalog: str) -> tuple[SystemPrompt, str]:
     """The system prompt (AGENTS.md scrubbed of known secrets), and what was wrong reading it."""
-    agents, problem = read_agents_md(settings.workspace, settings.user_home)
-    agents = scrub(agents, settings.secrets)
-    return build_system_prompt(settings.workspace, discovery.catalog.text, agents), problem
+    agents, problem = read_agents_md(config.workspace, config.user_home)
+    agents = scrub(agents, config.secrets)
+    return build_system_prompt(config.workspace, catalog, agents), problem

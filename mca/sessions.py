@@ -28,6 +28,23 @@ from mca.sanitize import scrub
 from mca.types import Message
 from mca.words import plural
 
+__all__ = [
+    "KEEP_SAVED_CONVERSATIONS",
+    "MAX_RECORD_BYTES",
+    "MAX_SESSION_BYTES",
+    "Found",
+    "Saved",
+    "SessionStore",
+    "Unreadable",
+    "find_saved",
+    "list_saved",
+    "listing",
+    "load_saved",
+    "message_json",
+    "pick",
+    "read_saved",
+]
+
 MAX_RECORD_BYTES = 64 * 1024 * 1024  # one line: one turn's messages, or the whole history
 MAX_SESSION_BYTES = 4 * 1024**3  # a whole file: read a line at a time, so only time is at stake
 KEEP_SAVED_CONVERSATIONS = 200  # saved conversations (for /resume) kept under $MCA_HOME/sessions

@@ -18,6 +18,16 @@ from typing import Any
 
 from mca.errors import ConfigError
 
+__all__ = [
+    "CACHE_SIZE",
+    "DEFAULT_ENCODING",
+    "ENCODINGS",
+    "FITS_CHUNK",
+    "MAX_TOKEN_BYTES",
+    "Estimator",
+    "load_encoding",
+]
+
 _CL100K_PAT = (
     r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
     r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
@@ -34,6 +44,7 @@ _O200K_PAT = "|".join(
     ]
 )
 
+DEFAULT_ENCODING = "o200k_base"  # today's models' (MCA_ENCODING chooses)
 # name -> (bundled file, sha256 of the decompressed ranks as tiktoken expects, pattern, specials)
 ENCODINGS: dict[str, tuple[str, str, str, dict[str, int]]] = {
     "o200k_base": (
@@ -89,7 +100,7 @@ FITS_CHUNK = 8192  # characters per chunk when fits() counts a long text
 class Estimator:
     """Counts tokens with one encoding; loads it on first use; caches counts per text."""
 
-    def __init__(self, encoding: str = "o200k_base") -> None:
+    def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
         if encoding not in ENCODINGS:
             load_encoding(encoding)  # raises the ConfigError listing the choices
         self.encoding = encoding

@@ -3,12 +3,14 @@ Pure data: the loop fills it, the faces (-p, --json, the REPL) read it."""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 from mca.types import Request, Usage
+
+__all__ = ["DEFAULT_MAX_STEPS", "StopReason", "ToolRecord", "TurnResult"]
 
 
 @dataclass
@@ -21,10 +23,16 @@ class ToolRecord:
     result: str
 
 
-class StopReason(Enum):
-    """Why a turn ended without an answer from the model."""
+class StopReason(enum.StrEnum):
+    """Why a turn ended (stream-json's `turn.end` says it as its value)."""
 
-    STEP_LIMIT = "step limit"
+    END = "end"  # the model answered
+    STEP_LIMIT = "step_limit"  # stopped at --max-steps; the answer says so
+    ERROR = "error"  # an error ended it (rolled back, or kept: TurnResult.committed)
+    INTERRUPTED = "interrupted"  # Ctrl-C or Esc
+
+
+DEFAULT_MAX_STEPS = 30  # model calls and tool calls in one turn (MCA_MAX_STEPS changes it)
 
 
 @dataclass
@@ -38,6 +46,15 @@ class TurnResult:
     usage_reported: bool = False
     requests: list[Request] = field(default_factory=list)
     request_usage: list[Usage | None] = field(default_factory=list)
-    stop: StopReason | None = None  # why the turn ended early, if it did
-    stopped: str = ""  # that, said for people (it is also the answer)
+    stop: StopReason = StopReason.END
     notice: str = ""  # something to say about the answer (cut at the limit, empty)
+    # The conversation kept the turn (the loop ended without an exception). A failure after
+    # that (its checkpoint, its ledger, saving the conversation) leaves the turn in place:
+    # `failed_after` says which step failed.
+    committed: bool = False
+    failed_after: str = ""
+
+    @property
+    def stopped_early(self) -> bool:
+        """The model did not get to answer (the answer is mca's note of why)."""
+        return self.stop is not StopReason.END

@@ -6,6 +6,24 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+__all__ = [
+    "KIND_CHAT",
+    "KIND_REFERENCE",
+    "KIND_SHELL",
+    "KIND_SKILLS",
+    "KIND_SUMMARY",
+    "Message",
+    "Model",
+    "Reasoning",
+    "Request",
+    "Response",
+    "Role",
+    "TextSink",
+    "ToolCall",
+    "ToolSpec",
+    "Usage",
+]
+
 Role = Literal["user", "assistant", "tool"]
 
 # Message kinds the ledger and compaction care about.

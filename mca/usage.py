@@ -17,13 +17,14 @@ from mca.words import plural
 if TYPE_CHECKING:  # on the REPL's path to its first prompt: import nothing heavy
     from mca.ledger import TurnLedger
     from mca.models.catalog import Price
-    from mca.models.registry import Registry
     from mca.tokens import Estimator
     from mca.types import Message, Request, Usage
 
+__all__ = ["Totals", "TurnUsage", "cost_text", "price_for", "turn_line", "turn_usage", "usd"]
+
 
 def price_for(
-    model: str, overrides: Mapping[str, Price], providers: Registry
+    model: str, overrides: Mapping[str, Price], catalog: Mapping[str, Price]
 ) -> tuple[Price, str] | None:
     """The model's prices (USD per million tokens) and where the figure comes from, or None.
     An exact override wins; otherwise the longest table entry the model name starts with."""
@@ -31,9 +32,8 @@ def price_for(
 
     if model in overrides:
         return overrides[model], "config.toml [prices]"
-    builtin = providers.prices()
     table_name = f"built-in table of {TAKEN}"
-    for table, source in ((overrides, "config.toml [prices]"), (builtin, table_name)):
+    for table, source in ((overrides, "config.toml [prices]"), (catalog, table_name)):
         found = [k for k in table if model.startswith(k)]
         if found:
             return table[max(found, key=len)], source
@@ -166,7 +166,7 @@ def cost_text(
     totals: Totals,
     model: str,
     overrides: Mapping[str, Price],
-    providers: Registry,
+    catalog: Mapping[str, Price],
     resumed: int = 0,
 ) -> str:
     """/cost: the session's totals and, where a price is known, an estimated cost. `resumed`:
@@ -190,7 +190,7 @@ def cost_text(
     lines += _breakdown(totals)
     if resumed:
         lines.append(earlier)
-    found = price_for(model, overrides, providers)
+    found = price_for(model, overrides, catalog)
     if model == "mock":
         lines.append("cost: nothing (the offline mock model)")
         return "\n".join(lines)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["plural"]
+
 
 def plural(n: int, noun: str, many: str = "") -> str:
     """`n` and the noun, singular for exactly one (`many` for an irregular plural)."""

@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, settings
 from mca.events import drop
 from mca.session import HeadlessUI
 from mca.tools.base import Approvals, ToolEnv, TurnState
-from mca.tools.snapshots import SnapshotStore
+from mca.workspace.scan import OFF
+from mca.workspace.store import WorkspaceStore
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -55,8 +56,8 @@ def ws(tmp_path: Path) -> Path:
 def env(ws: Path) -> Iterator[ToolEnv]:
     """The tools' environment on the workspace: every command approved, edits applied,
     protected paths refused, events dropped."""
-    store = SnapshotStore(ws, ws.parent / "store", "test01", "20260101T000000")
-    yield ToolEnv(ws, store, Approvals(HeadlessUI()), drop)
+    store = WorkspaceStore(ws, ws.parent / "store", "test01", "20260101T000000", OFF)
+    yield ToolEnv(store, Approvals(HeadlessUI()), drop)
 
 
 @pytest.fixture

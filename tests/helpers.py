@@ -17,6 +17,7 @@ from tests.conftest import REPO
 
 if TYPE_CHECKING:
     from mca.session import Session
+    from mca.ui.repl import Repl
 
 Reply = Response | BaseException | Callable[[Request], Response]
 
@@ -109,3 +110,24 @@ def lab_session(ws: Path, model: Model, **env: str) -> Session:
         {"MCA_HOME": str(ws.parent / "home"), "HOME": str(ws.parent), **env}, workspace=ws
     ).with_(skills_dirs=(REPO / "skills",))
     return open_session(settings, HeadlessUI(), model=model)
+
+
+def piped_repl(settings: Settings, keys: str, **kw: Any) -> tuple[str, Repl]:
+    """The REPL on `settings` fed `keys` through prompt_toolkit's pipe input, as a person types
+    them; what it printed, and the REPL (`kw`: the Repl's own, an `opener` too). It has run."""
+    import io
+
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.history import InMemoryHistory
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from mca.launch import repl_for
+
+    out = io.StringIO()
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        pipe.send_text(keys)
+        kw.setdefault("history", InMemoryHistory())
+        repl = repl_for(settings, input=pipe, output=DummyOutput(), out=out, **kw)
+        repl.run()
+    return out.getvalue(), repl

@@ -13,6 +13,8 @@ from mca.errors import ModelError
 from mca.tools.base import ToolEnv
 from mca.turn import StopReason
 from mca.types import Message
+from mca.workspace.scan import OFF
+from mca.workspace.store import WorkspaceStore
 from tests.helpers import FakeModel, Reply, call, engine, say
 
 
@@ -61,8 +63,8 @@ def test_tool_errors_become_results(env: ToolEnv, reply: Reply, expect: str) -> 
 def test_step_limit_ends_the_turn_cleanly(env: ToolEnv) -> None:
     agent, _ = agent_with(env, *[call("list_dir", call_id=f"c{i}") for i in range(5)], max_steps=3)
     result = agent.run_turn("loop forever")
-    assert result.stopped and "step limit of 3" in result.answer
-    assert result.stop is StopReason.STEP_LIMIT and result.answer == result.stopped
+    assert result.stopped_early and "step limit of 3" in result.answer
+    assert result.stop is StopReason.STEP_LIMIT and result.committed
     # model calls and tool calls both count: call, tool, call, then no step left for the tool
     assert len(result.requests) == 2 and len(result.tools) == 1
     assert "not run: too many calls" in agent.messages[-1].content
@@ -106,7 +108,8 @@ def test_turn_numbers_and_touched_files(env: ToolEnv, ws: Path) -> None:
 def test_unexpected_os_errors_become_results(env: ToolEnv, ws: Path) -> None:
     gone = ws / "gone"
     gone.mkdir()
-    env = replace(env, root=gone)
+    store = WorkspaceStore(gone, env.workspace.base, "test01", "20260101T000000", OFF)
+    env = replace(env, workspace=store)
     gone.rmdir()  # the workspace vanished under the command
     agent, _ = agent_with(env, call("run_command", command="true"), say("ok"))
     result = agent.run_turn("go")

@@ -125,3 +125,48 @@ def test_session_logs_are_pruned(tmp_path: Path) -> None:
     assert prune_logs(tmp_path) == 5
     remaining = sorted(p.name for p in tmp_path.iterdir())
     assert len(remaining) == 100 and remaining[0] == "20260005-x.jsonl"
+
+
+# -- which argv is a subcommand's: argparse decides, nothing moves flags around by hand -----------
+def test_a_subcommand_takes_the_global_options_before_or_after_it(tmp_path: Path) -> None:
+    from mca.cli_args import parse_command
+
+    before = parse_command(["-C", str(tmp_path), "tools", "--json"])
+    after = parse_command(["tools", "-C", str(tmp_path)])
+    assert before is not None and before.workspace == str(tmp_path) and before.json
+    assert after is not None and after.workspace == str(tmp_path)
+    both = parse_command(["--skills-dir", "a", "skills", "list", "--skills-dir", "b"])
+    assert both is not None and (both.command, both.action, both.skills_dir) == (
+        "skills",
+        "list",
+        ["a", "b"],
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--", "tools"],  # after `--` a word is a message
+        ["fix the failing test"],
+        ["--yes", "tools"],  # the session's flags first: a message, as always
+        ["-p", "tools"],
+        [],
+    ],
+)
+def test_anything_else_is_the_repl_s(argv: list[str]) -> None:
+    from mca.cli_args import parse_command, repl_parser
+
+    assert parse_command(argv) is None
+    args = repl_parser().parse_args(argv)
+    assert args.message in (None, "tools", "fix the failing test") or args.prompt == "tools"
+
+
+def test_a_global_option_a_subcommand_does_not_take_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["-C", str(tmp_path), "lab", "init", str(tmp_path / "x")], env()) == 2
+    assert "mca lab does not take -C" in capsys.readouterr().err
+    assert main(["--strict-skills", "tools"], env()) == 2
+    assert "mca tools does not take --strict-skills" in capsys.readouterr().err
+    assert main(["-C", str(tmp_path / "nowhere"), "tools"], env()) == 2
+    assert "-C: workspace" in capsys.readouterr().err

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mca.config import DEFAULT_CONTEXT_WINDOW, Settings, load_settings
+from mca.config import Settings, load_settings
+from mca.config_specs import DEFAULT_CONTEXT_WINDOW
 from mca.errors import ConfigError
 
 
@@ -93,3 +94,11 @@ def test_bad_values(tmp_path: Path) -> None:
 def test_key_never_in_repr(tmp_path: Path) -> None:
     s = load(tmp_path, OPENAI_API_KEY="sk-secret-value-123")
     assert "sk-secret-value-123" not in repr(s)
+
+
+def test_the_encoding_setting_offers_the_bundled_encodings() -> None:
+    from mca.config_specs import SPECS
+    from mca.tokens import DEFAULT_ENCODING, ENCODINGS
+
+    assert SPECS.encoding.default == DEFAULT_ENCODING
+    assert SPECS.encodings == tuple(ENCODINGS)

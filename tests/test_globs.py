@@ -15,7 +15,7 @@ from mca.skills.catalog import Budget
 from mca.skills.discover import char_fits, discover
 from mca.skills.model import Root
 from mca.skills.trigger import judge
-from mca.tools.ignore import parse_rules
+from mca.workspace.ignore import parse_rules
 
 
 @pytest.mark.parametrize(

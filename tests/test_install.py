@@ -22,7 +22,10 @@ import pytest
 from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST
 
-pytestmark = pytest.mark.e2e
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.slow,  # builds and installs the wheel
+]
 SOURCES = ("mca", "skills", "fixtures", "pyproject.toml", "README.md")
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".mca", "recorded")
 OLDER = "3.10"  # the newest Python that requires-python excludes

@@ -8,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from mca.chooser import ModelChooser
 from mca.cli import main
-from mca.config import ModelChooser, Settings, load_settings
+from mca.config import Settings, load_settings
 from mca.crash import report_bug
 from mca.errors import ConfigError, error_line
 from mca.keys import check_key, key_problem, secret_forms, secrets_of
 from mca.models.registry import PROVIDERS
 from mca.sanitize import scrub, scrub_data
+from mca.wiring import model_options
 
 SHARED = "mca-shared-key-0123456789"
 OPENAI = "sk-openai-own-key-0123456789"
@@ -146,7 +148,7 @@ def test_mode_and_yes_together(tmp_path: Path) -> None:
 
 def test_model_chooser_keeps_the_bindings_it_started_with(tmp_path: Path) -> None:
     env = {"MCA_HOME": str(tmp_path), "MCA_API_KEY": SHARED, "MCA_PROVIDER": "openai"}
-    current = load_settings(env, workspace=tmp_path)
+    current = model_options(load_settings(env, workspace=tmp_path))
     chooser = ModelChooser(env, tmp_path, {})
     with pytest.raises(ConfigError) as e:
         chooser.to("claude-sonnet-4-5", current)  # MCA_PROVIDER=openai named OpenAI for it

@@ -21,6 +21,7 @@ MCA = Path(sys.executable).parent / "mca"
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(not MCA.exists(), reason="mca is not installed"),
+    pytest.mark.slow,  # the installed mca grades a class
 ]
 TRAPPED = trapped()
 STARTER_FAILS = {n for checks in TRAPPED.values() for n in checks}

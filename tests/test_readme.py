@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bench.figures import BLOCKS, README, blocks, same
 
 
+@pytest.mark.slow
 def test_every_figure_block_is_current() -> None:
     found = blocks(README.read_text(encoding="utf-8"))
     assert set(found) == set(BLOCKS), found.keys()
@@ -28,16 +31,14 @@ def _using_it_lines() -> list[str]:
 def test_the_using_it_commands_parse() -> None:
     import shlex
 
-    from mca.cli import GLOBALS_USED, main_parser, split_globals
+    from mca.cli_args import parse_command, repl_parser
 
     lines = _using_it_lines()
     assert len(lines) >= 10
     for line in lines:
         argv = shlex.split(line.replace("[--json]", "--json"))[1:]
-        _, rest = split_globals(argv)
-        if rest and rest[0] in GLOBALS_USED:
-            continue  # subcommands have their own tests
-        main_parser().parse_args(argv)  # exits (fails the test) on a flag mca does not have
+        if parse_command(argv) is None:  # a subcommand parses whole, or argparse exits
+            repl_parser().parse_args(argv)  # exits (fails the test) on a flag mca lacks
 
 
 def test_the_command_table_is_the_repl_s() -> None:

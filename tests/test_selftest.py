@@ -47,11 +47,13 @@ def test_the_table_ties_each_trap_to_the_checks_the_notes_name() -> None:
     assert {trap: set(ids) for trap, ids in trapped().items()} == TRAP_CHECKS
 
 
+@pytest.mark.slow
 def test_all_fourteen_pass() -> None:
     code, report = selftest(via_env=True)
     assert report["passed"] == report["total"] == 14 and code == 0, report
 
 
+@pytest.mark.slow
 def test_starter_fails_exactly_the_trapped_checks() -> None:
     code, report = selftest("starter")
     assert code == 1
@@ -60,12 +62,14 @@ def test_starter_fails_exactly_the_trapped_checks() -> None:
     assert exercises[1].startswith("1 ") and exercises[10].startswith("5 ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trap", TRAPS)
 def test_each_trap_breaks_only_its_checks(trap: str) -> None:
     code, report = selftest(f"starter:{trap}")
     assert code == 1 and failed(report) == TRAP_CHECKS[trap]
 
 
+@pytest.mark.slow
 def test_output_is_identical_across_runs() -> None:
     env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp")}
     runs = [
@@ -89,6 +93,7 @@ def test_unknown_lab_mode_is_a_clear_error() -> None:
     assert proc.returncode == 2 and "unknown trap(s) nope" in proc.stderr
 
 
+@pytest.mark.slow
 def test_demo_runs_end_to_end() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "mca.demo"],

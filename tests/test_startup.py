@@ -14,12 +14,13 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from mca.cli import main
 from mca.config import load_settings
+from mca.launch import repl_for
 from mca.ui.repl import Repl
 from pathlib import Path
 import io, tempfile
 with tempfile.TemporaryDirectory() as tmp, create_pipe_input() as pipe:
     s = load_settings({"MOCK": "1", "MCA_HOME": tmp}, workspace=Path(tmp))
-    repl = Repl(s, input=pipe, output=DummyOutput(), out=io.StringIO())
+    repl = repl_for(s, input=pipe, output=DummyOutput(), out=io.StringIO())
     repl.banner()
 heavy = (
     "tiktoken",

@@ -37,10 +37,9 @@ from mca.lab.wire import (
 )
 from mca.skills.gates import Decision
 from mca.skills.inject import Block
-from mca.skills.model import Candidate, Skill
+from mca.skills.model import Candidate, Hit, Skill
 from mca.skills.parse import FrontmatterError
 from mca.skills.policy import PRODUCTION
-from mca.skills.trigger import Hit
 
 Args = tuple[Any, ...]
 Render = Callable[[Skill], Block]

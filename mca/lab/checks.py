@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mca.config_specs import DEFAULT_SKILL_BUDGET
 from mca.lab.variant import Names
 from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, char_fits, discover
@@ -121,7 +122,9 @@ class Lab:
         budget = Budget(8000, "chars", "selftest")
         return discover([root], budget, char_fits, self.policy, shown=shown)
 
-    def stage(self, sentence: str, budget: int = 12_000, paths: Sequence[str] = ()) -> StageResult:
+    def stage(
+        self, sentence: str, budget: int = DEFAULT_SKILL_BUDGET, paths: Sequence[str] = ()
+    ) -> StageResult:
         skills = self.discover().skill_set
         return evaluate(
             skills, sentence, budget=budget, root=self.repo, extra_paths=paths, policy=self.policy
@@ -283,9 +286,10 @@ def check_registry(lab: Lab) -> None:
     from mca.session import HeadlessUI
     from mca.skills.stage import SkillStage
     from mca.tools.base import Approvals, ToolEnv
-    from mca.tools.snapshots import SnapshotStore
     from mca.types import Message as Msg
     from mca.types import Request, Response, TextSink
+    from mca.workspace.scan import OFF
+    from mca.workspace.store import WorkspaceStore
 
     expect(TOOL_NAMES == EIGHT, f"registry before: {TOOL_NAMES}")
     seen: list[int] = []
@@ -306,10 +310,11 @@ def check_registry(lab: Lab) -> None:
             return None
 
     skills = lab.discover().skills
-    stage = SkillStage(skills, budget=12_000, root=lab.repo, emit=drop, policy=lab.policy)
+    budget = DEFAULT_SKILL_BUDGET
+    stage = SkillStage(skills, budget=budget, root=lab.repo, emit=drop, policy=lab.policy)
     with tempfile.TemporaryDirectory() as tmp:
-        store = SnapshotStore(Path(tmp), Path(tmp) / "store", "selftest", "00000000T000000")
-        env = ToolEnv(Path(tmp), store, Approvals(HeadlessUI(commands=False)), drop)
+        store = WorkspaceStore(Path(tmp), Path(tmp) / "store", "selftest", "00000000T000000", OFF)
+        env = ToolEnv(store, Approvals(HeadlessUI(commands=False)), drop)
         Agent(Engine(Counter(), SystemPrompt("s")), env, pre_turn=stage).run_turn(
             f"{lab.names.divide_sentence} and {lab.names.release_sentence}"
         )
@@ -345,10 +350,10 @@ def check_end_to_end(lab: Lab) -> None:
         expect(tests.returncode == 0, f"node --test exited {tests.returncode}")
         ran = [t.name for t in result.tools]
         expect(ran[:3] == ["read_file", "edit_file", "run_command"], f"tool calls: {ran}")
-        manifests = [m for _, m in session.snapshots.manifests()]
-        files = [f for m in manifests for f in m["files"]]
-        expect(len(files) == 1 and files[0]["path"] == "src/calc.js", f"snapshots: {files}")
-        report = session.snapshots.undo()
+        records, _ = session.workspace.journal.read()
+        files = [f.path for r in records if r.writes is not None for f in r.writes.files]
+        expect(files == ["src/calc.js"], f"snapshots: {files}")
+        report = session.undo()
         expect(report.restored == ["src/calc.js"], f"/undo: {report}")
         expect((ws / "src/calc.js").read_bytes() == original, "/undo did not restore the bytes")
         session.close()

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mca.cli_parents import actions
+
 if TYPE_CHECKING:
+    from mca.cli_parents import Parents, Subparsers
     from mca.lab.grade import Plan
     from mca.lab.outputs import Writer
     from mca.sandbox.probe import Mechanisms
@@ -17,9 +20,13 @@ if TYPE_CHECKING:
 EXIT_INTERRUPTED = 130
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mca lab", description="the lab kit: students and graders")
-    sub = p.add_subparsers(dest="action", required=True)
+__all__ = ["add_parser", "run", "sandbox_or_refuse"]
+ABOUT = "the lab kit: students and graders"
+
+
+def add_parser(parent: Subparsers, parents: Parents) -> None:
+    """`lab init DIR | grade CLASS_DIR ...`: no workspace (a class is not one)."""
+    sub = actions(parent, "lab", ABOUT, run)
     init = sub.add_parser("init", help="write a student workspace (exercises.py, README.md)")
     init.add_argument("dir")
     grade = sub.add_parser("grade", help="grade every hand-in folder (*/exercises.py) of a class")
@@ -44,7 +51,6 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="grade without mca's sandbox (only inside a throwaway container or VM)",
     )
-    return p
 
 
 def sandbox_or_refuse(
@@ -71,7 +77,7 @@ def sandbox_or_refuse(
 def _contained_or_refuse(mech: Mechanisms, env: Mapping[str, str]) -> Mechanisms:
     """Before the first hand-in: what grading needs of the sandbox, tried in a real child on
     this system as this user; refused, with what the trial saw, where it does not hold."""
-    from mca.config import homes
+    from mca.config import homes  # the lab is an entry of its own: it reads the settings
     from mca.errors import McaError
     from mca.sandbox.check import check_system, refusal
     from mca.sandbox.policy import Mode
@@ -89,12 +95,11 @@ def _contained_or_refuse(mech: Mechanisms, env: Mapping[str, str]) -> Mechanisms
     )
 
 
-def run_lab_command(
-    argv: Sequence[str], env: Mapping[str, str], mechanisms: Mechanisms | None = None
+def run(
+    args: argparse.Namespace, env: Mapping[str, str], mechanisms: Mechanisms | None = None
 ) -> int:
     """Entry for `mca lab ...`; returns the exit code. `mechanisms`: what the sandbox can use
     (probed when not given)."""
-    args = _parser().parse_args(argv)
     if args.action == "init":
         from mca.lab.kit import init_lab
 

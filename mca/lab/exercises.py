@@ -12,8 +12,7 @@ from typing import Any
 
 from mca.skills.gates import Decision
 from mca.skills.inject import Block
-from mca.skills.model import Candidate
-from mca.skills.trigger import Hit
+from mca.skills.model import Candidate, Hit
 
 
 @dataclass(frozen=True)

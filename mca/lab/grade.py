@@ -11,6 +11,7 @@ gets its own row and changes no other.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -19,12 +20,25 @@ from pathlib import Path
 from mca.fsutil import FileTooLarge, NotRegularFile, read_regular
 from mca.lab.handin import run_handin
 from mca.lab.launch import Isolation, Limits
-from mca.lab.outputs import Graded
+from mca.lab.outputs import Graded, Status
 from mca.lab.progress import Progress
 from mca.lab.report import combine
 from mca.lab.suite import GRADED
 from mca.lab.variant import Variants
 from mca.sandbox.probe import Mechanisms
+
+__all__ = [
+    "FILE",
+    "GRADING",
+    "MAX_SOURCE",
+    "Interrupted",
+    "Plan",
+    "grade",
+    "grade_folder",
+    "hand_ins",
+    "read_hand_in",
+    "summary",
+]
 
 GRADING = Limits(check_seconds=10.0)
 FILE = "exercises.py"
@@ -69,34 +83,34 @@ def hand_ins(submissions: Path) -> list[Path]:
     return sorted(p for p in submissions.iterdir() if not p.name.startswith(".") and p.is_dir())
 
 
-def read_hand_in(folder: Path) -> tuple[str | None, str]:
-    """(the source of folder/exercises.py, '') or (None, why it cannot be graded). Never
-    follows a symlink: a link to a classmate's file is not a hand-in."""
+def read_hand_in(folder: Path) -> tuple[str | None, Status, str]:
+    """(the source of folder/exercises.py, OK, '') or (None, why it cannot be graded, what to
+    say after that). Never follows a symlink: a link to a classmate's file is not a hand-in."""
     if folder.is_symlink():
-        return None, "unreadable: the folder is a symbolic link"
+        return None, Status.UNREADABLE, "the folder is a symbolic link"
     try:
         data = read_regular(folder / FILE, cap=MAX_SOURCE)
     except FileNotFoundError:
-        return None, _missing(folder)
+        return None, Status.MISSING, _found_instead(folder)
     except NotRegularFile:
-        return None, f"unreadable: {FILE} is a symbolic link or not a regular file"
+        return None, Status.UNREADABLE, f"{FILE} is a symbolic link or not a regular file"
     except FileTooLarge:
-        return None, f"unreadable: {FILE} is over {MAX_SOURCE // 1024} KiB"
+        return None, Status.UNREADABLE, f"{FILE} is over {MAX_SOURCE // 1024} KiB"
     except OSError as e:
-        return None, f"unreadable: {e.strerror or type(e).__name__}"
+        return None, Status.UNREADABLE, e.strerror or type(e).__name__
     try:
-        return data.decode("utf-8"), ""
+        return data.decode("utf-8"), Status.OK, ""
     except UnicodeDecodeError as e:
-        return None, f"not UTF-8 (byte 0x{data[e.start]:02x} at offset {e.start})"
+        return None, Status.NOT_UTF8, f"(byte 0x{data[e.start]:02x} at offset {e.start})"
 
 
-def _missing(folder: Path) -> str:
-    """'missing exercises.py', naming the Python files the folder has instead."""
+def _found_instead(folder: Path) -> str:
+    """'(found Exercises.py)': the Python files the folder has instead ('' for none)."""
     try:
         names = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in (".py", ".txt"))
     except OSError:
         names = []
-    return f"missing {FILE}" + (f" (found {', '.join(names[:3])})" if names else "")
+    return f"(found {', '.join(names[:3])})" if names else ""
 
 
 def grade_folder(
@@ -110,18 +124,19 @@ def grade_folder(
     of the run."""
     name = folder.name
     try:
-        source, why = read_hand_in(folder)
+        source, status, note = read_hand_in(folder)
         if source is None:
-            return Graded(name, why)
+            return Graded(name, status, note=note)
         filename = f"{name}/{FILE}"
         seeds = plan.seed_list
         run = run_handin(variants, source, filename, seeds, isolation, plan.limits, GRADED, cancel)
-        if run.status != "ok":
-            return Graded(name, f"{run.status}: {run.message}", [], run.seconds, run.runtime)
+        if run.status is not Status.OK:
+            return Graded(name, run.status, [], run.seconds, run.runtime, run.message)
         checks = combine(run.checks, seeds, "not run", GRADED)
-        return Graded(name, "ok", checks, run.seconds, run.runtime)
+        return Graded(name, Status.OK, checks, run.seconds, run.runtime)
     except Exception as e:  # mca's own bug: reported in this row, the others go on
-        return Graded(name, f"error: mca could not grade it ({type(e).__name__}: {e})")
+        why = f"mca could not grade it ({type(e).__name__}: {e})"
+        return Graded(name, Status.ERROR, note=why)
 
 
 def grade(
@@ -179,11 +194,7 @@ def _collect(
 
 def summary(graded: Sequence[Graded], total: int) -> str:
     """'graded 33 of 34 hand-ins (1 missing exercises.py)'."""
-    ran = sum(g.status == "ok" for g in graded)
-    kinds: dict[str, int] = {}
-    for g in graded:
-        if g.status != "ok":
-            kind = g.status.split(":")[0].split(" (")[0]
-            kinds[kind] = kinds.get(kind, 0) + 1
+    kinds = Counter(g.status for g in graded if g.status is not Status.OK)
+    ran = sum(g.status is Status.OK for g in graded)
     extra = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
     return f"graded {ran} of {total} hand-ins" + (f" ({extra})" if extra else "")

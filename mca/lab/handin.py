@@ -17,12 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from mca.lab.launch import Isolation, Limits
+from mca.lab.outputs import Status
 from mca.lab.ownership import bindings
 from mca.lab.remote import Refused, Student
 from mca.lab.student import forbidden_imports, parse
 from mca.lab.suite import CHECKS, Check, labs, run_check
 from mca.lab.variant import Variants
 from mca.skills.policy import PRODUCTION
+
+__all__ = ["HandinRun", "own_machine", "refusal", "run_file", "run_handin"]
 
 
 @dataclass
@@ -31,7 +34,7 @@ class HandinRun:
 
     runtime: str = ""
     checks: list[dict[str, Any]] = field(default_factory=list)
-    status: str = "ok"  # ok | refused | crashed | timed out
+    status: Status = Status.OK  # or REFUSED, CRASHED, TIMED_OUT, INTERRUPTED
     message: str = ""
     seconds: float = 0.0
 
@@ -64,7 +67,7 @@ def run_handin(
     run = HandinRun()
     why = refusal(source)
     if why:
-        run.status, run.message = "refused", why
+        run.status, run.message = Status.REFUSED, why
         return run
     launcher = isolation.launcher(limits)
     static = bindings(parse(source))

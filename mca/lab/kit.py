@@ -10,6 +10,8 @@ from pathlib import Path
 from mca.errors import McaError
 from mca.fsutil import atomic_write, resolved
 
+__all__ = ["STUDENT_README", "init_lab"]
+
 STUDENT_README = """\
 # mca lab: the five exercises
 

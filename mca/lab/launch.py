@@ -25,6 +25,18 @@ from mca.sandbox.box import Launch, Sandbox
 from mca.sandbox.policy import Grant, Mode, build_policy
 from mca.sandbox.probe import Mechanisms
 
+__all__ = [
+    "MCA_PARENT",
+    "Isolation",
+    "Launcher",
+    "Limits",
+    "Sandboxed",
+    "Unsandboxed",
+    "child_argv",
+    "child_env",
+    "rlimits",
+]
+
 MCA_PARENT = str(Path(mca.__file__).resolve().parent.parent)  # what the child imports mca from
 
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from mca.skills.gates import Decision
 from mca.skills.inject import Block, list_resources
-from mca.skills.model import Candidate, Root, Skill
+from mca.skills.model import Candidate, Hit, Reason, Root, Skill
 from mca.skills.parse import FrontmatterError, ParsedSkill
-from mca.skills.trigger import KEYWORD_POINTS, Hit, Reason
+from mca.skills.trigger import KEYWORD_POINTS
 
 MAX_SCRIPT_BYTES = 1024 * 1024
 

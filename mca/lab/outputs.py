@@ -10,6 +10,7 @@ Text from student code (what a check saw) is made printable and valid UTF-8 firs
 from __future__ import annotations
 
 import csv
+import enum
 import io
 import json
 from collections.abc import Sequence
@@ -23,6 +24,19 @@ from mca.lab.exercises import EXERCISES
 from mca.lab.suite import GRADED, Check
 from mca.sanitize import one_line, valid_text
 
+__all__ = [
+    "COLUMNS",
+    "MAX_POINTS",
+    "Graded",
+    "Status",
+    "Writer",
+    "clean",
+    "csv_text",
+    "gradescope",
+    "junit",
+    "row",
+]
+
 COLUMNS = (
     "student",
     "status",
@@ -35,16 +49,40 @@ COLUMNS = (
 MAX_POINTS = sum(c.points for c in GRADED)
 
 
+class Status(enum.StrEnum):
+    """How a hand-in went: graded (`ok`, whatever it scored), or why it was not. The value is
+    how a row's status starts (and how the run's summary counts it)."""
+
+    OK = "ok"
+    MISSING = "missing exercises.py"
+    UNREADABLE = "unreadable"
+    NOT_UTF8 = "not UTF-8"
+    REFUSED = "refused"  # it does not import (or is refused before it runs)
+    CRASHED = "crashed"  # the process died importing it
+    TIMED_OUT = "timed out"
+    INTERRUPTED = "interrupted"  # Ctrl-C stopped the run before it was graded
+    ERROR = "error"  # mca's own bug, in this row only
+
+
 @dataclass
 class Graded:
-    """One student's result: `status` is 'ok' when the hand-in ran (whatever it scored),
-    else why not; `checks` holds one combined result per graded check (empty if not run)."""
+    """One student's result: its status and what to say after it (`note`); `checks` holds one
+    combined result per graded check (empty if not run)."""
 
     student: str
-    status: str
+    status: Status
     checks: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     runtime: str = ""
+    note: str = ""  # "(found Exercises.py)", "(byte 0xe9 at offset 5)", or why, after a colon
+
+    @property
+    def text(self) -> str:
+        """The row's status as people read it: 'refused: imports subprocess (line 1)'."""
+        if not self.note:
+            return str(self.status)
+        after = " " if self.status in (Status.MISSING, Status.NOT_UTF8) else ": "
+        return f"{self.status}{after}{self.note}"
 
 
 def clean(text: Any, limit: int = 2000) -> str:
@@ -67,7 +105,7 @@ def row(g: Graded, table: Sequence[Check] = GRADED) -> dict[str, Any]:
     failed = [c for c in g.checks if not c.get("passed") and not c.get("skipped")]
     return {
         "student": g.student,
-        "status": clean(g.status, 300),
+        "status": clean(g.text, 300),
         **{f"ex{n}": p for n, p in per.items()},
         "total": sum(per.values()),
         "max_points": sum(t.points for t in table),
@@ -108,14 +146,14 @@ def gradescope(g: Graded, table: Sequence[Check] = GRADED) -> dict[str, Any]:
             "score": float(check.points if passed else 0),
             "max_score": float(check.points),
             "status": "passed" if passed else "failed",
-            "output": _explain(c) if c else clean(g.status),
+            "output": _explain(c) if c else clean(g.text),
             "visibility": "visible",
             "tags": [f"exercise {check.exercise.number}"] if check.exercise else [],
         }
         if c and c.get("skipped"):  # the grader's machine could not run it: no verdict
             del test["status"]
         tests.append(test)
-    status = "graded" if g.status == "ok" else clean(g.status)
+    status = "graded" if g.status is Status.OK else clean(g.text)
     return {
         "score": float(score),
         "execution_time": round(g.seconds, 1),
@@ -146,9 +184,9 @@ def _suite(g: Graded, table: Sequence[Check]) -> ET.Element:
     props = ET.SubElement(suite, "properties")
     for key in ("status", "total", "max_points"):
         ET.SubElement(props, "property", name=key, value=str(r[key]))
-    if g.status != "ok":
+    if g.status is not Status.OK:
         case = ET.SubElement(suite, "testcase", classname=f"{g.student}", name="hand-in")
-        ET.SubElement(case, "error", message=clean(g.status, 500), type="not graded")
+        ET.SubElement(case, "error", message=clean(g.text, 500), type="not graded")
         suite.set("tests", "1")
         suite.set("errors", "1")
         suite.set("failures", "0")

@@ -15,6 +15,8 @@ from mca.lab import naive
 from mca.lab.exercises import BY_TRAP, TRAPS
 from mca.skills.policy import PRODUCTION, Policy
 
+__all__ = ["select_policy", "starter_policy"]
+
 
 def starter_policy(traps: tuple[str, ...]) -> Policy:
     """Production with the named traps' starter versions swapped in."""

@@ -10,6 +10,8 @@ from typing import TextIO
 
 from mca.sanitize import one_line
 
+__all__ = ["WIDTH", "Progress"]
+
 WIDTH = 24
 
 

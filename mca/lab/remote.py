@@ -27,6 +27,7 @@ from mca.lab.channel import Cancelled, Channel, Gone, Slow, TooBig
 from mca.lab.checks import Unanswered
 from mca.lab.exercises import EXERCISES, Exercise
 from mca.lab.launch import Launcher, Limits
+from mca.lab.outputs import Status
 from mca.lab.ownership import not_yours
 from mca.lab.wire import WireError
 from mca.skills.model import CODES
@@ -39,9 +40,9 @@ BY_FIELD = {e.field: e for e in EXERCISES}
 
 class Refused(Exception):
     """The file cannot be graded at all: `kind` is refused (it does not import), crashed (the
-    process died importing it) or timed out."""
+    process died importing it), timed out or interrupted."""
 
-    def __init__(self, message: str, kind: str = "refused") -> None:
+    def __init__(self, message: str, kind: Status = Status.REFUSED) -> None:
         super().__init__(message)
         self.kind = kind
 
@@ -102,13 +103,13 @@ class Student:
             reply = self.channel.receive(lambda o: "ready" in o or "refused" in o, self.deadline)
         except Cancelled:
             self.stop()
-            raise Refused("not graded: interrupted", "interrupted") from None
+            raise Refused("not graded: interrupted", Status.INTERRUPTED) from None
         except (Gone, Slow, TooBig) as e:
             how = self.stop(isinstance(e, Gone))
             if isinstance(e, Slow):
                 why = f"importing it took over {self.limits.check_seconds:g} s"
-                raise Refused(why, "timed out") from None
-            raise Refused(f"{how} while importing it", "crashed") from None
+                raise Refused(why, Status.TIMED_OUT) from None
+            raise Refused(f"{how} while importing it", Status.CRASHED) from None
         if "refused" in reply:
             self.stop()
             raise Refused(f"importing it failed: {self._crash_text(reply['refused'])}")

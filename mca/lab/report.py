@@ -10,6 +10,8 @@ from xml.etree import ElementTree as ET
 
 from mca.lab.suite import CHECKS, Check
 
+__all__ = ["SCHEMA", "combine", "to_json", "to_junit", "to_text"]
+
 SCHEMA = "mca-selftest/1"
 
 

@@ -18,6 +18,17 @@ from mca.lab.exercises import BY_TRAP, Exercise
 from mca.lab.variant import Variants, names_for
 from mca.skills.policy import PRODUCTION, Policy
 
+__all__ = [
+    "CHECKS",
+    "GRADED",
+    "Check",
+    "exercise_policy",
+    "labs",
+    "run_check",
+    "run_suite",
+    "trapped",
+]
+
 
 @dataclass(frozen=True)
 class Check:

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from mca.skills.inject import Block
-from mca.skills.model import CODES, Candidate, Diagnostic, Root, Skill
+from mca.skills.model import CODES, Candidate, Diagnostic, Hit, Reason, Root, Skill
 from mca.skills.parse import ParsedSkill
-from mca.skills.trigger import Hit, Reason
 from mca.skills.yaml import Value
 
 MAX_DEPTH = 32  # nesting of a YAML value in a skill's fields

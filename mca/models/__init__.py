@@ -1,34 +1,37 @@
-"""Model clients: build the one the settings name, from its entry in the provider registry."""
+"""Model clients: build the one the options name, from its provider's entry in the registry
+(the options carry the builder, mca/models/options.py)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mca.models.registry import Notice
+from mca.models.options import Notice
 
 if TYPE_CHECKING:
-    from mca.config import Settings
+    from mca.models.options import ModelOptions
     from mca.types import Model
 
+__all__ = ["build_model", "describe_reasoning", "window_for"]
 
-def build_model(settings: Settings, notice: Notice = lambda s: None) -> Model:
+
+def build_model(options: ModelOptions, notice: Notice = lambda s: None) -> Model:
     """The model client for the configured provider (recording it when asked)."""
-    model = settings.spec.build(settings, notice)
-    if settings.record is not None:
+    model = options.build(options, notice)
+    if options.record is not None:
         from mca.models.record import RecordingModel
 
-        model = RecordingModel(model, settings.record, (settings.api_key,))
+        model = RecordingModel(model, options.record, (options.api_key,))
     return model
 
 
-def describe_reasoning(settings: Settings) -> str:
+def describe_reasoning(options: ModelOptions) -> str:
     """How the model is told to reason, as /model says it ('' for the mock)."""
-    if settings.provider == "mock":
+    if options.provider == "mock":
         return ""
-    if settings.wire == "messages":
+    if options.wire == "messages":
         from mca.models.anthropic import thinking_for
 
-        t = thinking_for(settings)
+        t = thinking_for(options)
         if t.kind == "enabled":
             return f"extended thinking, a budget of {t.budget:,} tokens"
         if t.kind == "adaptive":
@@ -36,10 +39,25 @@ def describe_reasoning(settings: Settings) -> str:
         return "thinking off (--thinking TOKENS or --reasoning EFFORT turns it on)"
     from mca.models.openai import reasoning_of
 
-    known, effort, _ = reasoning_of(settings)
+    known, effort, _ = reasoning_of(options)
     if known:
         return f"reasoning effort {effort or 'the model default'}"
     if effort:
-        return f"reasoning effort {effort} (sent: {settings.model} is not one mca knows)"
-    unused = f" (--reasoning {settings.reasoning} is not sent)" if settings.reasoning else ""
-    return f"{settings.model} does not reason{unused}"
+        return f"reasoning effort {effort} (sent: {options.model} is not one mca knows)"
+    unused = f" (--reasoning {options.reasoning} is not sent)" if options.reasoning else ""
+    return f"{options.model} does not reason{unused}"
+
+
+def window_for(options: ModelOptions) -> tuple[ModelOptions, str]:
+    """Ask a local server for its context window when nothing else said it; the options with
+    the window it gave, and a line saying so ('' when nothing was asked or found)."""
+    if options.provider == "mock" or options.context_window_known or not options.custom_url:
+        return options, ""
+    from mca.models.window import discover_window  # httpx: only for a server that may say
+
+    found = discover_window(options.base_url, options.model)
+    if found is None:
+        return options, ""
+    window, where = found
+    note = f"context window {window:,} tokens (from the server's {where})"
+    return options.with_(context_window=window, context_window_known=True), note

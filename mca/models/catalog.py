@@ -18,6 +18,23 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+__all__ = [
+    "ADAPTIVE",
+    "ANTHROPIC_MODELS",
+    "BUDGET",
+    "EFFORT",
+    "EFFORT_BUDGETS",
+    "OPENAI_MODELS",
+    "OPUS",
+    "OPUS_4",
+    "RESPONSES",
+    "SONNET",
+    "SOURCE",
+    "TAKEN",
+    "ModelInfo",
+    "Price",
+]
+
 TAKEN = "2026-08-21"
 SOURCE = (
     "pydantic/genai-prices at 47df840 (prices/providers/openai.yml, anthropic.yml), checked"

@@ -28,6 +28,18 @@ from mca.types import (
     Usage,
 )
 
+__all__ = [
+    "CALC_RULES",
+    "HELP",
+    "MAX_SCRIPT_BYTES",
+    "PATH",
+    "MockModel",
+    "ScriptedModel",
+    "Step",
+    "calc_convention",
+    "script_line",
+]
+
 MAX_SCRIPT_BYTES = 256 * 1024 * 1024  # a recorded session's script, never more
 PATH = r"(?P<path>[\w@.\-/]*[\w-]\.\w+|[\w.\-]+/[\w.\-/]+)"
 CALC_RULES = (

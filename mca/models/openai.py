@@ -24,7 +24,7 @@ from mca.sanitize import excerpt
 from mca.types import Message, Reasoning, Request, Response, TextSink, ToolCall, ToolSpec, Usage
 
 if TYPE_CHECKING:
-    from mca.config import Settings
+    from mca.models.options import ModelOptions
 
 MAX_TOKENS, MAX_COMPLETION_TOKENS = "max_tokens", "max_completion_tokens"
 REASONING_FIELDS = ("reasoning_content", "reasoning")  # DeepSeek, vLLM, llama.cpp; Ollama, vLLM
@@ -40,21 +40,21 @@ class ChatOptions:
     reserve: int = 0
 
 
-def reasoning_of(settings: Settings) -> tuple[bool, str, int]:
+def reasoning_of(options: ModelOptions) -> tuple[bool, str, int]:
     """(is it a reasoning model, the effort to send ('' : none), the tokens an answer's bound
     keeps for reasoning). The effort goes to a reasoning model, or to one the registry does not
     know (a local gpt-oss); reasoning counts in an OpenAI answer's bound, so it makes room."""
-    info = settings.model_info
+    info = options.info
     known = info is not None and info.reasoning == EFFORT
-    effort = settings.reasoning if known or info is None else ""
+    effort = options.reasoning if known or info is None else ""
     thinks = known and effort != "none"
     return known, effort, EFFORT_BUDGETS[effort] if thinks else 0
 
 
-def chat_options(settings: Settings) -> ChatOptions:
+def chat_options(options: ModelOptions) -> ChatOptions:
     """OpenAI's own API and its reasoning models anywhere get max_completion_tokens."""
-    known, effort, reserve = reasoning_of(settings)
-    limit = MAX_COMPLETION_TOKENS if settings.own_api or known else MAX_TOKENS
+    known, effort, reserve = reasoning_of(options)
+    limit = MAX_COMPLETION_TOKENS if options.own_api or known else MAX_TOKENS
     return ChatOptions(limit, effort, reserve)
 
 
@@ -279,21 +279,21 @@ def adapted(options: ChatOptions, error: ModelHTTPError) -> tuple[ChatOptions, s
 class OpenAIModel(HttpModel):
     """POST {base}/chat/completions, streamed by default."""
 
-    def __init__(self, settings: Settings, **kw: Any) -> None:
-        super().__init__(settings, **kw)
-        self.options = chat_options(settings)
+    def __init__(self, options: ModelOptions, **kw: Any) -> None:
+        super().__init__(options, **kw)
+        self.wire_options = chat_options(options)
 
     def url(self) -> str:
-        return f"{self.settings.base_url}/chat/completions"
+        return f"{self.options.base_url}/chat/completions"
 
     def headers(self) -> dict[str, str]:
-        return bearer(self.settings.api_key)
+        return bearer(self.options.api_key)
 
     def body(self, request: Request, stream: bool) -> dict[str, Any]:
-        return request_body(self.settings.model, request, stream, self.options)
+        return request_body(self.options.model, request, stream, self.wire_options)
 
     def adapt(self, error: ModelHTTPError) -> str:
-        self.options, said = adapted(self.options, error)
+        self.wire_options, said = adapted(self.wire_options, error)
         return said
 
     def assembler(self, on_thinking: TextSink | None = None) -> Assembler:

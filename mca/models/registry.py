@@ -33,20 +33,27 @@ chooses, else the model's record, else the provider's first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mca.config_checks import Raw, choice
 from mca.errors import ConfigError
 from mca.models.catalog import ANTHROPIC_MODELS, OPENAI_MODELS, RESPONSES, ModelInfo, Price
+from mca.models.options import Builder, ModelOptions, Notice
 
 if TYPE_CHECKING:
-    from mca.config import Settings
     from mca.types import Model
 
-Notice = Callable[[str], None]
-Builder = Callable[["Settings", Notice], "Model"]
+__all__ = [
+    "ANTHROPIC",
+    "MOCK",
+    "MOCK_SPEC",
+    "OPENAI",
+    "PROVIDERS",
+    "SHARED_KEY_VAR",
+    "ProviderSpec",
+    "Registry",
+]
 SHARED_KEY_VAR = "MCA_API_KEY"  # for the one host it was configured for (mca.keys)
 MOCK = "mock"
 
@@ -107,10 +114,6 @@ class Registry:
         kept = (s for s in self.specs if s.name not in new)
         return Registry((*kept, *specs), self.fallback, self.open_models)
 
-    def check(self, raw: Raw) -> str:
-        """A provider name as configured: one of the entries, or a ConfigError naming them."""
-        return choice(*self.names())(raw)
-
     def implied(self, model: str) -> ProviderSpec | None:
         """The provider whose `implied_by` prefix of the name is the longest (rule 2), or None."""
         owners: dict[str, ProviderSpec | None] = {p: s for s in self.specs for p in s.implied_by}
@@ -158,27 +161,27 @@ class Registry:
         return frozenset(s.base_url for s in self.specs if s.base_url)
 
 
-def _openai(settings: Settings, notice: Notice) -> Model:
-    if settings.wire == RESPONSES:
+def _openai(options: ModelOptions, notice: Notice) -> Model:
+    if options.wire == RESPONSES:
         from mca.models.responses import ResponsesModel
 
-        return ResponsesModel(settings, notice=notice)
+        return ResponsesModel(options, notice=notice)
     from mca.models.openai import OpenAIModel
 
-    return OpenAIModel(settings, notice=notice)
+    return OpenAIModel(options, notice=notice)
 
 
-def _anthropic(settings: Settings, notice: Notice) -> Model:
+def _anthropic(options: ModelOptions, notice: Notice) -> Model:
     from mca.models.anthropic import AnthropicModel
 
-    return AnthropicModel(settings, notice=notice)
+    return AnthropicModel(options, notice=notice)
 
 
-def _mock(settings: Settings, notice: Notice) -> Model:
+def _mock(options: ModelOptions, notice: Notice) -> Model:
     from mca.models.mock import MockModel, ScriptedModel
 
-    if settings.mock_script is not None:
-        return ScriptedModel(settings.mock_script)
+    if options.mock_script is not None:
+        return ScriptedModel(options.mock_script)
     return MockModel()
 
 

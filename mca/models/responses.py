@@ -24,7 +24,7 @@ from mca.sanitize import excerpt
 from mca.types import Message, Reasoning, Request, Response, TextSink, ToolCall, ToolSpec, Usage
 
 if TYPE_CHECKING:
-    from mca.config import Settings
+    from mca.models.options import ModelOptions
 
 WIRE = "responses"
 ENCRYPTED = "reasoning.encrypted_content"
@@ -44,8 +44,8 @@ class ResponsesOptions:
     summary: bool = True
 
 
-def responses_options(settings: Settings) -> ResponsesOptions:
-    known, effort, reserve = reasoning_of(settings)
+def responses_options(options: ModelOptions) -> ResponsesOptions:
+    known, effort, reserve = reasoning_of(options)
     return ResponsesOptions(known, effort, reserve)
 
 
@@ -340,25 +340,25 @@ def adapted(options: ResponsesOptions, error: ModelHTTPError) -> tuple[Responses
 class ResponsesModel(HttpModel):
     """POST {base}/responses, streamed by default."""
 
-    def __init__(self, settings: Settings, **kw: Any) -> None:
-        super().__init__(settings, **kw)
-        self.options = responses_options(settings)
+    def __init__(self, options: ModelOptions, **kw: Any) -> None:
+        super().__init__(options, **kw)
+        self.wire_options = responses_options(options)
 
     def url(self) -> str:
-        return f"{self.settings.base_url}/responses"
+        return f"{self.options.base_url}/responses"
 
     def headers(self) -> dict[str, str]:
-        return bearer(self.settings.api_key)
+        return bearer(self.options.api_key)
 
     def body(self, request: Request, stream: bool) -> dict[str, Any]:
-        return request_body(self.settings.model, request, stream, self.options)
+        return request_body(self.options.model, request, stream, self.wire_options)
 
     def adapt(self, error: ModelHTTPError) -> str:
-        self.options, said = adapted(self.options, error)
+        self.wire_options, said = adapted(self.wire_options, error)
         return said
 
     def assembler(self, on_thinking: TextSink | None = None) -> Assembler:
-        return StreamAssembler(on_thinking, self.settings.model)
+        return StreamAssembler(on_thinking, self.options.model)
 
     def parse(self, body: Any) -> Response:
-        return from_wire_response(body, self.settings.model)
+        return from_wire_response(body, self.options.model)

@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from typing import Protocol
 
 from mca.errors import StreamError
+from mca.models.options import MAX_RESPONSE_BYTES
 from mca.types import Response, TextSink
 
-DEFAULT_CAP = 8 * 1024 * 1024  # mca.config.DEFAULT_MAX_RESPONSE_BYTES
+DEFAULT_CAP = MAX_RESPONSE_BYTES  # what the settings' MCA_MAX_RESPONSE_BYTES defaults to
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 

@@ -24,7 +24,8 @@ each must hold); with neither, nothing is called a sandbox and every command ask
 
 Modules: policy (what is allowed; pure data), rules (which paths Landlock grants), landlock
 (the ctypes binding), linux (what the child does before exec), mounts (what it mounts), seccomp
-(the metadata filter), guard (protected paths without a mount namespace), probe (what this
-system has), box (the session's Sandbox), properties (what holds with which mechanisms; pure),
-check (each property tried in a real child).
+(the metadata filter), probe (what this system has), box (the session's Sandbox), properties
+(what holds with which mechanisms; pure), check (each property tried in a real child). The
+protected paths' list and their guard without a mount namespace are the workspace store's
+(mca/workspace/protect.py, guard.py).
 """

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import shutil
 import signal
 import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mca.sandbox import guard, landlock, mounts, seccomp
+from mca.sandbox import landlock, mounts, seccomp
 from mca.sandbox.linux import (
     CLONE_NEWIPC,
     CLONE_NEWNET,
@@ -25,21 +23,30 @@ from mca.sandbox.linux import (
     CLONE_NEWUSER,
     Child,
     ChildPlan,
-    children_of,
     drop_list,
     locked_flags,
     rlimits,
-    set_subreaper,
 )
 from mca.sandbox.policy import Grant, Mode, Policy
 from mca.sandbox.probe import Mechanisms
 from mca.sandbox.rules import read_grants, signature
+from mca.sandbox.tasks import (
+    children,
+    children_of,
+    kill_cgroup,
+    make_cgroup,
+    reap,
+    remove_cgroup,
+    set_subreaper,
+)
+from mca.workspace import guard
+
+__all__ = ["SETUP_FAILED", "SINKS", "TMP_DIRS", "Launch", "Sandbox"]
 
 # Devices every program may write to (sinks); everything else in /dev is read-only.
 SINKS = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
 TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")  # each is the private directory inside
 SETUP_FAILED = 126  # the exit status of a command whose sandbox could not be set up
-_counter = itertools.count(1)
 # Children mca started on purpose (sandboxed commands, possibly several at once from the
 # lab's grader threads): never taken for something a command left behind.
 _launched: set[int] = set()
@@ -146,7 +153,7 @@ class Sandbox:
             self._child, self._enforcer = Child(), landlock.Enforcer()
             self._filter = self._metadata_filter()
             if os.geteuid() == 0 and self.mechanisms.pids_cgroup is not None:
-                self._cgroup = _make_cgroup(self.mechanisms.pids_cgroup, self._task_limit())
+                self._cgroup = make_cgroup(self.mechanisms.pids_cgroup, self._task_limit())
             if not self.namespaces:
                 self._subreaper = set_subreaper()
         plan = self._plan(grant, network, ruleset_fd)
@@ -177,7 +184,7 @@ class Sandbox:
         child_env = dict(env)
         covered = any(target == b"/tmp" for _, target in plan.binds)
         child_env["TMPDIR"] = "/tmp" if covered else str(self.tmp())
-        before = frozenset() if self.namespaces or self._cgroup else _children(os.getpid())
+        before = frozenset() if self.namespaces or self._cgroup else children(os.getpid())
         return Launch(preexec, child_env, record, grant, before)
 
     def _mirror(self) -> Path | None:
@@ -319,7 +326,7 @@ class Sandbox:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
         if self._cgroup is not None:
-            _kill_cgroup(self._cgroup)
+            kill_cgroup(self._cgroup)
         elif self._subreaper:
             _kill_orphans(before)
 
@@ -329,8 +336,8 @@ class Sandbox:
             cached.ruleset.close()
         self._rulesets.clear()
         if self._cgroup is not None:
-            _kill_cgroup(self._cgroup)
-            _remove_cgroup(self._cgroup)
+            kill_cgroup(self._cgroup)
+            remove_cgroup(self._cgroup)
             self._cgroup = None
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
@@ -340,49 +347,6 @@ class Sandbox:
 def _allow(rs: landlock.Ruleset, path: Path, rights: int) -> None:
     with contextlib.suppress(FileNotFoundError, PermissionError):
         landlock.allow_path(rs, str(path), rights)
-
-
-def _make_cgroup(parent: Path, max_processes: int) -> Path | None:
-    path = parent / f"mca-{os.getpid()}-{next(_counter)}"
-    try:
-        path.mkdir(mode=0o700)
-        (path / "pids.max").write_text(str(max_processes))
-    except OSError:
-        with contextlib.suppress(OSError):
-            path.rmdir()
-        return None
-    return path
-
-
-def _remove_cgroup(cgroup: Path) -> None:
-    """rmdir the emptied cgroup, retried: the kernel refuses it (EBUSY) until the last killed
-    task has finished exiting, which can take a moment after cgroup.procs reads empty."""
-    for _ in range(200):
-        try:
-            cgroup.rmdir()
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(0.005)
-
-
-def _kill_cgroup(cgroup: Path) -> None:
-    for _ in range(50):  # each round kills what is there; a fork in between is the next round's
-        try:
-            pids = [int(p) for p in (cgroup / "cgroup.procs").read_text().split()]
-        except OSError:
-            return
-        if not pids:
-            return
-        for p in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(p, signal.SIGKILL)
-        _reap(pids)
-
-
-def _children(pid: int) -> frozenset[int]:
-    return frozenset(children_of().get(pid, []))
 
 
 def _kill_orphans(before: frozenset[int]) -> None:
@@ -405,10 +369,4 @@ def _kill_orphans(before: frozenset[int]) -> None:
             todo += tree.get(p, [])
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(p, signal.SIGKILL)
-        _reap(orphans)
-
-
-def _reap(pids: list[int]) -> None:
-    for p in pids:
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(p, os.WNOHANG)
+        reap(orphans)

@@ -32,6 +32,17 @@ from mca.sandbox.policy import Grant, Mode, Policy, build_policy
 from mca.sandbox.probe import Mechanisms
 from mca.sandbox.properties import Expected, Prop, expected
 
+__all__ = [
+    "CHECK_PROCESSES",
+    "TRIALS",
+    "Finding",
+    "Run",
+    "check",
+    "check_system",
+    "lines",
+    "refusal",
+]
+
 CHECK_PROCESSES = 12  # the process limit the trial uses (a fork bomb's worth at 40)
 
 

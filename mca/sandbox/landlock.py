@@ -18,6 +18,40 @@ import stat
 import sys
 from dataclasses import dataclass
 
+__all__ = [
+    "CREATE_RULESET_VERSION",
+    "EXECUTE",
+    "FILE_RIGHTS",
+    "IOCTL_DEV",
+    "MAKE_BLOCK",
+    "MAKE_CHAR",
+    "MAKE_DIR",
+    "MAKE_FIFO",
+    "MAKE_REG",
+    "MAKE_SOCK",
+    "MAKE_SYM",
+    "NET_BIND_TCP",
+    "NET_CONNECT_TCP",
+    "PR_SET_NO_NEW_PRIVS",
+    "READ",
+    "READ_DIR",
+    "READ_FILE",
+    "REFER",
+    "REMOVE_DIR",
+    "REMOVE_FILE",
+    "SCOPE_ABSTRACT_UNIX_SOCKET",
+    "SCOPE_SIGNAL",
+    "TRUNCATE",
+    "WRITE",
+    "WRITE_FILE",
+    "Enforcer",
+    "LandlockError",
+    "Ruleset",
+    "abi_version",
+    "allow_path",
+    "create",
+]
+
 # The syscall numbers are the same on every architecture that has Landlock (asm-generic).
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446
 CREATE_RULESET_VERSION = 1 << 0

@@ -17,6 +17,8 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mca.sandbox.tasks import user_tasks
+
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
@@ -34,7 +36,6 @@ MOUNT_ATTR_RDONLY = 0x1
 PR_CAPBSET_DROP = 24
 PR_SET_DUMPABLE = 4
 MNT_DETACH = 2
-PR_SET_CHILD_SUBREAPER = 36
 SYS_CLOSE_RANGE = 436
 # Capabilities root keeps inside the sandbox: those about files only (Landlock bounds where).
 KEEP_CAPS = {0, 1, 2, 3, 4, 6, 7}  # chown, dac_override, dac_read_search, fowner, fsetid, set[ug]id
@@ -300,106 +301,3 @@ def _under_hard(kind: int, value: int) -> int:
     """A process may lower its hard limit, never raise it: ask no more than it has."""
     hard = resource.getrlimit(kind)[1]
     return value if hard == resource.RLIM_INFINITY else min(value, hard)
-
-
-class _SysInfo(ctypes.Structure):
-    _fields_ = [
-        ("uptime", ctypes.c_long),
-        ("loads", ctypes.c_ulong * 3),
-        ("ram", ctypes.c_ulong * 6),  # total, free, shared, buffer, total swap, free swap
-        ("procs", ctypes.c_ushort),
-        ("pad", ctypes.c_ushort),
-        ("high", ctypes.c_ulong * 2),
-        ("mem_unit", ctypes.c_uint),
-        ("_f", ctypes.c_char * 8),
-    ]
-
-
-def user_tasks(uid: int) -> int:
-    """This user's tasks (processes and threads, by real uid: what RLIMIT_NPROC counts), from
-    each process's status; where /proc cannot be read (hidden, or some entries refused), by
-    asking the kernel itself (see _count_by_spawning)."""
-    try:
-        names = [n for n in os.listdir("/proc") if n.isdigit()]
-    except OSError:
-        return _count_by_spawning()
-    if str(os.getpid()) not in names:  # a /proc that does not show this process shows nothing
-        return _count_by_spawning()
-    mine = b"Uid:\t%d\t" % uid
-    n = 0
-    for name in names:
-        try:
-            with open(f"/proc/{name}/status", "rb") as f:
-                status = f.read()
-        except FileNotFoundError:
-            continue  # it ended
-        except OSError:
-            return _count_by_spawning()
-        if mine in status:
-            at = status.find(b"\nThreads:")
-            n += int(status[at + 9 : status.index(b"\n", at + 1)]) if at >= 0 else 1
-    return n
-
-
-def _count_by_spawning() -> int:
-    """The kernel's own count of this user's tasks, found without /proc: a start under a soft
-    RLIMIT_NPROC of n fails exactly when n tasks already run, so the smallest n at which
-    /bin/true starts is the count plus one (a binary search: about 20 starts)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
-    lo, hi = 1, hard if hard != resource.RLIM_INFINITY else 1 << 22
-    try:
-        while lo < hi:
-            mid = (lo + hi) // 2
-            resource.setrlimit(resource.RLIMIT_NPROC, (mid, hard))
-            try:
-                pid = os.posix_spawn("/bin/true", ["true"], {})
-            except OSError as e:
-                if e.errno != errno.EAGAIN:
-                    return _all_tasks()
-                lo = mid + 1
-                continue
-            os.waitpid(pid, 0)
-            hi = mid
-    finally:
-        resource.setrlimit(resource.RLIMIT_NPROC, (soft, hard))
-    return lo - 1
-
-
-def _all_tasks() -> int:
-    """Every task on the system (a bound of any user's): /proc/loadavg's count, or
-    sysinfo(2)'s (16 bits) where /proc is hidden."""
-    try:
-        with open("/proc/loadavg", "rb") as f:
-            return int(f.read().split()[3].split(b"/")[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    info = _SysInfo()
-    if ctypes.CDLL(None, use_errno=True).sysinfo(ctypes.byref(info)) != 0:
-        return 0xFFFF
-    return int(info.procs)
-
-
-def set_subreaper() -> bool:
-    """Make mca the parent of orphaned descendants (so a daemonised one can be found)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
-
-
-def children_of() -> dict[int, list[int]]:
-    """ppid -> pids, for every process (read from /proc; empty where /proc cannot be read)."""
-    tree: dict[int, list[int]] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return tree
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        tree.setdefault(int(fields[1]), []).append(int(name))
-    return tree

@@ -10,6 +10,22 @@ import enum
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# Inside the workspace: readable, never writable from the sandbox (the workspace's manifest of
+# protected paths says which and why).
+from mca.workspace.protect import PROTECTED_NAMES as PROTECTED_NAMES
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_PROCESSES",
+    "MODE_HELP",
+    "SECRET_PATHS",
+    "Grant",
+    "Mode",
+    "Policy",
+    "build_policy",
+    "expand",
+]
+
 
 class Mode(enum.StrEnum):
     """--sandbox: how far a command mca runs for the model may reach."""
@@ -44,8 +60,6 @@ SECRET_PATHS = (
     "~/.pypirc",
     "~/.password-store",
 )
-# Inside the workspace: readable, never writable from the sandbox (as mca.tools.protect says why).
-PROTECTED_NAMES = (".git", ".mca", ".agents/skills")
 MAX_PROCESSES = 1024  # processes a command may have at once (fork bombs stop here)
 MAX_FILE_BYTES = 8 * 1024**3  # one file a command writes (a disk fill stops here)
 

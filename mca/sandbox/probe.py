@@ -25,6 +25,8 @@ from mca.sandbox.linux import (
 )
 from mca.sandbox.mounts import mount_points
 
+__all__ = ["NAMESPACES", "Mechanisms", "probe"]
+
 
 @dataclass(frozen=True)
 class Mechanisms:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from mca.sandbox.probe import Mechanisms
 
+__all__ = ["LAB_NEEDS", "Expected", "Prop", "expected", "weaker_line"]
+
 
 class Prop(enum.StrEnum):
     """The properties, in the order they are shown."""

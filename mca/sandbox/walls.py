@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 from mca.sandbox.policy import PROTECTED_NAMES, Grant
 
+__all__ = ["DENIED", "NETWORK_HINT", "NETWORK_SIGNS", "needed"]
+
 # What programs print when there is no network: a new network namespace has no route and no
 # DNS, and its loopback is its own (a host service on localhost refuses); Landlock refuses TCP
 # with EACCES.

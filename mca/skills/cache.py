@@ -32,6 +32,22 @@ from typing import Any
 from mca.fsutil import atomic_write, private_dir, read_regular, read_regular_stat, sha256
 from mca.skills.parse import FrontmatterError, ParsedSkill, split_frontmatter
 
+__all__ = [
+    "MAX_CACHE_BYTES",
+    "MAX_CHARS_PER_TOKEN",
+    "MAX_ENTRY_CHARS",
+    "MAX_FITS",
+    "VERSION",
+    "FitsMemo",
+    "Key",
+    "ParseCache",
+    "derived_from",
+    "load_entries",
+    "plausible",
+    "stat_key",
+    "store_entries",
+]
+
 VERSION = 4  # 1: entries without the file's hash; 2: with the body; 3: with diagnostics
 MAX_ENTRY_CHARS = 32 * 1024  # a larger SKILL.md is parsed every time
 MAX_CACHE_BYTES = 16 * 1024 * 1024

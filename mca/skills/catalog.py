@@ -9,6 +9,19 @@ from mca.provenance import defang
 from mca.skills.model import Diagnostic, Skill
 from mca.skills.switches import model_invocable
 
+__all__ = [
+    "CATALOG_SHARE",
+    "FALLBACK_CHARS",
+    "MIN_DESCRIPTION",
+    "NAMED_ONLY_MARK",
+    "PREAMBLE",
+    "PREAMBLE_RUNS",
+    "Budget",
+    "Catalog",
+    "build_catalog",
+    "render",
+]
+
 CATALOG_SHARE = 0.02  # of the context window, in estimated tokens, when the window is known
 FALLBACK_CHARS = 8000  # when it is not
 MIN_DESCRIPTION = 40  # shortening below this is worse than dropping descriptions

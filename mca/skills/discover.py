@@ -22,6 +22,17 @@ from mca.skills.scan import (
 )
 from mca.skills.trigger import DocSource, SkillSet
 
+__all__ = [
+    "Discovery",
+    "Fits",
+    "changes",
+    "char_fits",
+    "discover",
+    "session_roots",
+    "shadow_warnings",
+    "summary_line",
+]
+
 Fits = Callable[[str, int], bool]
 
 

@@ -29,6 +29,18 @@ from mca.skills.scan import load_candidate, scan_roots
 from mca.skills.stage import evaluate
 from mca.skills.trigger import SkillSet
 
+__all__ = [
+    "SEARCH_UP",
+    "EvalReport",
+    "FileRun",
+    "report_text",
+    "run_all",
+    "run_file",
+    "skill_at",
+    "skill_beside",
+    "stage_judge",
+]
+
 SEARCH_UP = 2  # an eval file may sit this many directories below its SKILL.md
 
 

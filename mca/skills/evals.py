@@ -24,6 +24,25 @@ from mca.errors import McaError
 from mca.fsutil import read_regular
 from mca.skills.gates import Decision
 
+__all__ = [
+    "EVAL_GLOBS",
+    "MAX_FILE_BYTES",
+    "MAX_ITEMS",
+    "MAX_QUERY_CHARS",
+    "EvalFile",
+    "EvalFileError",
+    "EvalItem",
+    "Judge",
+    "Label",
+    "Score",
+    "find_eval_files",
+    "load_evals",
+    "parse_evals",
+    "score_multi",
+    "score_single",
+    "triggered",
+]
+
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_ITEMS = 10_000
 MAX_QUERY_CHARS = 20_000

@@ -6,10 +6,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mca.skills.inject import Block
-from mca.skills.model import Skill
+from mca.skills.model import Hit, Skill
 from mca.skills.partial import partial_block
 from mca.skills.switches import named
-from mca.skills.trigger import Hit
+
+__all__ = ["Decision", "apply_gates", "gate_read"]
 
 
 @dataclass

@@ -11,6 +11,20 @@ from mca.fsutil import is_dir
 from mca.provenance import defang
 from mca.skills.model import RESOURCE_DIRS, Skill, xml_escape
 
+__all__ = [
+    "HEADER",
+    "INTERPRETERS",
+    "MAX_LISTED",
+    "RUN_SENTENCE",
+    "Block",
+    "command_line",
+    "list_resources",
+    "render_skill",
+    "runnable",
+    "stage_two_text",
+    "unrunnable_scripts",
+]
+
 # Interpreter by extension; a script without one of these is run directly (it must be executable).
 INTERPRETERS = {
     ".py": "python3",

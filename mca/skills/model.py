@@ -10,6 +10,26 @@ from typing import Literal
 
 from mca.skills.yaml import Value
 
+__all__ = [
+    "CODES",
+    "COMPATIBILITY_MAX",
+    "DESCRIPTION_MAX",
+    "MAX_UP_LEVELS",
+    "NAME_MAX",
+    "RESOURCE_DIRS",
+    "SKILL_FILE",
+    "STRICT_CODES",
+    "Candidate",
+    "Diagnostic",
+    "Hit",
+    "Level",
+    "Reason",
+    "Root",
+    "Skill",
+    "display_path",
+    "xml_escape",
+]
+
 Level = Literal["error", "warning", "info"]
 
 # Agent Skills spec limits (characters, after NFKC for names).
@@ -188,3 +208,31 @@ class Candidate:
     @property
     def has_error(self) -> bool:
         return any(d.level == "error" for d in self.diagnostics)
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One reason a skill matched, with its points."""
+
+    kind: str  # mention / file / path / keyword / description
+    detail: str
+    points: int
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.detail} ({self.points})"
+
+
+@dataclass
+class Hit:
+    """A skill the sentence matched, and why."""
+
+    skill: Skill
+    reasons: list[Reason] = field(default_factory=list)
+
+    @property
+    def score(self) -> int:
+        return sum(r.points for r in self.reasons)
+
+    def line(self) -> str:
+        """'calc-conventions  score 13  path src/calc.js (10) + keyword "divide" (3)'."""
+        return f"{self.skill.name}  score {self.score}  " + " + ".join(map(str, self.reasons))

@@ -11,6 +11,19 @@ from mca.fsutil import FileTooLarge, read_regular
 from mca.skills.model import Diagnostic
 from mca.skills.yaml import Parsed, Value, YamlError, parse_yaml
 
+__all__ = [
+    "BOM",
+    "FENCE",
+    "MAX_SKILL_BYTES",
+    "FrontmatterError",
+    "ParsedSkill",
+    "SplitFn",
+    "parse_text",
+    "read_skill_file",
+    "recover_fields",
+    "split_frontmatter",
+]
+
 FENCE = "---"
 BOM = "\ufeff"
 MAX_SKILL_BYTES = 1024 * 1024

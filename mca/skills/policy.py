@@ -13,10 +13,12 @@ from pathlib import Path
 
 from mca.skills.gates import Decision, apply_gates
 from mca.skills.inject import Block, render_skill
-from mca.skills.model import Candidate, Root, Skill
+from mca.skills.model import Candidate, Hit, Root, Skill
 from mca.skills.parse import ParsedSkill, split_frontmatter
-from mca.skills.trigger import Hit, judge
+from mca.skills.trigger import judge
 from mca.skills.validate import validate
+
+__all__ = ["PRODUCTION", "GatesFn", "JudgeFn", "Policy", "RenderFn", "SplitFn", "ValidateFn"]
 
 SplitFn = Callable[[str], tuple[str, str, int]]
 ValidateFn = Callable[[Path, ParsedSkill, Root | None], Candidate]
@@ -40,6 +42,3 @@ class Policy:
 
 
 PRODUCTION = Policy()
-# MCA_LAB as given -> the Policy a session runs: the lab's resolver, which the command line
-# hands to whatever loads skills, so production code never imports the lab.
-PolicyFor = Callable[[str], Policy | None]  # None: PRODUCTION

@@ -10,6 +10,8 @@ from mca.skills.discover import Discovery
 from mca.skills.model import Candidate
 from mca.skills.stage import StageResult
 
+__all__ = ["candidate_json", "candidates_text", "discovery_text", "stage_text"]
+
 
 def candidate_json(c: Candidate) -> dict[str, Any]:
     """The stable JSON shape for one SKILL.md (graders read it)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mca.config import Settings
 from mca.errors import SkillsRefused
 from mca.events import CatalogCut, EventSink, SkillCandidates, SkillDiagnostic, SkillRoot
 from mca.fsutil import is_dir, sha256
@@ -14,52 +13,75 @@ from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, changes, char_fits, discover, session_roots
 from mca.skills.index_cache import IndexCache
 from mca.skills.model import STRICT_CODES, display_path
-from mca.skills.policy import PRODUCTION
+from mca.skills.policy import PRODUCTION, Policy
 from mca.skills.stage import SkillStage
 from mca.tokens import Estimator
 from mca.words import plural
 
+__all__ = [
+    "SkillRuntime",
+    "SkillsConfig",
+    "catalog_budget",
+    "log_discovery",
+    "open_discovery",
+    "refuse_if_strict",
+    "run_discovery",
+]
 
-def catalog_budget(settings: Settings) -> Budget:
+
+@dataclass(frozen=True)
+class SkillsConfig:
+    """What the skill runtime needs, built once from the settings (mca/wiring.py)."""
+
+    workspace: Path
+    home: Path  # $MCA_HOME: user skills, the caches
+    user_home: Path  # ~, for ~/... paths
+    budget: int  # characters of skill bodies one turn may inject
+    encoding: str  # the tokenizer's
+    skills_dirs: tuple[Path, ...] = ()  # --skills-dir, MCA_SKILLS_DIRS
+    strict: bool = False  # --strict-skills
+    policy: Policy | None = None  # how skills are split, judged and gated (None: production's)
+    window: int | None = None  # the model's context window, when known
+
+
+def catalog_budget(config: SkillsConfig) -> Budget:
     """2% of the window in tokens when it is known, else 8,000 characters."""
-    return Budget.for_window(settings.context_window if settings.context_window_known else None)
+    return Budget.for_window(config.window)
 
 
 def open_discovery(
-    settings: Settings, estimator: Estimator, trust_memo: bool = True
+    config: SkillsConfig, estimator: Estimator, trust_memo: bool = True
 ) -> tuple[Discovery, FitsMemo]:
-    """Roots -> scan -> catalog for these settings, and the memo of the catalog's fits, whose
+    """Roots -> scan -> catalog for this config, and the memo of the catalog's fits, whose
     answers read from disk are still to be audited (`SkillRuntime.refresh` does it)."""
-    roots = session_roots(
-        settings.workspace, settings.home, settings.user_home, settings.skills_dirs
-    )
-    budget = catalog_budget(settings)
+    c = config
+    roots = session_roots(c.workspace, c.home, c.user_home, c.skills_dirs)
+    budget = catalog_budget(c)
     key = sha256("\n".join(str(r.path) for r in roots).encode("utf-8", "surrogateescape"))
-    cache = ParseCache(settings.home / "cache" / f"skills-{key[:16]}.json")
-    where = settings.home / "cache" / "fits.json"
-    memo = FitsMemo(where, estimator.encoding, estimator.fits, trust_memo)
-    docs = IndexCache(settings.home / "cache" / f"index-{key[:16]}.json")
+    cache = ParseCache(c.home / "cache" / f"skills-{key[:16]}.json")
+    memo = FitsMemo(c.home / "cache" / "fits.json", estimator.encoding, estimator.fits, trust_memo)
+    docs = IndexCache(c.home / "cache" / f"index-{key[:16]}.json")
 
     def shown(path: Path) -> str:
-        return display_path(path, settings.workspace, settings.user_home)
+        return display_path(path, c.workspace, c.user_home)
 
     fits = memo if budget.unit == "tokens" else char_fits
-    d = discover(roots, budget, fits, settings.policy or PRODUCTION, cache, shown, docs)
+    d = discover(roots, budget, fits, c.policy or PRODUCTION, cache, shown, docs)
     memo.save()
     return d, memo
 
 
-def run_discovery(settings: Settings, estimator: Estimator) -> Discovery:
+def run_discovery(config: SkillsConfig, estimator: Estimator) -> Discovery:
     """Discovery for a one-shot command: remembered fits are audited at once."""
-    d, memo = open_discovery(settings, estimator)
+    d, memo = open_discovery(config, estimator)
     if memo.pending and memo.audit():
-        d, _ = open_discovery(settings, estimator, trust_memo=False)
+        d, _ = open_discovery(config, estimator, trust_memo=False)
     return d
 
 
-def refuse_if_strict(settings: Settings, d: Discovery) -> None:
+def refuse_if_strict(config: SkillsConfig, d: Discovery) -> None:
     """--strict-skills: any error diagnostic stops mca before a model client exists."""
-    if not settings.strict_skills:
+    if not config.strict:
         return
     errors = [x for x in d.all_diagnostics() if x.level == "error" or x.code in STRICT_CODES]
     if errors:
@@ -92,6 +114,7 @@ def log_discovery(d: Discovery, emit: EventSink) -> None:
 class SkillRuntime:
     """What a session keeps about skills."""
 
+    config: SkillsConfig
     discovery: Discovery
     stage: SkillStage
     estimator: Estimator
@@ -104,7 +127,7 @@ class SkillRuntime:
     def __post_init__(self) -> None:
         self.signature = self.signature or self.discovery.signature_seen()
 
-    def refresh(self, settings: Settings) -> str:
+    def refresh(self) -> str:
         """Before a turn: rediscover when the skills changed on disk since the last look (a
         stat per directory and SKILL.md, no reading) or when a catalog fit remembered on disk
         proves wrong now that the tokenizer is loaded: '' when neither, else what changed."""
@@ -114,7 +137,7 @@ class SkillRuntime:
         self.fresh = False
         if now == self.signature and not wrong:
             return ""
-        new, self.memo = open_discovery(settings, self.estimator, trust_memo=not wrong)
+        new, self.memo = open_discovery(self.config, self.estimator, trust_memo=not wrong)
         what = "skills changed on disk: " + (
             changes(self.discovery, new) or "files changed, skills the same"
         )

@@ -18,6 +18,24 @@ from mca.skills.model import SKILL_FILE, Candidate, Diagnostic, Root
 from mca.skills.parse import read_skill_file, split_frontmatter
 from mca.skills.policy import PRODUCTION, Policy
 
+__all__ = [
+    "DEPTH_LIMIT",
+    "DIR_CAP",
+    "MAX_PARENT_LEVELS",
+    "PARENT_STEP",
+    "ROOT_RANKS",
+    "SKIP_DIRS",
+    "ScanResult",
+    "Stamp",
+    "discover_roots",
+    "find_skill_files",
+    "gc_paused",
+    "load_candidate",
+    "resolve_collisions",
+    "scan_roots",
+    "stamp",
+]
+
 # Where skills are searched, and who wins a name collision (higher rank wins). Project roots
 # lose PARENT_STEP per directory level above the workspace (nearest first).
 ROOT_RANKS: Mapping[str, tuple[str, int]] = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,14 +22,25 @@ from mca.fsutil import ContainmentError, NotRegularFile, is_dir, read_head
 from mca.provenance import defang
 from mca.skills.gates import Decision, gate_read
 from mca.skills.inject import Block, stage_two_text
-from mca.skills.model import Skill, xml_escape
+from mca.skills.model import Hit, Skill, xml_escape
 from mca.skills.policy import PRODUCTION, Policy
 from mca.skills.switches import withhold
-from mca.skills.trigger import Hit, SkillSet, sentence_paths
-from mca.tools.paths import resolve_in
+from mca.skills.trigger import SkillSet, sentence_paths
 from mca.types import KIND_REFERENCE, KIND_SKILLS, Message
+from mca.workspace.paths import resolve_in
+
+__all__ = [
+    "HISTORY_KEPT",
+    "MAX_REFERENCE_CHARS",
+    "READ_HEADER",
+    "SkillStage",
+    "StageResult",
+    "evaluate",
+    "read_reference",
+]
 
 MAX_REFERENCE_CHARS = 20_000
+HISTORY_KEPT = 8  # stage results kept: the turn in flight's, for its ledger, and /why's
 
 
 @dataclass
@@ -180,7 +192,8 @@ class SkillStage:
         self.emit = emit
         self.policy = policy
         self.last: StageResult | None = None
-        self.history: list[tuple[int, StageResult]] = []
+        # the latest turns' results (/why, the ledger): a session of any length keeps these few
+        self.history: deque[tuple[int, StageResult]] = deque(maxlen=HISTORY_KEPT)
         self._skills = skills
         self._files: dict[Path, str] | None = None  # real SKILL.md path -> name, on first use
         self._inodes: dict[tuple[int, int], str] = {}  # (device, inode) -> name, with _files

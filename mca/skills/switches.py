@@ -5,9 +5,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from mca.skills.model import Skill
-from mca.skills.trigger import Hit
+from mca.skills.model import Hit, Skill
 from mca.skills.yaml import Value
+
+__all__ = [
+    "BOOLEAN_SWITCHES",
+    "FALSE",
+    "NAMED_ONLY",
+    "SWITCHES",
+    "TRUE",
+    "argument_hint",
+    "flag",
+    "model_invocable",
+    "named",
+    "switch_problems",
+    "user_invocable",
+    "withhold",
+]
 
 # mca's YAML subset reads scalars as text; these are YAML 1.2's booleans.
 TRUE = ("true", "True", "TRUE")

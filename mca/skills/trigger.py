@@ -5,14 +5,31 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 
 from mca.globs import glob_match, literal_prefix
 from mca.skills import rivals
 from mca.skills.judgment import choose
 from mca.skills.lexicon import common_name
-from mca.skills.model import Skill
+from mca.skills.model import Hit, Reason, Skill
 from mca.skills.relevance import Doc, Index, make_doc, terms
+from mca.skills.switches import model_invocable
+
+__all__ = [
+    "DESCRIPTION_POINTS",
+    "FILE_POINTS",
+    "KEYWORD_POINTS",
+    "MENTION_POINTS",
+    "PATH_POINTS",
+    "DocSource",
+    "SkillSet",
+    "described",
+    "file_reason",
+    "has_word",
+    "judge",
+    "make_docs",
+    "mentioned",
+    "sentence_paths",
+]
 
 MENTION_POINTS = 100
 FILE_POINTS = 30  # the name as a file's extension: evidence, weaker than naming the skill
@@ -25,34 +42,6 @@ _PATH_RX = re.compile(
     r"(?<![\w@$/.\-])(?:\./)?((?:[\w.\-]+/)*[\w\-]+(?:\.[A-Za-z0-9]{1,8})+|(?:[\w.\-]+/)+[\w.\-]*)"
 )
 _REF_RX = re.compile(r"(?:^|(?<=\s))@([^\s]+)")
-
-
-@dataclass(frozen=True)
-class Reason:
-    """One reason a skill matched, with its points."""
-
-    kind: str  # mention / file / path / keyword / description
-    detail: str
-    points: int
-
-    def __str__(self) -> str:
-        return f"{self.kind} {self.detail} ({self.points})"
-
-
-@dataclass
-class Hit:
-    """A skill the sentence matched, and why."""
-
-    skill: Skill
-    reasons: list[Reason] = field(default_factory=list)
-
-    @property
-    def score(self) -> int:
-        return sum(r.points for r in self.reasons)
-
-    def line(self) -> str:
-        """'calc-conventions  score 13  path src/calc.js (10) + keyword "divide" (3)'."""
-        return f"{self.skill.name}  score {self.score}  " + " + ".join(map(str, self.reasons))
 
 
 @functools.lru_cache(maxsize=65536)
@@ -153,8 +142,6 @@ def described(skill: Skill) -> bool:
     """Judged by its description: the skill declares no triggers and no paths of its own (an
     author who wrote triggers has said which words call for it), and does not ask never to be
     chosen by the model (Claude Code's `disable-model-invocation: true`)."""
-    from mca.skills.switches import model_invocable  # switches imports Hit from here
-
     return not skill.triggers and not skill.paths and model_invocable(skill)
 
 

@@ -20,6 +20,8 @@ from mca.tools.plan import STATUSES, update_plan
 from mca.tools.window import LINE_CHARS
 from mca.types import ToolSpec
 
+__all__ = ["REGISTRY", "TOOL_NAMES", "get_tool", "tool_specs"]
+
 _S = {"type": "string"}
 _I = {"type": "integer"}
 _B = {"type": "boolean", "description": "also files that .gitignore ignores"}

@@ -16,6 +16,16 @@ import shlex
 import shutil
 from dataclasses import dataclass, field
 
+__all__ = [
+    "SHELL_SYNTAX",
+    "AlwaysRules",
+    "Answer",
+    "CommandKey",
+    "CommandQuestion",
+    "key_for",
+    "simple_argv",
+]
+
 # Anything that makes a shell do more than run one program with literal arguments.
 SHELL_SYNTAX = set(";&|`$<>(){}*?[]~!#\\\n\r") | {"\t"}
 

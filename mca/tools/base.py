@@ -10,14 +10,29 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mca.errors import ToolError
 from mca.events import EventSink, Notice
+from mca.modes import DEFAULT_MODE
 from mca.tools.allow import AlwaysRules, Answer, CommandQuestion
 from mca.tools.schema import check_object
-from mca.tools.snapshots import SnapshotStore
 from mca.types import Message
 
 if TYPE_CHECKING:
-    from mca.checkpoints.turns import Checkpoints
     from mca.sandbox.box import Sandbox
+    from mca.workspace.store import WorkspaceStore
+
+__all__ = [
+    "READ_ONLY",
+    "Approvals",
+    "Asker",
+    "NoSkills",
+    "SkillAccess",
+    "Tool",
+    "ToolEnv",
+    "ToolFn",
+    "TurnState",
+    "arg_int",
+    "arg_str",
+    "schema",
+]
 
 
 class SkillAccess(Protocol):
@@ -72,7 +87,7 @@ class Approvals:
     here and the next tool call sees it."""
 
     ask: Asker
-    mode: str = "auto-edit"  # one of mca.config.MODES
+    mode: str = DEFAULT_MODE  # one of mca.modes.MODES
     always: AlwaysRules = field(default_factory=AlwaysRules)  # the session's "always" answers
 
 
@@ -80,8 +95,7 @@ class Approvals:
 class ToolEnv:
     """What tools may use, built once per session."""
 
-    root: Path
-    snapshots: SnapshotStore
+    workspace: WorkspaceStore  # the root, its snapshots and checkpoints
     approvals: Approvals
     emit: EventSink
     skills: SkillAccess = field(default_factory=NoSkills)
@@ -89,11 +103,15 @@ class ToolEnv:
     user_home: Path | None = None  # the user's ~, for skill paths the model was given as ~/...
     sandbox: Sandbox | None = None  # where run_command's commands run (None or inactive: not)
     skill_roots: tuple[Path, ...] = ()  # where skills load from: writes there are protected
-    checkpoints: Checkpoints | None = None  # the workspace, walked before a turn's first change
+
+    @property
+    def root(self) -> Path:
+        """The workspace's root: every path a tool takes is resolved inside it."""
+        return self.workspace.root
 
     def before_change(self, turn: int) -> None:
         """A file write or a command is about to run in `turn`: checkpoint the workspace."""
-        if self.checkpoints is not None and (warning := self.checkpoints.before_change(turn)):
+        if warning := self.workspace.before_change(turn):
             self.emit(Notice(f"warning: {warning}"))
 
 

@@ -21,6 +21,20 @@ from mca.tools.live import LiveOutput
 if TYPE_CHECKING:
     from mca.sandbox.box import Sandbox
 
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "HEAD_BYTES",
+    "MAX_TIMEOUT",
+    "QUIET_ENV",
+    "TAIL_BYTES",
+    "Capture",
+    "CommandInterrupted",
+    "Outcome",
+    "child_env",
+    "execute",
+    "run_command",
+]
+
 DEFAULT_TIMEOUT = 60
 MAX_TIMEOUT = 600
 HEAD_BYTES = 5_000

@@ -19,9 +19,18 @@ from mca.fsutil import (
 )
 from mca.tools import eol
 from mca.tools.base import READ_ONLY, ToolEnv, TurnState, arg_str
-from mca.tools.paths import relative_label, resolve_in
-from mca.tools.protect import protected_reason
 from mca.words import plural
+from mca.workspace.paths import relative_label, resolve_in
+from mca.workspace.protect import protected_reason
+
+__all__ = [
+    "MAX_EDIT_BYTES",
+    "MAX_WRITE_BYTES",
+    "count_lines",
+    "edit_file",
+    "write_file",
+    "write_for_person",
+]
 
 MAX_WRITE_BYTES = 10 * 1024 * 1024
 MAX_EDIT_BYTES = MAX_WRITE_BYTES
@@ -96,7 +105,7 @@ def _commit(
         note = f"turn {turn.number}" if own is None else f"after turn {turn.number}"
         if own is None:  # the person's own write (/export) is no turn's change
             env.before_change(turn.number)
-        env.snapshots.before_write(turn.number, rel, target, data, note, own or "")
+        env.workspace.before_write(turn.number, rel, target, data, note, own or "")
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, data, bits, root=env.root.resolve())
     except ContainmentError as e:
@@ -162,5 +171,5 @@ def write_for_person(env: ToolEnv, turn: TurnState, path: str, data: bytes) -> s
     without the "ask" mode's question. Returns the path written, relative to the workspace."""
     target, rel = _target(env, path)
     old = _old_bytes(env, target, path)
-    _commit(env, turn, target, rel, old, data, own=env.snapshots.free_step(turn.number))
+    _commit(env, turn, target, rel, old, data, own=env.workspace.free_step(turn.number))
     return rel

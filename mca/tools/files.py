@@ -14,10 +14,28 @@ from mca.events import SkillResourceLoaded
 from mca.fsutil import ContainmentError, NotRegularFile, is_dir, open_regular, read_head
 from mca.globs import glob_match
 from mca.tools.base import ToolEnv, TurnState, arg_int, arg_str
-from mca.tools.ignore import Ignore
-from mca.tools.paths import inside, relative_label, resolve_in, resolve_in_skill
 from mca.tools.window import Line, Window, read_window
 from mca.words import plural
+from mca.workspace.ignore import Ignore
+from mca.workspace.paths import inside, relative_label, resolve_in, resolve_in_skill
+
+__all__ = [
+    "MAX_FIND_RESULTS",
+    "MAX_LIST_ENTRIES",
+    "MAX_MATCH_LINE",
+    "MAX_READ_BYTES",
+    "MAX_READ_LINES",
+    "MAX_SEARCH_FILE_BYTES",
+    "MAX_SEARCH_MATCHES",
+    "MAX_WALK_FILES",
+    "SKIP_DIRS",
+    "VCS_DIRS",
+    "find_files",
+    "list_dir",
+    "read_file",
+    "search_text",
+    "workspace_files",
+]
 
 MAX_READ_BYTES = 256 * 1024
 MAX_READ_LINES = 2000

@@ -14,13 +14,6 @@ from typing import Any
 from mca.errors import ToolError
 
 MAX_STRING_CHARS = 20 * 1024 * 1024
-TYPE_NAMES = {
-    "string": "a string",
-    "integer": "an integer",
-    "boolean": "true or false",
-    "array": "a list",
-    "object": "an object",
-}
 
 
 def _has_surrogate(text: str) -> bool:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from typing import TextIO
 
@@ -24,7 +23,8 @@ def clear_rows_above(rows: int) -> str:
     return f"\x1b[{rows}A\r\x1b[J" if rows > 0 else ""
 
 
-def use_colour(out: TextIO) -> bool:
-    """Colour only on a terminal, and never with NO_COLOR set (https://no-color.org)."""
+def use_colour(out: TextIO, no_color: bool) -> bool:
+    """Colour only on a terminal, and never with NO_COLOR set (https://no-color.org; the
+    settings read it)."""
     isatty = getattr(out, "isatty", None)
-    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
+    return bool(isatty and isatty()) and not no_color

@@ -6,15 +6,18 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from mca.errors import McaError
 from mca.ui.render import ledger_summary, ledger_table, snapshot_lines, tools_text, undo_lines
 from mca.words import plural
 
 if TYPE_CHECKING:
+    from mca.models.options import ModelOptions
+    from mca.session import Session
     from mca.skills.model import Skill
-    from mca.ui.repl import Repl
+    from mca.ui.terminal import ReplUI
+    from mca.usage import Totals
 
 HELP_SKILLS_MAX = 40  # /help lists this many skills; /skills lists them all
 
@@ -27,10 +30,31 @@ class Command:
     run: Callable[[str], None]
 
 
+class Face(Protocol):
+    """What the commands use of the REPL they run in (mca/ui/repl.py's Repl)."""
+
+    running: bool
+    totals: Totals
+    resumed: int  # the turns a resumed conversation had, run by an earlier mca
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def ui(self) -> ReplUI: ...
+
+    @property
+    def switch(self) -> Callable[[str], ModelOptions] | None: ...
+
+    def models_configured(self) -> list[str]: ...
+
+    def resume(self, wanted: str) -> None: ...
+
+
 class SlashCommands:
     """/help, /undo, /diff, /model, /resume, ... for one REPL."""
 
-    def __init__(self, repl: Repl) -> None:
+    def __init__(self, repl: Face) -> None:
         self.repl = repl
         self.table: dict[str, Command] = {
             "/help": Command("list the commands", self.help),
@@ -128,7 +152,7 @@ class SlashCommands:
         if not name:
             from mca.models import describe_reasoning
 
-            s = session.settings
+            s = session.model
             key = f"key from {s.api_key_var}" if s.api_key_var else "no API key"
             wire = f" · wire {s.wire}" if s.wire else ""
             lines = [
@@ -142,8 +166,7 @@ class SlashCommands:
             return
         if self.repl.switch is None:
             raise McaError("/model NAME is not available here")
-        settings = self.repl.switch(name)
-        self.say(session.switch_model(settings))
+        self.say(session.switch_model(self.repl.switch(name)))
 
     def tools(self, arg: str) -> None:
         from mca.tools import REGISTRY
@@ -188,9 +211,9 @@ class SlashCommands:
     def cost(self, arg: str) -> None:
         from mca.usage import cost_text
 
-        s = self.repl.session.settings
-        repl = self.repl
-        self.say(cost_text(repl.totals, s.model, s.price_table, s.providers, repl.resumed))
+        repl, session = self.repl, self.repl.session
+        prices = (session.config.prices, session.config.catalog)
+        self.say(cost_text(repl.totals, session.model.model, *prices, repl.resumed))
 
     def thinking(self, arg: str) -> None:
         from mca.sanitize import exact
@@ -202,7 +225,7 @@ class SlashCommands:
         self.say("\n\n".join(f"thinking, reply {i}:\n{exact(t)}" for i, t in enumerate(replies, 1)))
 
     def mode(self, arg: str) -> None:
-        from mca.config import MODES
+        from mca.modes import MODES
 
         session = self.repl.session
         wanted = arg.strip()
@@ -237,9 +260,9 @@ class SlashCommands:
             self.say("nothing to export: the conversation is empty")
             return
         when = time.strftime("%Y-%m-%d %H:%M")
-        meta = [f"session {session.id}, exported {when}", f"model {session.settings.model}"]
+        meta = [f"session {session.id}, exported {when}", f"model {session.model.model}"]
         text = conversation_markdown(session.messages, "mca conversation", meta)
-        where = session.export(arg.strip(), scrub(text, session.settings.secrets).encode())
+        where = session.export(arg.strip(), scrub(text, session.config.secrets).encode())
         self.say(f"wrote {where} ({plural(len(text.splitlines()), 'line')})")
 
     def init(self, arg: str) -> None:
@@ -247,7 +270,7 @@ class SlashCommands:
         from mca.initdoc import AGENTS_FILE
 
         session = self.repl.session
-        workspace = session.settings.workspace
+        workspace = session.config.workspace
         if os.path.lexists(workspace / AGENTS_FILE) and not self._yes(
             f"{AGENTS_FILE} exists: overwrite it? (/undo puts it back) [y/N] "
         ):
@@ -280,13 +303,13 @@ class SlashCommands:
         from mca.initdoc import draft_request, template, unfence
 
         session = self.repl.session
-        s = session.settings
+        s, c = session.model, session.config
         if s.provider == "mock":
             how = "from mca's template (no model is configured: with one, /init has it drafted)"
-            return template(s.workspace), how
+            return template(c.workspace), how
         self.say(f"asking {s.model} to draft AGENTS.md from a look at the workspace ...")
         try:
-            text = unfence(session.ask_aside(draft_request(s.workspace, s.secrets)))
+            text = unfence(session.ask_aside(draft_request(c.workspace, c.secrets)))
         except KeyboardInterrupt:  # the draft is not worth leaving mca for
             return None
         return (

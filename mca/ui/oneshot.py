@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any, TextIO
 
-from mca.assemble import open_session
-from mca.config import Settings
 from mca.errors import McaError, error_line
 from mca.events import (
     CommandOutput,
@@ -33,15 +32,18 @@ from mca.sanitize import (
     scrub_data,
     visible,
 )
-from mca.session import Session
+from mca.session import UI, Session
 from mca.tools.allow import Answer, CommandQuestion
 from mca.turn import StopReason, TurnResult
+from mca.ui.face import FaceConfig
 from mca.ui.jsonl import StreamUI
 from mca.ui.livebox import CommandBox
 from mca.ui.render import fold_thinking, ledger_table, progress_line
 from mca.ui.spinner import Spinner
 from mca.ui.stream import StreamWriter
 from mca.words import plural
+
+__all__ = ["OneShot", "Opener", "StderrUI", "turn_json"]
 
 
 class StderrUI:
@@ -52,17 +54,18 @@ class StderrUI:
 
     def __init__(
         self,
-        settings: Settings,
+        face: FaceConfig,
         err: TextIO | None = None,
-        out: TextIO | None = None,
         stream_to: TextIO | None = None,
+        stdin: TextIO | None = None,
     ) -> None:
-        self.settings = settings
+        self.secrets = face.secrets
         self.err = err or sys.stderr
+        self.stdin = stdin or sys.stdin  # where questions are answered
         # The answer goes to stream_to as it arrives (None: at the end), exactly as sent when
         # that is not a terminal, with control characters made visible when it is.
         self.stream = (
-            StreamWriter(stream_to, settings.secrets, raw=not stream_to.isatty())
+            StreamWriter(stream_to, face.secrets, raw=not stream_to.isatty())
             if stream_to is not None
             else None
         )
@@ -72,7 +75,7 @@ class StderrUI:
         self.spinner = Spinner(self.err, self.lock) if live else None
         # A running command's lines as they come, plain even on a terminal: stderr is a log
         # here, and stdout keeps only the answer.
-        self.box = CommandBox(self.err, self.lock, settings.secrets, False, lambda: 80)
+        self.box = CommandBox(self.err, self.lock, face.secrets, False, lambda: 80)
         self._thought: list[str] = []  # the reply's thinking: folded on stderr when it ends
 
     def end_thinking(self) -> None:
@@ -81,20 +84,20 @@ class StderrUI:
         folded = fold_thinking(text, more="--output-format stream-json")
         if folded:
             with self.lock:
-                self.err.write(for_terminal(folded, self.settings.secrets) + "\n")
+                self.err.write(for_terminal(folded, self.secrets) + "\n")
                 self.err.flush()
 
     def _say(self, text: str) -> None:
         self.end_stream()
         self.box.stop()
         with self.lock:
-            self.err.write(for_terminal(text, self.settings.secrets) + "\n")
+            self.err.write(for_terminal(text, self.secrets) + "\n")
             self.err.flush()
 
     def _ask(self, question: str) -> bool:
         self.err.write(question)
         self.err.flush()
-        line = sys.stdin.readline()
+        line = self.stdin.readline()
         if not line:  # Ctrl-D: cancel the turn, as Ctrl-C does
             raise KeyboardInterrupt
         return line.strip().lower() in ("y", "yes")
@@ -104,11 +107,11 @@ class StderrUI:
         shown = command_block(question.command)
         if question.more:
             self._say(f"mca: the sandbox stopped this command from {question.wall}:\n{shown}")
-            if not sys.stdin.isatty():
+            if not self.stdin.isatty():
                 return Answer.NO
             yes = self._ask(f"run it again with {question.more}, this once? [y/N] ")
             return Answer.YES if yes else Answer.NO
-        if not sys.stdin.isatty():
+        if not self.stdin.isatty():
             self._say(
                 "mca: not running this command without approval (pass --yes or --mode yolo):\n"
                 + shown
@@ -121,7 +124,7 @@ class StderrUI:
     def approve_write(self, path: str, reason: str, diff: str) -> bool:
         """Protected paths: --yes does not cover them; without a terminal they are refused."""
         self._say(f"{exact_line(path)} is a protected path: {reason}.\nthe change, whole:\n{diff}")
-        if not sys.stdin.isatty():
+        if not self.stdin.isatty():
             self._say(
                 f"mca: not writing {exact_line(path)}: protected paths need a yes on a terminal"
                 " (--yes does not cover them)"
@@ -132,7 +135,7 @@ class StderrUI:
     def approve_edit(self, path: str, diff: str) -> bool:
         """The "ask" mode: the diff, then a question (refused without a terminal)."""
         self._say(f"the change to {exact_line(path)}, whole:\n{diff}")
-        if not sys.stdin.isatty():
+        if not self.stdin.isatty():
             self._say(f"mca: not writing {exact_line(path)}: --mode ask needs a terminal to ask on")
             return False
         return self._ask(f"apply this change to {exact_line(path)}? [y/N] ")
@@ -145,7 +148,7 @@ class StderrUI:
                 self.end_stream()
                 self.spinner.start()
             case ModelRetry(message=message) if self.spinner is not None and self.spinner.running:
-                self.spinner.set_state(one_line(scrub(message, self.settings.secrets)))
+                self.spinner.set_state(one_line(scrub(message, self.secrets)))
             case CommandOutput(text=text):
                 self.box.feed(text)
             case _:
@@ -178,7 +181,7 @@ def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
         "session": session.id,
         "answer": result.answer,
         "turn": result.turn,
-        "stopped": result.stopped or None,
+        "stopped": result.answer if result.stopped_early else None,
         "notice": result.notice or None,
         "error": None,
         "tool_calls": [
@@ -193,7 +196,7 @@ def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
             "reasoning_tokens": result.usage.reasoning_tokens,
             "reported_by_provider": result.usage_reported,
         },
-        "model": {"provider": session.settings.provider, "name": session.settings.model},
+        "model": {"provider": session.model.provider, "name": session.model.model},
     }
     stage = session.skills.stage.last
     if stage is not None:
@@ -206,88 +209,132 @@ def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
     return obj
 
 
-def _resume(session: Session, wanted: str) -> SessionResumed:
-    from mca.sessions import pick
-
-    if not wanted:
-        raise McaError(
-            "--resume without an id lists conversations to pick from: that needs the"
-            " REPL (with -p, give the id, or use --continue)"
-        )
-    saved = pick(session.settings.home / "sessions", session.settings.workspace, wanted)
-    session.restore(saved)
-    for note in saved.notes:
-        _note(session.settings, f"mca: {note}")
-    _note(session.settings, f"mca: resumed {saved.id} ({plural(saved.turns, 'turn')})")
-    return SessionResumed(saved.id, saved.turns)
+Opener = Callable[[UI], Session]  # the assembly's: a session around this face's UI (one shot)
 
 
-def _note(settings: Settings, text: str) -> None:
-    """A line on stderr, as every line there goes: keys scrubbed, controls made visible."""
-    sys.stderr.write(for_terminal(text, settings.secrets) + "\n")
+class OneShot:
+    """One -p run: the face's config, how its session is opened, and where it reads and
+    writes (stdout the answer, stderr the rest, stdin the answers to questions)."""
 
+    def __init__(
+        self,
+        face: FaceConfig,
+        opener: Opener,
+        *,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        stdin: TextIO | None = None,
+    ) -> None:
+        self.face, self.opener = face, opener
+        self.out, self.err = out or sys.stdout, err or sys.stderr
+        self.stdin = stdin or sys.stdin
 
-def _print_json(out: TextIO, obj: dict[str, Any], settings: Settings) -> None:
-    """--json's object, every string in it scrubbed (the answer, the error, tool results)."""
-    out.write(json.dumps(scrub_data(obj, settings.secrets), indent=2, ensure_ascii=False) + "\n")
+    def note(self, text: str) -> None:
+        """A line on stderr, as every line there goes: keys scrubbed, controls made visible."""
+        self.err.write(for_terminal(text, self.face.secrets) + "\n")
 
-
-def run_oneshot(
-    settings: Settings,
-    sentence: str,
-    *,
-    output: str = "text",
-    out: TextIO | None = None,
-    resume: str | None = None,
-) -> int:
-    """Run one turn; exit 0 on an answer, 1 when the turn stopped early or failed. With --json
-    a failed turn still prints its object, with `error` and the tool calls that did run;
-    stream-json writes every event as a JSON line as the turn goes (run_streamed)."""
-    out = out or sys.stdout
-    if output == "stream-json":
-        return run_streamed(settings, sentence, out=out, resume=resume)
-    as_json = output == "json"
-    ui = StderrUI(settings, stream_to=None if as_json or not settings.stream else out)
-    session = open_session(settings, ui, one_shot=True)
-    if resume is not None:
-        try:
-            _resume(session, resume)
-        except BaseException:
-            session.close()
-            raise
-    if settings.mock_reason:
-        _note(settings, f"mca: using the offline mock model ({settings.mock_reason})")
-    try:
-        result = session.run_turn(sentence, ledger=as_json or settings.show_ledger)
-    except McaError as e:
-        if not as_json or session.last_turn is None:
-            session.close()
-            raise
-        obj = turn_json(session, session.last_turn)
-        obj["error"] = str(e)
-        _print_json(out, obj, settings)
-        sys.stderr.write(error_line(e, settings.secrets))
-        session.close()
+    def _error(self, e: McaError) -> int:
+        self.err.write(error_line(e, self.face.secrets))
         return e.exit_code
-    except BaseException:
-        session.close()
-        raise
-    ui.end_stream()
-    if as_json:
-        _print_json(out, turn_json(session, result), settings)
-    else:
-        if not ui.any_streamed:
-            answer = scrub(result.answer.rstrip("\n"), settings.secrets)
-            out.write((visible(answer) if out.isatty() else answer) + "\n")
-        out.flush()
-        if settings.show_ledger and session.ledger.last is not None:
-            _note(settings, ledger_table(session.ledger.last))
-        elif not settings.show_ledger:
-            session.finish_turn(result)  # after the answer is out: the tokenizer is not on its path
-    session.close()
-    if result.notice:
-        _note(settings, f"mca: {result.notice}")
-    return 1 if result.stop is not None else 0
+
+    def _print_json(self, obj: dict[str, Any]) -> None:
+        """--json's object, every string in it scrubbed (the answer, the error, tool results)."""
+        text = json.dumps(scrub_data(obj, self.face.secrets), indent=2, ensure_ascii=False)
+        self.out.write(text + "\n")
+
+    def _mock_note(self) -> None:
+        if self.face.mock_reason:
+            self.note(f"mca: using the offline mock model ({self.face.mock_reason})")
+
+    def resume(self, session: Session, wanted: str) -> SessionResumed:
+        """Go on with a saved conversation (an id, or 'last')."""
+        from mca.sessions import pick
+
+        if not wanted:
+            raise McaError(
+                "--resume without an id lists conversations to pick from: that needs the"
+                " REPL (with -p, give the id, or use --continue)"
+            )
+        saved = pick(self.face.home / "sessions", self.face.workspace, wanted)
+        session.restore(saved)
+        for note in saved.notes:
+            self.note(f"mca: {note}")
+        self.note(f"mca: resumed {saved.id} ({plural(saved.turns, 'turn')})")
+        return SessionResumed(saved.id, saved.turns)
+
+    def run(self, sentence: str, output: str = "text", resume: str | None = None) -> int:
+        """Run one turn; exit 0 on an answer, 1 when the turn stopped early or failed. With
+        --json a failed turn still prints its object, with `error` and the tool calls that did
+        run; stream-json writes every event as a JSON line as the turn goes (streamed)."""
+        if output == "stream-json":
+            return self.streamed(sentence, resume)
+        as_json = output == "json"
+        to = None if as_json or not self.face.stream else self.out
+        ui = StderrUI(self.face, self.err, to, self.stdin)
+        session = self.opener(ui)
+        try:
+            if resume is not None:
+                self.resume(session, resume)
+            self._mock_note()
+            return self._turn(session, ui, sentence, as_json)
+        finally:
+            session.close()
+
+    def _turn(self, session: Session, ui: StderrUI, sentence: str, as_json: bool) -> int:
+        show_ledger = self.face.show_ledger
+        try:
+            result = session.run_turn(sentence, ledger=as_json or show_ledger)
+        except McaError as e:
+            if not as_json or session.last_turn is None:
+                raise
+            self._print_json(turn_json(session, session.last_turn) | {"error": str(e)})
+            return self._error(e)
+        ui.end_stream()
+        if as_json:
+            self._print_json(turn_json(session, result))
+        else:
+            if not ui.any_streamed:
+                answer = scrub(result.answer.rstrip("\n"), self.face.secrets)
+                self.out.write((visible(answer) if self.out.isatty() else answer) + "\n")
+            self.out.flush()
+            if show_ledger and session.ledger.last is not None:
+                self.note(ledger_table(session.ledger.last))
+            elif not show_ledger:
+                session.finish_turn(result)  # after the answer: the tokenizer is not on its path
+        if result.notice:
+            self.note(f"mca: {result.notice}")
+        return 1 if result.stopped_early else 0
+
+    def streamed(self, sentence: str, resume: str | None = None) -> int:
+        """-p with --output-format stream-json: session.start, every event of the turn as it
+        happens, then usage and turn.end (error and turn.end when it fails) on stdout, one JSON
+        object per line. Questions are asked on the terminal, as without it."""
+        ui = StreamUI(self.out, self.face.secrets, StderrUI(self.face, self.err, None, self.stdin))
+        session = self.opener(ui)
+        self._mock_note()
+        try:
+            ui.start(session.started())
+            if resume is not None:
+                ui.event(self.resume(session, resume))
+            result = session.run_turn(sentence, ledger=False)
+            ui.end_text()
+            entry = session.finish_turn(result)
+            if self.face.show_ledger:
+                ui.event(LedgerRecorded(entry))
+            for event in _end_events(result, entry):
+                ui.event(event)
+        except (McaError, KeyboardInterrupt) as e:
+            last = session.last_turn
+            turn = last.turn if last is not None else session.turns + 1
+            if isinstance(e, KeyboardInterrupt):
+                ui.event(TurnEnded(turn, "", StopReason.INTERRUPTED, ""))
+                raise
+            ui.event(Failed(str(e), e.exit_code))
+            ui.event(TurnEnded(turn, "", StopReason.ERROR, ""))
+            return self._error(e)
+        finally:
+            session.close()
+        return 1 if result.stopped_early else 0
 
 
 def _end_events(result: TurnResult, entry: TurnLedger) -> tuple[UsageReported, TurnEnded]:
@@ -305,41 +352,4 @@ def _end_events(result: TurnResult, entry: TurnLedger) -> tuple[UsageReported, T
         u.cache_write_tokens,
         u.reasoning_tokens,
     )
-    why = "step_limit" if result.stop is StopReason.STEP_LIMIT else "end"
-    return usage, TurnEnded(result.turn, result.answer, why, result.notice)
-
-
-def run_streamed(
-    settings: Settings, sentence: str, *, out: TextIO, resume: str | None = None
-) -> int:
-    """-p with --output-format stream-json: session.start, every event of the turn as it
-    happens, then usage and turn.end (error and turn.end when it fails) on `out`, one JSON
-    object per line. Questions are asked on the terminal, as without it."""
-    ui = StreamUI(out, settings.secrets, StderrUI(settings))
-    session = open_session(settings, ui, one_shot=True)
-    if settings.mock_reason:
-        _note(settings, f"mca: using the offline mock model ({settings.mock_reason})")
-    try:
-        ui.start(session.started())
-        if resume is not None:
-            ui.event(_resume(session, resume))
-        result = session.run_turn(sentence, ledger=False)
-        ui.end_text()
-        entry = session.finish_turn(result)
-        if settings.show_ledger:
-            ui.event(LedgerRecorded(entry))
-        for event in _end_events(result, entry):
-            ui.event(event)
-    except (McaError, KeyboardInterrupt) as e:
-        last = session.last_turn
-        turn = last.turn if last is not None else session.turns + 1
-        if isinstance(e, KeyboardInterrupt):
-            ui.event(TurnEnded(turn, "", "interrupted", ""))
-            raise
-        ui.event(Failed(str(e), e.exit_code))
-        ui.event(TurnEnded(turn, "", "error", ""))
-        sys.stderr.write(error_line(e, settings.secrets))
-        return e.exit_code
-    finally:
-        session.close()
-    return 1 if result.stop is not None else 0
+    return usage, TurnEnded(result.turn, result.answer, result.stop, result.notice)

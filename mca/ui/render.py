@@ -12,11 +12,30 @@ from mca.ui.ansi import CYAN, GREEN, RED, RESET
 from mca.words import plural
 
 if TYPE_CHECKING:  # this module is on the path to the first prompt: import nothing heavy
-    from mca.checkpoints.turns import Rewound
     from mca.events import Event
     from mca.ledger import TurnLedger
     from mca.tools.base import Tool
-    from mca.tools.snapshots import UndoReport
+    from mca.workspace.report import Rewound, Undoable, UndoReport
+
+__all__ = [
+    "DIFF_STYLES",
+    "MAX_RESULT_PREVIEW",
+    "THINKING_SHOWN",
+    "colour_diff",
+    "describe_call",
+    "fold_thinking",
+    "ledger_summary",
+    "ledger_table",
+    "plan_lines",
+    "progress_line",
+    "rewind_lines",
+    "snapshot_lines",
+    "tool_call_line",
+    "tool_result_lines",
+    "tools_json",
+    "tools_text",
+    "undo_lines",
+]
 
 MAX_RESULT_PREVIEW = 6
 THINKING_SHOWN = 3  # lines of a reply's thinking shown folded (/thinking shows them all)
@@ -148,18 +167,14 @@ def rewind_lines(done: Rewound) -> str:
     )
 
 
-def snapshot_lines(manifests: Sequence[Mapping[str, Any]]) -> str:
+def snapshot_lines(undoable: Sequence[Undoable]) -> str:
     """The turns /undo can still revert, newest first."""
-    if not manifests:
+    if not undoable:
         return "no undoable turns"
     out = ["undoable turns, newest first (/undo reverts the top one):"]
-    for m in manifests:
-        files = ", ".join(
-            f["path"] + ("" if f["existed"] else " (new)")
-            for f in m["files"]
-            if not f.get("restored")
-        )
-        out.append(f"  session {m['session']} turn {m['turn']}: {files}")
+    for u in undoable:
+        files = ", ".join(f.path + ("" if f.existed else " (new)") for f in u.files)
+        out.append(f"  session {u.session} turn {u.turn}: {files}")
     return "\n".join(out)
 
 
@@ -280,12 +295,3 @@ def colour_diff(diff: str, colour: bool) -> str:
         style = DIFF_STYLES.get(key, "") if colour else ""
         out.append(f"{style}{safe}{RESET}" if style else safe)
     return "\n".join(out)
-
-
-def program_of(command: str) -> str | None:
-    """The program a simple command runs ('git' for `git status`), or None for anything a
-    shell would treat as more than one command (;, &&, |, $(...), redirections, newlines)."""
-    if any(c in command for c in ";&|`$<>()\n") or not command.strip():
-        return None
-    first = command.strip().split()[0]
-    return first.rsplit("/", 1)[-1] or None

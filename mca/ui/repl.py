@@ -14,32 +14,28 @@ from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
-from mca.config import Settings
 from mca.errors import McaError
+from mca.turn import TurnResult
 from mca.ui.ansi import use_colour
 from mca.ui.commands import Command, SlashCommands
+from mca.ui.face import FaceConfig, ModelSwitch
 from mca.ui.history import load_history
 from mca.ui.keys import RawHold, TurnKeys, turn_keyboard
 from mca.ui.render import ledger_table
-from mca.ui.startup import DeferredSummary, banner, skills_summary
+from mca.ui.startup import DeferredSummary, skills_summary
 from mca.ui.terminal import McaCompleter, ReplUI, key_bindings
 from mca.usage import Totals
 
 if TYPE_CHECKING:  # imported when the session is built, after the prompt is on screen
-    from mca.config import ModelChooser
+    from mca.models.options import ModelOptions
     from mca.session import Session
-    from mca.turn import TurnResult
 
-__all__ = ["Command", "Repl", "run_repl", "use_colour"]
-
-
-def _open_session(settings: Settings, ui: ReplUI) -> Session:
-    from mca.assemble import open_session
-
-    return open_session(settings, ui)
+__all__ = ["Repl"]
 
 
 PROMPT = "mca> "
+ROLLED_BACK = "the conversation is as it was before this turn"
+CANCELLED = "the conversation is as it was before it"
 EXIT_WINDOW = 2.0  # seconds between two Ctrl-C at an empty prompt
 EXIT_WORDS = ("exit", "quit")
 
@@ -49,20 +45,20 @@ class Repl:
 
     def __init__(
         self,
-        settings: Settings,
+        face: FaceConfig,
+        opener: Callable[[ReplUI], Session],
         *,
         input: Input | None = None,
         output: Output | None = None,
         out: TextIO | None = None,
         history: History | None = None,
-        session_factory: Callable[[Settings, ReplUI], Session] | None = None,
         plain: bool | None = None,
         first: str | None = None,
         resume: str | None = None,
-        chooser: ModelChooser | None = None,
+        chooser: ModelSwitch | None = None,
         stdin: TextIO | None = None,
     ) -> None:
-        self.settings = settings
+        self.face = face
         self.out = out or sys.stdout
         self.stdin = stdin or sys.stdin
         # Input that is not a terminal is read as plain lines: no prompt_toolkit, no warnings,
@@ -71,13 +67,11 @@ class Repl:
         self.prompt: PromptSession[str] | None = None
         if not self.plain:
             self.prompt = PromptSession[str](
-                history=history
-                if history is not None
-                else load_history(settings.home, settings.secrets),
+                history=history if history is not None else load_history(face.home, face.secrets),
                 input=input,
                 output=output,
                 key_bindings=key_bindings(),
-                completer=McaCompleter(settings.workspace, lambda: self.commands, self._skills),
+                completer=McaCompleter(face.workspace, lambda: self.commands, self._skills),
                 complete_while_typing=False,
             )
         self._io = (input, output)
@@ -86,9 +80,9 @@ class Repl:
         self._keys: TurnKeys | None = None  # the keyboard, read key by key during a turn
         self._hold = RawHold()  # the terminal kept raw from a turn's end to the next prompt
         self._startup: DeferredSummary | None = None  # the summary, when built behind the prompt
-        colour = use_colour(self.out)
-        self.ui = ReplUI(self.out, self._ask, settings.secrets, colour, live, self._key)
-        self._factory = session_factory or _open_session
+        colour = use_colour(self.out, face.no_color)
+        self.ui = ReplUI(self.out, self._ask, face.secrets, colour, live, self._key)
+        self._open = opener
         self._session: Session | None = None
         self._session_error: BaseException | None = None
         self._session_ready = threading.Event()
@@ -116,7 +110,7 @@ class Repl:
             if self._session_ready.is_set():
                 return
             try:
-                self._session = self._factory(self.settings, self.ui)
+                self._session = self._open(self.ui)
             except McaError as e:  # reported on first use, in the main thread
                 self._session_error = e
             except OSError as e:
@@ -158,17 +152,17 @@ class Repl:
         return None if self._keys is None else self._keys.key(keys, show)
 
     @property
-    def switch(self) -> Callable[[str], Settings] | None:
+    def switch(self) -> Callable[[str], ModelOptions] | None:
         chooser = self.chooser
         if chooser is None:
             return None
-        return lambda name: chooser.to(name, self.session.settings)
+        return lambda name: chooser.to(name, self.session.model)
 
     def models_configured(self) -> list[str]:
         return self.chooser.available() if self.chooser else []
 
     def banner(self) -> str:
-        return banner(self.settings)
+        return self.face.banner
 
     def summary(self) -> str:
         """The startup line about skills (counts tokens: loads the tokenizer)."""
@@ -235,34 +229,47 @@ class Repl:
         """Run one turn, reporting errors and cancellation without losing the conversation."""
         started = time.monotonic()
         self.ui.begin_turn()
+        before: TurnResult | None = None
         try:
             with turn_keyboard(self.prompt, self.ui.queued, self._hold) as self._keys:
                 self._summary_first()  # a wait the turn's keys (Esc, type-ahead) apply to
+                before = self.session.last_turn
                 result = self.session.run_turn(sentence)
         except KeyboardInterrupt:  # Ctrl-C or Esc
-            self.ui.say("turn cancelled; the conversation is as it was before it")
+            self.ui.say(f"turn cancelled; {self._kept(before) or CANCELLED}")
             return
         except McaError as e:
-            self.ui.say(f"error: {e}\nthe conversation is as it was before this turn")
+            self.ui.say(f"error: {e}\n{self._kept(before) or ROLLED_BACK}")
             return
-        except Exception as e:  # a bug: the agent already put the conversation back
+        except Exception as e:  # a bug: reported; the conversation is what _kept says
             self._bug(e)
-            self.ui.say("the conversation is as it was before this turn")
+            self.ui.say(self._kept(before) or ROLLED_BACK)
             return
         finally:
             self._keys = None
         if self.ui.streamed:
             self.ui.end_stream()
-        elif result.answer and result.stop is None and not self.ui.shown(result.answer):
+        elif result.answer and not result.stopped_early and not self.ui.shown(result.answer):
             self.ui.answer(result.answer)
-        if result.stop is not None:
-            self.ui.say(result.stopped)
+        if result.stopped_early:
+            self.ui.say(result.answer)
         if result.notice:
             self.ui.say(f"({result.notice})")
         session = self.session
-        if self.settings.show_ledger and session.ledger.last is not None:
+        if self.face.show_ledger and session.ledger.last is not None:
             self.ui.say(ledger_table(session.ledger.last))
         self._usage_line(result, time.monotonic() - started)
+
+    def _kept(self, before: TurnResult | None) -> str:
+        """After a failed turn: what is true of the conversation when the turn was committed
+        before the failure ('' when it was rolled back, or never started)."""
+        last = self._session.last_turn if self._session is not None else None
+        if last is None or last is before or not last.committed:
+            return ""
+        return (
+            f"the turn was kept (the conversation has it); {last.failed_after or 'a step after it'}"
+            " failed after it"
+        )
 
     def _usage_line(self, result: TurnResult, seconds: float) -> None:
         from mca.usage import turn_line, turn_usage
@@ -282,11 +289,11 @@ class Repl:
         self.ui.dim(turn_line(usage, self.totals))
 
     def _bug(self, error: Exception) -> None:
-        if self.settings.debug:
+        if self.face.debug:
             raise error
         from mca.crash import report_bug
 
-        self.ui.say(report_bug(error, self.settings.home, self.settings.secrets))
+        self.ui.say(report_bug(error, self.face.home, self.face.secrets))
 
     def read(self) -> str | None:
         """One input; None means exit."""
@@ -324,7 +331,7 @@ class Repl:
         deferred = (
             self.prompt is not None
             and self.ui.live
-            and not self.settings.strict_skills
+            and not self.face.strict_skills
             and self.wanted is None
             and self.first is None
         )
@@ -361,7 +368,7 @@ class Repl:
 
     def _show_summary(self, said: str) -> None:
         self.ui.replay(said)
-        if self.settings.verbose and self._session_error is None:
+        if self.face.verbose and self._session_error is None:
             self.slash.skills("")
 
     def _close(self) -> None:
@@ -386,14 +393,3 @@ class Repl:
             self._close()
         self.ui.say("bye")
         return 0
-
-
-def run_repl(
-    settings: Settings,
-    *,
-    first: str | None = None,
-    resume: str | None = None,
-    chooser: ModelChooser | None = None,
-) -> int:
-    """Start the REPL on the real terminal (or plain lines from a pipe)."""
-    return Repl(settings, first=first, resume=resume, chooser=chooser).run()

@@ -20,8 +20,8 @@ def _choose(session: Session, ui: ReplUI, ask: Callable[[str], str]) -> Saved | 
     """The person picks from the newest saved conversations here (None: nothing picked)."""
     from mca.sessions import find_saved, listing
 
-    here = session.settings.workspace
-    where = session.settings.home / "sessions"
+    here = session.config.workspace
+    where = session.config.home / "sessions"
     every = find_saved(where, here)
     for why in every.skipped:
         ui.say(f"not listed (cannot be read): {why}")
@@ -49,13 +49,13 @@ def resume(session: Session, ui: ReplUI, ask: Callable[[str], str], wanted: str)
     from mca.sessions import pick
 
     if wanted:
-        saved = pick(session.settings.home / "sessions", session.settings.workspace, wanted)
+        saved = pick(session.config.home / "sessions", session.config.workspace, wanted)
     else:
         chosen = _choose(session, ui, ask)
         if chosen is None:
             return None
         saved = chosen
-    if saved.workspace != str(session.settings.workspace):
+    if saved.workspace != str(session.config.workspace):
         ui.say(f"note: that conversation was in {saved.workspace}; files refer to it")
     if session.messages and session.store.written:
         ui.say(f"this conversation stays saved: /resume {session.id} brings it back")

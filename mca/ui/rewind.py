@@ -22,10 +22,9 @@ def _pick(listed: list[tuple[int, str]], ui: ReplUI) -> str:
 
 def rewind(session: Session, ui: ReplUI, wanted: str) -> None:
     """Rewind to before turn `wanted` ('' to pick from a list)."""
-    from mca.rewind import turns
     from mca.ui.render import rewind_lines
 
-    listed = turns(session)
+    listed = session.turns_listed()
     if not listed:
         ui.say("nothing to rewind: this conversation has no turn yet")
         return

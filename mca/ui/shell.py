@@ -26,7 +26,7 @@ def run_shell(session: Session, ui: ReplUI, ask: Callable[[str], str], command: 
     try:
         done = execute(
             command,
-            str(session.settings.workspace),
+            str(session.config.workspace),
             None,
             on_chunk=lambda b: ui.raw(decoder.decode(b)),
         )

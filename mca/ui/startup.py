@@ -1,4 +1,5 @@
-"""What the REPL prints as it starts: the banner, then the skills summary.
+"""What the REPL prints as it starts: the banner (mca/sandboxing.py builds it), then the
+skills summary.
 
 On a terminal the summary is prepared in a thread once the first prompt is on screen
 (the session's build never delays the prompt) and printed on the main thread only: above the
@@ -14,26 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import Application, run_in_terminal
 
-from mca import __version__
-from mca.config import Settings
-from mca.sandbox.settings import banner_line
-
 if TYPE_CHECKING:  # built after the prompt is on screen
     from mca.session import Session
-
-
-def banner(s: Settings) -> str:
-    """The first lines: version, workspace, model (or why the mock), sandbox, the keys."""
-    lines = [f"mca {__version__} · workspace {s.workspace}"]
-    if s.provider == "mock":
-        keys = [spec.key_vars[0] for spec in s.providers if spec.key_vars]
-        either = " or ".join(filter(None, (", ".join(keys[:-1]), *keys[-1:])))
-        lines.append(f"using the offline mock model ({s.mock_reason}); set {either} for a real one")
-    else:
-        lines.append(f"model {s.model} via {s.provider}")
-    lines.append(banner_line(s))
-    lines.append("type /help for commands; Esc-Enter for a newline; Ctrl-D to exit")
-    return "\n".join(lines)
 
 
 def skills_summary(session: Session) -> str:

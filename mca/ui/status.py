@@ -37,7 +37,7 @@ def context_lines(session: Session) -> list[str]:
     from mca.ledger import message_text, tools_text
     from mca.tools import tool_specs
 
-    est, s = session.skills.estimator, session.settings
+    est, s = session.skills.estimator, session.model
     prompt = est.count(session.system_prompt.text) + est.count(tools_text(tool_specs()))
     history = sum(est.count(message_text(m)) for m in session.messages)
     used = prompt + history
@@ -59,8 +59,8 @@ def instruction_lines(session: Session) -> list[str]:
     """Each instructions file in the system prompt: its path, its size, its tokens."""
     from mca.prompt import project_doc_dirs
 
-    s = session.settings
-    top, _ = project_doc_dirs(s.workspace, s.user_home)
+    c = session.config
+    top, _ = project_doc_dirs(c.workspace, c.user_home)
     est = session.skills.estimator
     docs = session.system_prompt.docs()
     if not docs:
@@ -92,13 +92,13 @@ def skill_lines(session: Session) -> list[str]:
 
 def status_text(session: Session) -> str:
     """/status, whole."""
-    s = session.settings
+    s, c = session.model, session.config
     key = f"key from {s.api_key_var}" if s.api_key_var else "no API key"
     lines = [
-        f"model {s.model} via {s.provider} · base URL {safe_url(s.base_url, s.secrets)} · {key}",
+        f"model {s.model} via {s.provider} · base URL {safe_url(s.base_url, c.secrets)} · {key}",
         f"approval mode {session.mode} · sandbox {session.sandbox_text()}",
         *session.sandbox_report(),
-        f"workspace {s.workspace} · session {session.id} · {plural(session.turns, 'turn')}",
+        f"workspace {c.workspace} · session {session.id} · {plural(session.turns, 'turn')}",
         *context_lines(session),
         *instruction_lines(session),
         *skill_lines(session),

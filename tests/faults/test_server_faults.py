@@ -11,9 +11,11 @@ import pytest
 from mca.agent import Agent
 from mca.errors import McaError
 from mca.models.anthropic import AnthropicModel
-from mca.models.http import HttpModel, RetryPolicy
+from mca.models.http import HttpModel
 from mca.models.openai import OpenAIModel
+from mca.models.retry import RetryPolicy
 from mca.tools.base import ToolEnv
+from mca.wiring import model_options
 from tests.fakeserver import Received, Reply, serve
 from tests.faults.cases import CASES, Case
 from tests.helpers import FakeModel, engine, say, settings_for
@@ -28,9 +30,10 @@ def _model(case: Case, url: str, home: Path) -> HttpModel:
         **case.settings
     )
     cls = OpenAIModel if case.wire == "openai" else AnthropicModel
-    return cls(settings, policy=RetryPolicy(base=0.01, cap=0.05))
+    return cls(model_options(settings), policy=RetryPolicy(base=0.01, cap=0.05))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_server_fault(name: str, env: ToolEnv, tmp_path: Path) -> None:
     case = CASES[name]

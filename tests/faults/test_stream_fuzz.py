@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -191,6 +192,7 @@ def _assemble(module: Any, items: list[Any], cut: int | None, done: bool) -> Non
     "".join(shown).encode("utf-8")  # what reached the screen (text and thinking), too
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     items=st.lists(openai_chunk(), max_size=8).flatmap(st.permutations),
@@ -201,6 +203,7 @@ def test_openai_streams(items: list[Any], cut: int | None, done: bool) -> None:
     _assemble(openai, items, cut, done)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     items=st.lists(anthropic_event(), max_size=8).flatmap(st.permutations),
@@ -210,6 +213,7 @@ def test_anthropic_streams(items: list[Any], cut: int | None) -> None:
     _assemble(anthropic, items, cut, False)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     items=st.lists(responses_event(), max_size=8).flatmap(st.permutations),

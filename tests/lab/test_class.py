@@ -30,7 +30,10 @@ from tests.conftest import REPO
 from tests.lab.handins import HandIn, World, the_class, write_class
 
 MECH = probe()
-pytestmark = pytest.mark.skipif(not MECH.available, reason="no Landlock on this kernel")
+pytestmark = [
+    pytest.mark.skipif(not MECH.available, reason="no Landlock on this kernel"),
+    pytest.mark.slow,  # grades a whole class in sandboxes
+]
 LIMITS = Limits(seconds=90, check_seconds=3, memory_mb=1024)
 
 

@@ -21,15 +21,16 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
+from mca.cli_args import parse_command
 from mca.errors import ConfigError
-from mca.lab.cli import run_lab_command
+from mca.lab.cli import run
 from mca.lab.grade import Plan, grade
 from mca.lab.launch import Limits
 from mca.lab.outputs import COLUMNS, Writer
 from mca.lab.progress import Progress
 from mca.sandbox.check import check_system, refusal
 from mca.sandbox.policy import Mode
-from mca.sandbox.probe import probe
+from mca.sandbox.probe import Mechanisms, probe
 from mca.sandbox.properties import LAB_NEEDS
 from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST
@@ -39,6 +40,13 @@ STARTER = (REPO / "mca" / "lab" / "naive.py").read_text(encoding="utf-8")
 MCA = Path(sys.executable).parent / "mca"
 MECH = probe()
 LIMITS = Limits(seconds=60, check_seconds=10, memory_mb=1024)
+
+
+def lab(argv: list[str], env: dict[str, str], mechanisms: Mechanisms | None = None) -> int:
+    """`mca lab ARGV` with the sandbox's mechanisms given (not probed)."""
+    args = parse_command(["lab", *argv])
+    assert args is not None
+    return run(args, env, mechanisms)
 
 
 @cache
@@ -72,6 +80,7 @@ def read_csv(path: Path) -> dict[str, dict[str, str]]:
         return {r["student"]: r for r in reader}
 
 
+@pytest.mark.slow
 def test_every_folder_gets_a_row_saying_why(tmp_path: Path) -> None:
     subs = tmp_path / "class"
     hand_in(subs, "ada", STARTER + ALL_HONEST)
@@ -84,7 +93,7 @@ def test_every_folder_gets_a_row_saying_why(tmp_path: Path) -> None:
     os.mkfifo(hand_in(subs, "hal", None) / "exercises.py")
     hand_in(subs, ".git", STARTER)  # not a hand-in
     (subs / "notes.txt").write_text("not a folder\n")
-    graded = {g.student: g.status for g in grade(Plan(REPO, subs, limits=LIMITS, mechanisms=MECH))}
+    graded = {g.student: g.text for g in grade(Plan(REPO, subs, limits=LIMITS, mechanisms=MECH))}
     assert graded == {
         "ada": "ok",
         "bo": "missing exercises.py",
@@ -97,6 +106,7 @@ def test_every_folder_gets_a_row_saying_why(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.slow
 def test_rows_reach_every_output_as_each_hand_in_finishes(tmp_path: Path) -> None:
     subs = tmp_path / "class"
     for name in ("a", "b", "c"):
@@ -122,6 +132,7 @@ def test_rows_reach_every_output_as_each_hand_in_finishes(tmp_path: Path) -> Non
     assert seen == [(1, 1, 1), (2, 2, 2), (3, 3, 3)]
 
 
+@pytest.mark.slow
 def test_outputs_validate(tmp_path: Path) -> None:
     subs = tmp_path / "class"
     hand_in(subs, "ada", STARTER + ALL_HONEST)
@@ -134,7 +145,7 @@ def test_outputs_validate(tmp_path: Path) -> None:
     out, junit = tmp_path / "gs", tmp_path / "class.xml"
     argv = ["grade", str(subs), "--format", "gradescope", "--out", str(out), "--junit", str(junit)]
     argv += grade_flags()
-    assert run_lab_command(argv, {"HOME": str(tmp_path)}, MECH) == 0
+    assert lab(argv, {"HOME": str(tmp_path)}, MECH) == 0
     results = {
         p.parent.parent.name: json.loads(p.read_text()) for p in out.glob("*/results/results.json")
     }
@@ -173,15 +184,13 @@ def test_a_bad_out_fails_before_anything_is_graded(tmp_path: Path) -> None:
         ["--junit", str(tmp_path / "nope" / "j.xml")],
     ):
         with pytest.raises(ConfigError, match="cannot write"):
-            run_lab_command(["grade", str(subs), "--unsandboxed", *bad], {})
+            lab(["grade", str(subs), "--unsandboxed", *bad], {})
     assert not marker.exists()
-    assert (
-        run_lab_command(["grade", str(subs), "--unsandboxed", "--out", str(tmp_path / "g.csv")], {})
-        == 0
-    )
+    assert lab(["grade", str(subs), "--unsandboxed", "--out", str(tmp_path / "g.csv")], {}) == 0
     assert marker.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.skipif(not MCA.exists(), reason="mca is not installed")
 def test_ctrl_c_keeps_the_rows_already_graded(tmp_path: Path) -> None:
@@ -225,6 +234,7 @@ def test_the_progress_line() -> None:
     assert buf.getvalue().startswith("\r\x1b[K[#######")
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.skipif(not MCA.exists(), reason="mca is not installed")
 def test_the_progress_bar_shows_on_a_terminal_only(tmp_path: Path) -> None:
@@ -242,6 +252,7 @@ def test_the_progress_bar_shows_on_a_terminal_only(tmp_path: Path) -> None:
     assert piped.returncode == 0 and "/2" not in piped.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.skipif(not MCA.exists(), reason="mca is not installed")
 def test_the_gradescope_example_writes_the_result_gradescope_reads(tmp_path: Path) -> None:

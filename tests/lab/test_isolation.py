@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
+from mca.cli_args import parse_command
 from mca.errors import McaError
-from mca.lab.cli import run_lab_command
+from mca.lab.cli import run
 from mca.lab.grade import Plan, grade
 from mca.lab.launch import Limits, Sandboxed
 from mca.lab.outputs import row
@@ -29,11 +30,20 @@ from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST
 from tests.lab.handins import SPAWN as HANDIN_SPAWN
 
+pytestmark = pytest.mark.slow  # hand-ins in sandboxes
+
 STARTER = (REPO / "mca" / "lab" / "naive.py").read_text(encoding="utf-8")
 MECH = probe()
 needs_sandbox = pytest.mark.skipif(not MECH.available, reason="no Landlock on this kernel")
 LIMITS = Limits(seconds=60, check_seconds=10, memory_mb=1024)
 SPAWN = HANDIN_SPAWN + "\nimport os, sys\n"  # a process started past the audit hook
+
+
+def lab(argv: list[str], env: dict[str, str], mechanisms: Mechanisms | None = None) -> int:
+    """`mca lab ARGV` with the sandbox's mechanisms given (not probed)."""
+    args = parse_command(["lab", *argv])
+    assert args is not None
+    return run(args, env, mechanisms)
 
 
 def _serve(listener: socket.socket, got: list[bytes]) -> None:
@@ -226,8 +236,8 @@ def test_grading_without_a_sandbox_is_refused_unless_asked_for(
     none = Mechanisms(0, False, None)
     argv = ["grade", str(tmp_path / "class")]
     with pytest.raises(McaError, match="--unsandboxed"):
-        run_lab_command(argv, {"HOME": str(tmp_path)}, mechanisms=none)
-    assert run_lab_command([*argv, "--unsandboxed"], {"HOME": str(tmp_path)}, none) == 0
+        lab(argv, {"HOME": str(tmp_path)}, none)
+    assert lab([*argv, "--unsandboxed"], {"HOME": str(tmp_path)}, none) == 0
     assert "\nbob,ok,1,1,0,0,0,2,10," in capsys.readouterr().out
 
 

@@ -13,7 +13,7 @@ from mca.lab.grade import Plan, grade
 from mca.lab.launch import Limits
 from mca.lab.outputs import gradescope, row
 from mca.sandbox.probe import probe
-from mca.selftest import run_selftest_command
+from mca.selftest import parser, run
 from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST
 
@@ -42,7 +42,7 @@ def test_checks_5_and_14_are_skipped_saying_what_to_install(
 ) -> None:
     no_node(monkeypatch, tmp_path, version)
     junit = tmp_path / "j.xml"
-    assert run_selftest_command(["--json", "--junit", str(junit)], {}) == 0
+    assert run(parser().parse_args(["--json", "--junit", str(junit)]), {}) == 0
     report = json.loads(capsys.readouterr().out)
     assert (report["passed"], report["skipped"], report["total"]) == (12, 2, 14)
     skipped = {c["id"]: c["saw"] for c in report["checks"] if c["skipped"]}
@@ -53,10 +53,11 @@ def test_checks_5_and_14_are_skipped_saying_what_to_install(
     )
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and (suite.get("skipped"), suite.get("failures")) == ("2", "0")
-    assert run_selftest_command([], {}) == 0
+    assert run(parser().parse_args([]), {}) == 0
     assert capsys.readouterr().out.rstrip().endswith("12/14 passed, 2 skipped (they need Node.js)")
 
 
+@pytest.mark.slow
 def test_a_grade_does_not_depend_on_the_grader_having_node(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

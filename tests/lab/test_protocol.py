@@ -50,6 +50,7 @@ def failed(by_id: dict[int, dict[str, Any]]) -> set[int]:
     return {n for n, c in by_id.items() if not c["passed"]}
 
 
+@pytest.mark.slow
 def test_the_honest_answers_pass_everything_and_the_starter_its_seven(variants: Variants) -> None:
     assert failed(grade(variants, STARTER + ALL_HONEST, (0, 2))[0]) == set()
     assert failed(grade(variants, STARTER)[0]) == STARTER_FAILS
@@ -92,12 +93,14 @@ _n.apply_gates = _p.PRODUCTION.gates
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", FORGERIES)
 def test_a_forgery_scores_what_its_honest_code_scores(variants: Variants, kind: str) -> None:
     by_id, _ = grade(variants, STARTER + FORGERIES[kind])
     assert failed(by_id) == STARTER_FAILS, kind
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exercise", [1, 2, 3, 4, 5])
 def test_mca_own_function_is_not_your_code(variants: Variants, exercise: int) -> None:
     trap = ("split", "validate", "script", "judge", "gates")[exercise - 1]
@@ -118,6 +121,7 @@ judge_triggers = types.FunctionType(_t.judge.__code__, _t.__dict__, "judge_trigg
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", WRAPPERS)
 def test_a_wrapper_of_mca_own_function_is_not_your_code(variants: Variants, kind: str) -> None:
     by_id, _ = grade(variants, STARTER + WRAPPERS[kind])
@@ -125,6 +129,7 @@ def test_a_wrapper_of_mca_own_function_is_not_your_code(variants: Variants, kind
     assert all(by_id[n]["saw"].startswith("not your code") for n in (7, 8)), by_id[7]["saw"]
 
 
+@pytest.mark.slow
 def test_calling_another_exercise_own_function_is_allowed(variants: Variants) -> None:
     """Exercise 5's gates may use mca's render (the other four are production anyway)."""
     source = (
@@ -140,6 +145,7 @@ def test_calling_another_exercise_own_function_is_allowed(variants: Variants) ->
     assert failed(grade(variants, source)[0]) == STARTER_FAILS - {9, 10}
 
 
+@pytest.mark.slow
 def test_a_bug_in_one_exercise_fails_exactly_its_checks(variants: Variants) -> None:
     source = (
         STARTER
@@ -159,6 +165,7 @@ def test_a_bug_in_one_exercise_fails_exactly_its_checks(variants: Variants) -> N
     assert second == f"crashed as in check 7: NameError at line {line}"
 
 
+@pytest.mark.slow
 def test_a_loop_costs_its_own_checks_and_their_time_once(variants: Variants) -> None:
     source = (
         STARTER
@@ -176,6 +183,7 @@ def test_a_loop_costs_its_own_checks_and_their_time_once(variants: Variants) -> 
     assert time.monotonic() - start < 30 and run.status == "ok"
 
 
+@pytest.mark.slow
 def test_a_wrong_answer_is_a_failed_check_with_the_contract(variants: Variants) -> None:
     source = STARTER + (
         "\ndef validate_metadata(path, parsed, root):\n    return {'skill': None}\n"
@@ -203,6 +211,7 @@ ESCAPES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ESCAPES)
 def test_the_audit_hook_refuses_from_any_thread(
     variants: Variants, tmp_path: Path, kind: str

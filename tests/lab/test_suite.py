@@ -13,10 +13,10 @@ import pytest
 
 from mca.lab.checks import CheckFailed, Lab
 from mca.lab.exercises import BY_TRAP, EXERCISES
-from mca.lab.outputs import COLUMNS, Graded, row
+from mca.lab.outputs import COLUMNS, Graded, Status, row
 from mca.lab.report import combine, to_junit, to_text
 from mca.lab.suite import CHECKS, Check, run_suite, trapped
-from mca.selftest import run_selftest_command
+from mca.selftest import parser, run
 from mca.skills.policy import PRODUCTION
 from tests.conftest import REPO
 
@@ -52,11 +52,12 @@ def test_the_table_is_numbered_in_order_and_names_each_check_once() -> None:
     assert COLUMNS[2:-4] == tuple(f"ex{e.number}" for e in EXERCISES)
 
 
+@pytest.mark.slow
 def test_the_self_test_runs_and_reports_a_fifteenth_check(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     junit = tmp_path / "j.xml"
-    code = run_selftest_command(["--json", "--junit", str(junit)], {}, checks=TABLE)
+    code = run(parser().parse_args(["--json", "--junit", str(junit)]), {}, checks=TABLE)
     report = json.loads(capsys.readouterr().out)
     assert code == 1 and seen == [0]
     assert (report["passed"], report["total"]) == (14, 15)
@@ -73,6 +74,7 @@ def test_the_self_test_runs_and_reports_a_fifteenth_check(
     assert text.endswith("14/15 passed") and len(CHECKS) == 14
 
 
+@pytest.mark.slow
 def test_the_suite_runs_a_fifteenth_check_on_every_seed() -> None:
     results: list[dict[str, Any]] = list(run_suite(REPO, PRODUCTION, [0, 2], TABLE))
     by_seed = {s: [r["id"] for r in results if r["seed"] == s] for s in (0, 2)}
@@ -84,6 +86,6 @@ def test_the_suite_runs_a_fifteenth_check_on_every_seed() -> None:
     assert [c["passed"] for c in combined] == [True] * 14 + [False]
     assert combined[-1]["saw"] == f"seed 0: {SAW}" and combined[-1]["seeds"] == [0, 2]
     assert to_junit(combined, "production").count("<testcase ") == 15
-    line = row(Graded("someone", "ok", combined, 1.0), TABLE)
+    line = row(Graded("someone", Status.OK, combined, 1.0), TABLE)
     assert (line["ex5"], line["ex1"], line["total"], line["max_points"]) == (2, 2, 10, 11)
     assert line["failures"] == f"15: seed 0: {SAW}"

@@ -14,6 +14,7 @@ from mca.models import catalog, describe_reasoning
 from mca.models.catalog import ADAPTIVE, BUDGET, EFFORT, RESPONSES, Price
 from mca.models.registry import PROVIDERS
 from mca.usage import Totals, TurnUsage, cost_text, turn_line, usd
+from mca.wiring import model_options
 
 KEY = "k" * 24
 
@@ -116,7 +117,7 @@ def test_the_flags_reach_the_settings(tmp_path: Path) -> None:
     ],
 )
 def test_model_says_how_the_model_reasons(tmp_path: Path, env: dict[str, str], said: str) -> None:
-    assert said in describe_reasoning(settings(tmp_path, **env))
+    assert said in describe_reasoning(model_options(settings(tmp_path, **env)))
 
 
 # -- what it costs ---------------------------------------------------------------------------------
@@ -132,7 +133,7 @@ def test_cost_and_the_turn_line_show_reasoning_and_the_cache() -> None:
     totals = Totals([turn])
     line = turn_line(turn, totals)
     assert "(2,000,000 cached, 1,000,000 written to cache, 600,000 reasoning)" in line
-    text = cost_text(totals, "claude-sonnet-4-5", {}, PROVIDERS)
+    text = cost_text(totals, "claude-sonnet-4-5", {}, PROVIDERS.prices())
     assert "2,000,000 tokens were read from the provider's cache and 1,000,000 written" in text
     assert "600,000 tokens were the model's reasoning (billed as output)" in text
     # 1M fresh at 3, 2M read at 0.30, 1M written at 3.75, 1M out at 15

@@ -14,12 +14,14 @@ from mca.config import Settings
 from mca.errors import ModelError, ModelHTTPError, StreamError
 from mca.models import anthropic as anth
 from mca.models import openai as oai
-from mca.models.http import HttpModel, RetryPolicy
+from mca.models.http import HttpModel
+from mca.models.retry import RetryPolicy
 from mca.models.sse import sse_events
 from mca.sanitize import EXCERPT_CHARS
 from mca.tools import tool_specs
 from mca.tools.base import ToolEnv
 from mca.types import Message, Request, ToolCall, Usage
+from mca.wiring import model_options
 from tests.helpers import WIRE_KEY, engine, settings_for
 from tests.models.wire import (
     Call,
@@ -50,7 +52,8 @@ def client(
         jitter=lambda: 1.0,
     )
     notice = notices.append if notices is not None else lambda s: None
-    return cls(settings, transport=httpx.MockTransport(rec), policy=policy, notice=notice)
+    transport = httpx.MockTransport(rec)
+    return cls(model_options(settings), transport=transport, policy=policy, notice=notice)
 
 
 def ok(

@@ -26,6 +26,7 @@ pytestmark = [
     pytest.mark.skipif(
         not FAKELLM.exists() or not MCA.exists(), reason="fakellm or mca not installed"
     ),
+    pytest.mark.slow,  # the installed mca against a fake server
 ]
 
 RULES = """

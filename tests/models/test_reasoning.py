@@ -16,10 +16,12 @@ from mca.errors import ModelHTTPError, StreamError
 from mca.models import anthropic as anth
 from mca.models import build_model
 from mca.models import responses as resp
-from mca.models.http import HttpModel, RetryPolicy
+from mca.models.http import HttpModel
+from mca.models.retry import RetryPolicy
 from mca.models.sse import read_stream
 from mca.tools import tool_specs
 from mca.types import Message, Reasoning, Request, ToolCall
+from mca.wiring import model_options
 from tests.helpers import WIRE_KEY, settings_for
 from tests.models.wire import Recorder, sse, through
 from tests.prompt_cache import PromptCache
@@ -33,11 +35,11 @@ def model_for(
     settings: Settings, transport: httpx.BaseTransport, notices: list[str] | None = None
 ) -> HttpModel:
     """The settings' real client (its wire from the settings) on a transport."""
-    built = build_model(settings)
+    built = build_model(model_options(settings))
     assert isinstance(built, HttpModel)
     notice = notices.append if notices is not None else (lambda s: None)
     policy = RetryPolicy(base=0.01, sleep=lambda s: None)
-    return type(built)(settings, transport=transport, policy=policy, notice=notice)
+    return type(built)(model_options(settings), transport=transport, policy=policy, notice=notice)
 
 
 def openai(tmp_path: Path, model: str, stream: bool = True, **env: str) -> Settings:
@@ -305,14 +307,20 @@ def test_the_thinking_a_budget_model_is_asked_for(
 ) -> None:
     settings = settings_for("anthropic", tmp_path, True, MCA_MODEL="claude-sonnet-4-5", **env)
     body = anth.request_body(
-        "m", 0, Request("s", (Message("user", "x"),), (), 1000), True, anth.thinking_for(settings)
+        "m",
+        0,
+        Request("s", (Message("user", "x"),), (), 1000),
+        True,
+        anth.thinking_for(model_options(settings)),
     )
     assert body.get("thinking") == thinking and body["max_tokens"] == 1000 + extra
 
 
 def test_an_adaptive_model_is_told_its_effort(tmp_path: Path) -> None:
     settings = claude(tmp_path, "claude-sonnet-5", MCA_REASONING="xhigh", MCA_THINKING="2048")
-    body = anth.request_body("m", 0, Request("s", (), ()), True, anth.thinking_for(settings))
+    body = anth.request_body(
+        "m", 0, Request("s", (), ()), True, anth.thinking_for(model_options(settings))
+    )
     assert body["thinking"] == {"type": "adaptive"} and body["output_config"] == {"effort": "max"}
     seen = Seen()
     messages, _ = turn(model_for(settings, through(seen)))

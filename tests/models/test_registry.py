@@ -11,19 +11,18 @@ import io
 from pathlib import Path
 
 import pytest
-from prompt_toolkit.application import create_app_session
-from prompt_toolkit.history import InMemoryHistory
-from prompt_toolkit.input import create_pipe_input
-from prompt_toolkit.output import DummyOutput
 
-from mca.config import ModelChooser, Settings, load_settings
-from mca.config_checks import Raw
+from mca.chooser import ModelChooser
+from mca.config import Settings, load_settings
 from mca.errors import ConfigError
+from mca.launch import repl_for
 from mca.models import build_model
 from mca.models.catalog import ModelInfo, Price
-from mca.models.registry import PROVIDERS, Notice, ProviderSpec
+from mca.models.options import ModelOptions, Notice
+from mca.models.registry import PROVIDERS, ProviderSpec
 from mca.types import Message, Request, Response, TextSink, Usage
-from mca.ui.repl import Repl
+from mca.wiring import model_options
+from tests.helpers import piped_repl
 
 ENTER, CTRL_D = "\r", "\x04"
 KEY = "acme-key-0123456789"
@@ -33,9 +32,9 @@ KEY = "acme-key-0123456789"
 class AcmeModel:
     """Acme's wire: answers with the model's name and reports its token use."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.name = settings.model
-        self.key = settings.api_key
+    def __init__(self, options: ModelOptions) -> None:
+        self.name = options.model
+        self.key = options.api_key
 
     def complete(
         self,
@@ -52,8 +51,8 @@ class AcmeModel:
         pass
 
 
-def _acme(settings: Settings, notice: Notice) -> AcmeModel:
-    return AcmeModel(settings)
+def _acme(options: ModelOptions, notice: Notice) -> AcmeModel:
+    return AcmeModel(options)
 
 
 # -- and its one registry entry -----------------------------------------------------------------
@@ -92,13 +91,13 @@ def test_start_up_settings_pick_the_provider(ws: Path) -> None:
         load(ws, MCA_MODEL="acme-large")
     with pytest.raises(ConfigError, match="must be one of openai, anthropic, mock, acme"):
         load(ws, MCA_PROVIDER="nope")
-    assert isinstance(build_model(load(ws, ACME_API_KEY=KEY)), AcmeModel)
+    assert isinstance(build_model(model_options(load(ws, ACME_API_KEY=KEY))), AcmeModel)
 
 
 def test_the_banner_names_its_key(ws: Path) -> None:
-    repl = Repl(load(ws), out=io.StringIO(), plain=True)
+    repl = repl_for(load(ws), out=io.StringIO(), plain=True)
     assert "set OPENAI_API_KEY, ANTHROPIC_API_KEY or ACME_API_KEY for a real one" in repl.banner()
-    repl = Repl(load(ws, ACME_API_KEY=KEY), out=io.StringIO(), plain=True)
+    repl = repl_for(load(ws, ACME_API_KEY=KEY), out=io.StringIO(), plain=True)
     assert "model acme-large via acme" in repl.banner()
 
 
@@ -110,19 +109,7 @@ def test_model_and_cost_in_the_repl(ws: Path) -> None:
         f"/model{ENTER}/model acme-small{ENTER}hello{ENTER}/cost{ENTER}"
         f"/model acme-large{ENTER}/model{ENTER}{CTRL_D}"
     )
-    out = io.StringIO()
-    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-        pipe.send_text(keys)
-        repl = Repl(
-            settings,
-            input=pipe,
-            output=DummyOutput(),
-            out=out,
-            history=InMemoryHistory(),
-            chooser=chooser,
-        )
-        repl.run()
-    text = out.getvalue()
+    text, _ = piped_repl(settings, keys, chooser=chooser)
     assert "acme       key in ACME_API_KEY; default model acme-large" in text
     assert "model acme-small via acme (was gpt-4o via openai); context window 16,000" in text
     assert "acme-small here, keyed True" in text  # its wire answered, with its key
@@ -144,11 +131,11 @@ def test_one_rule_for_the_provider_a_name_implies() -> None:
     assert PROVIDERS.infer("mockingbird", {}) == "openai"  # only the exact name is the mock
 
 
-def test_lookups_list_the_choices() -> None:
+def test_lookups_list_the_choices(ws: Path) -> None:
     with pytest.raises(ConfigError, match=r"unknown model provider 'x' \(available: acme, anthr"):
         REGISTRY["x"]
-    with pytest.raises(ConfigError, match=r"config.toml line 2 \(provider\): must be one of"):
-        REGISTRY.check(Raw("x", "config.toml line 2 (provider)"))
+    with pytest.raises(ConfigError, match=r"MCA_PROVIDER: must be one of.*acme"):
+        load_settings({"MCA_PROVIDER": "x"}, workspace=ws, providers=REGISTRY)
     assert REGISTRY.names() == ("openai", "anthropic", "mock", "acme")
     assert PROVIDERS.names() == ("openai", "anthropic", "mock")  # the default is untouched
     assert PROVIDERS.window_for("claude-opus-4") == 200_000 and PROVIDERS.window_for("x") is None

@@ -23,7 +23,11 @@ MCA = Path(sys.executable).parent / "mca"
 KEY = "sk-strict-planted-0123456789abcdef"
 ANSWER = "Three tools ran. The file says MAGIC-42."
 TOOLS = ["list_dir", "read_file", "search_text"]
-pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not MCA.exists(), reason="mca not installed")]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not MCA.exists(), reason="mca not installed"),
+    pytest.mark.slow,  # the installed mca against the strict fake, per model
+]
 
 # (model, extra flags, extra settings, does its reasoning show as thinking)
 CASES = [

@@ -16,7 +16,11 @@ from tests.replay.record import SCENARIOS, wanted, workspace
 from tests.replay.server import RECORDED, serve_replay
 
 MCA = Path(sys.executable).parent / "mca"
-pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not MCA.exists(), reason="mca not installed")]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not MCA.exists(), reason="mca not installed"),
+    pytest.mark.slow,  # the installed mca against recorded servers
+]
 RECORDINGS = sorted(
     p.relative_to(RECORDED).with_suffix("").as_posix() for p in RECORDED.rglob("*.json")
 )

@@ -16,8 +16,8 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from mca.config import load_settings
+from mca.launch import repl_for
 from mca.sandbox.probe import probe
-from mca.ui.repl import Repl
 
 ENTER, CTRL_D = "\r", "\x04"
 ASKED = "run_command wants to run exactly this"
@@ -43,7 +43,7 @@ def repl(ws: Path, commands: list[str], keys: str, **env: str) -> str:
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         pipe.send_text(f"go{ENTER}{keys}{CTRL_D}")
         pipe.close()
-        r = Repl(settings, input=pipe, output=DummyOutput(), out=out, history=InMemoryHistory())
+        r = repl_for(settings, input=pipe, output=DummyOutput(), out=out, history=InMemoryHistory())
         r.run()
     return out.getvalue()
 
@@ -61,6 +61,7 @@ def ws(tmp_path: Path) -> Path:
     return ws
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["off", "workspace-write"])
 def test_always_on_git_status_covers_nothing_else(ws: Path, sandbox: str) -> None:
     """'a' to `git status`, then what the issue found covered by a bare-name "always": each is
@@ -140,6 +141,7 @@ def test_widening_asks_even_in_yolo(ws: Path) -> None:
     assert (ws / ".git" / "config").read_bytes() == before
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_the_network_is_offered_once_and_named(ws: Path) -> None:
     """A command that needs the network: refused, the way to allow it named; allowed once, it

@@ -14,6 +14,8 @@ from mca.sandbox.probe import Mechanisms, probe
 from tests.sandbox.cases import ATTEMPTS, LEGIT, Attempt
 from tests.sandbox.world import World, all_files_text, build_world, wait_gone
 
+pytestmark = pytest.mark.slow  # each attempt in a real sandbox, under every mechanism
+
 # What this system has (a test run under tests/confine.py has what the kernel there allows),
 # and the same with less: no namespaces, no Landlock, and the older Landlock ABIs that kernels
 # still in use have (1: 5.13, 3: 6.2 with no TCP rules, 5: 6.10 with no scopes), a cap on the

@@ -20,6 +20,8 @@ from mca.sandbox.policy import Grant, Mode, build_policy
 from mca.sandbox.probe import Mechanisms, probe
 from mca.sandbox.properties import LAB_NEEDS, Prop, expected, weaker_line
 
+pytestmark = pytest.mark.slow  # each property tried in a real child
+
 FULL = probe()
 ROOT = os.geteuid() == 0
 VARIANTS = {

@@ -17,7 +17,10 @@ from mca.sandbox.probe import probe
 from tests.sandbox.cases import ATTEMPTS
 from tests.sandbox.world import World, all_files_text, build_world, wait_gone
 
-pytestmark = pytest.mark.e2e
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.slow,  # the installed mca's commands in the sandbox
+]
 
 MCA = str(Path(sys.executable).parent / "mca")
 KEYS = {

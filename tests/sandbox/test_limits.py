@@ -16,7 +16,10 @@ from mca.sandbox.policy import Grant, Mode, build_policy
 from mca.sandbox.probe import probe
 
 MECH = probe()
-pytestmark = pytest.mark.skipif(not MECH.available, reason="no Landlock on this kernel")
+pytestmark = [
+    pytest.mark.skipif(not MECH.available, reason="no Landlock on this kernel"),
+    pytest.mark.slow,  # process, memory and CPU limits, hit
+]
 
 
 def run(

@@ -53,6 +53,7 @@ def root() -> Iterator[Path]:
     shutil.rmtree(top, ignore_errors=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("refuse", [(), ("no-userns",)], ids=["userns", "no-userns"])
 def test_a_sandboxed_command_runs_for_an_ordinary_user(root: Path, refuse: tuple[str]) -> None:
     """The default mode runs commands in the sandbox: they run, inside writes land, outside
@@ -82,6 +83,7 @@ def test_a_sandboxed_command_runs_for_an_ordinary_user(root: Path, refuse: tuple
     assert (root / "ws" / "inside.txt").read_text() == "made\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hide_proc", [False, True], ids=["proc", "hidden-proc"])
 def test_a_class_is_graded_by_an_ordinary_user(root: Path, hide_proc: bool) -> None:
     """`mca lab grade` as that account grades the starter as root does (main: every hand-in
@@ -117,6 +119,7 @@ def test_a_class_is_graded_by_an_ordinary_user(root: Path, hide_proc: bool) -> N
     assert int(row["total"]) == 2, row  # what the starter scores (two exercises need no code)
 
 
+@pytest.mark.slow
 def test_an_ordinary_user_gets_the_namespaces_the_kernel_allows(root: Path) -> None:
     """mca is non-dumpable, so its forked child's /proc/self files are root's: on main no
     ordinary user could write its id maps, and every one got Landlock alone."""
@@ -146,6 +149,7 @@ for _ in range(1500):  # a browser and an editor: RLIMIT_NPROC counts each threa
 """
 
 
+@pytest.mark.slow
 def test_a_busy_desktop_still_runs_commands(root: Path) -> None:
     """RLIMIT_NPROC counts an ordinary user's threads too: with 1,500 already running (main
     counted processes, and every fork of `make -j` failed), a command and its parallel jobs

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from mca.config import Settings
 from mca.fsutil import sha256
-from mca.tools.snapshots import store_dir
+from mca.workspace.store import store_dir
 from tests.fakeserver import serve
 from tests.security.world import CTRL_D, ENTER, PLANTED, World
 
@@ -247,7 +247,7 @@ def second_session_does_not_prune_a_live_one(w: World) -> None:
         w.oneshot("x", script=w.script({"write_file": {"path": f"n{i}.txt", "content": "x"}}, "ok"))
     restored: list[str] = []
     for _ in range(23):  # walk back through the later sessions' turns to the first one's
-        restored += first.snapshots.undo().restored
+        restored += first.undo().restored
     first.close()
     assert "keep.txt" in restored
     assert (w.ws / "keep.txt").read_text() == "the original\n"

@@ -25,11 +25,12 @@ from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from mca.config import ModelChooser, Settings, load_settings
+from mca.chooser import ModelChooser
+from mca.config import load_settings
 from mca.errors import ConfigError
+from mca.launch import oneshot_for, repl_for
+from mca.models.options import ModelOptions
 from mca.models.registry import ANTHROPIC, OPENAI, PROVIDERS, Registry
-from mca.ui.oneshot import run_oneshot
-from mca.ui.repl import Repl
 from tests.fakeserver import Received, Reply, serve, sse
 from tests.models.wire import anthropic_sse, openai_json, openai_sse
 from tests.security.scenarios import scenario
@@ -96,12 +97,12 @@ class PublicHosts(httpx.BaseTransport):
         return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
 
     def registry(self) -> Registry:
-        def openai(settings: Settings, notice: Callable[[str], None]) -> Any:
+        def openai(settings: ModelOptions, notice: Callable[[str], None]) -> Any:
             from mca.models.openai import OpenAIModel
 
             return OpenAIModel(settings, transport=self, notice=notice)
 
-        def anthropic(settings: Settings, notice: Callable[[str], None]) -> Any:
+        def anthropic(settings: ModelOptions, notice: Callable[[str], None]) -> Any:
             from mca.models.anthropic import AnthropicModel
 
             return AnthropicModel(settings, transport=self, notice=notice)
@@ -134,14 +135,14 @@ class PublicHosts(httpx.BaseTransport):
 def oneshot_with(
     w: World, env: dict[str, str | None], providers: Registry, sentence: str = "hi"
 ) -> int:
-    """`mca -p` through run_oneshot, with an injected provider registry (exit 2 for a refused
+    """`mca -p` through OneShot, with an injected provider registry (exit 2 for a refused
     configuration, as the command line gives it)."""
     out, err = io.StringIO(), io.StringIO()
     code = 2
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             settings = load_settings(w.env(**env), workspace=w.ws, providers=providers)
-            code = run_oneshot(settings, sentence, out=out)
+            code = oneshot_for(settings, out=out, err=err).run(sentence)
         except ConfigError as e:
             err.write(f"mca: error: {e}\n")
     w.outputs += [out.getvalue(), err.getvalue()]
@@ -165,7 +166,7 @@ def repl_with(
         pipe.close()
         from prompt_toolkit.history import InMemoryHistory
 
-        repl = Repl(
+        repl = repl_for(
             settings,
             input=pipe,
             output=DummyOutput(),

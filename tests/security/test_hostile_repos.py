@@ -23,6 +23,7 @@ def test_there_are_enough_scenarios() -> None:
     assert len(SCENARIOS) >= 60, len(SCENARIOS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_scenario(name: str, tmp_path: Path) -> None:
     world = World(tmp_path)

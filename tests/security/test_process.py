@@ -55,6 +55,7 @@ READ_ENV = [
 ]
 
 
+@pytest.mark.slow
 @needs_mca
 @pytest.mark.parametrize("sandbox", ["off", "workspace-write"])
 def test_children_and_logs_never_show_the_keys(tmp_path: Path, sandbox: str) -> None:
@@ -87,6 +88,7 @@ def test_children_and_logs_never_show_the_keys(tmp_path: Path, sandbox: str) -> 
         assert "No such file" in result or "Permission denied" in result, result
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["off", "workspace-write"])
 def test_a_child_cannot_read_mca_s_environment(sandbox: str) -> None:
     """As an ordinary user, /proc/<mca>/environ is refused: unsandboxed, by PR_SET_DUMPABLE
@@ -128,15 +130,16 @@ from mca.sandbox.probe import probe
 from mca.tools import get_tool
 from mca.events import drop
 from mca.tools.base import Approvals, ToolEnv, TurnState
-from mca.tools.snapshots import SnapshotStore
+from mca.workspace.scan import OFF
+from mca.workspace.store import WorkspaceStore
 from mca.skills.stage import read_reference
 class Refuse:
     def approve(self, command): return False
     def approve_write(self, path, reason, diff): return False
     def approve_edit(self, path, diff): return True
 ws = Path(sys.argv[1])
-store = SnapshotStore(ws, ws.parent / "store", "m", "20260101T000000")
-env = ToolEnv(ws, store, Approvals(Refuse()), drop)
+store = WorkspaceStore(ws, ws.parent / "store", "m", "20260101T000000", OFF)
+env = ToolEnv(store, Approvals(Refuse()), drop)
 out = {}
 for name, args in json.loads(sys.argv[2]):
     try:
@@ -228,6 +231,7 @@ def test_a_fifo_anywhere_is_refused_at_once(env: ToolEnv, ws: Path) -> None:
 
 
 # -- the terminal ------------------------------------------------------------------------------
+@pytest.mark.slow
 @needs_mca
 @pytest.mark.pty
 def test_p_on_a_terminal_shows_the_exact_command_and_no_escapes(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ from prompt_toolkit.output import DummyOutput
 
 from mca.cli import main
 from mca.config import load_settings
-from mca.ui.repl import Repl
+from mca.launch import repl_for
 from tests.fakeserver import FakeServer, Received, Reply, openai_reply
 
 PLANTED = {
@@ -185,7 +185,7 @@ class World:
         with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
             pipe.send_text(keys)
             pipe.close()  # end of input: a prompt that wants more gets EOF, never waits
-            repl = Repl(
+            repl = repl_for(
                 settings, input=pipe, output=DummyOutput(), out=out, history=InMemoryHistory()
             )
             repl.run()

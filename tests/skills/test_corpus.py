@@ -17,6 +17,7 @@ pytestmark = [
         not CORPUS.is_dir(),
         reason=f"the shared corpus is not here ({CORPUS}); it exists only in CI",
     ),
+    pytest.mark.slow,  # the reliability suite (make stress runs it at full size)
 ]
 TARGET = 0.995
 # Files where mca deliberately differs from PyYAML on name/description: (path suffix, why).

@@ -57,6 +57,7 @@ def test_a_logit_does_not_depend_on_the_order_of_its_terms() -> None:
     assert judgment.logit(x, (1.0,) * 4) == judgment.logit(x[::-1], (1.0,) * 4) == 2.0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not CORPUS.is_dir(), reason=f"the shared corpus is not here ({CORPUS}); it exists only in CI"
 )

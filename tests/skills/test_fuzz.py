@@ -13,7 +13,10 @@ from mca.skills.parse import parse_text
 from mca.skills.validate import validate
 from mca.skills.yaml import YamlError, parse_yaml
 
-pytestmark = pytest.mark.stress
+pytestmark = [
+    pytest.mark.stress,
+    pytest.mark.slow,  # the reliability suite (make stress runs it at full size)
+]
 EXAMPLES = int(os.environ.get("MCA_FUZZ_EXAMPLES", "300"))
 PIECES = [
     "---",

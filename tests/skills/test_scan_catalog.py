@@ -18,6 +18,7 @@ from mca.skills.scan import (
     resolve_collisions,
     scan_roots,
 )
+from mca.wiring import skills_config
 from tests.conftest import REPO
 from tests.skills.conftest import MakeSkill, skill_text
 
@@ -351,10 +352,10 @@ def test_strict_skills_refuses_what_was_not_used_as_written(tmp_path: Path) -> N
         {"MOCK": "1", "MCA_HOME": str(tmp_path / "h"), "HOME": str(tmp_path)}, workspace=tmp_path
     )
     s = s.with_(skills_dirs=(root,), strict_skills=True)
-    d = run_discovery(s, Estimator())
+    d = run_discovery(skills_config(s), Estimator())
     assert sorted(d.skills) == ["dropped", "long"]  # both load without --strict-skills
     with pytest.raises(SkillsRefused) as info:
-        refuse_if_strict(s, d)
+        refuse_if_strict(skills_config(s), d)
     assert "field-dropped" in str(info.value) and "description-too-long" in str(info.value)
 
 

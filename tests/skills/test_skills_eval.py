@@ -91,6 +91,7 @@ def test_eval_with_skill_dir_and_all(tree: Path, tmp_path: Path) -> None:
     assert multi["accuracy"] == 1.0, multi["misses"]
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.parametrize(
     ("content", "message"),

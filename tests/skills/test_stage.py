@@ -20,7 +20,7 @@ from mca.skills.discover import char_fits, discover
 from mca.skills.gates import apply_gates
 from mca.skills.inject import command_line, render_skill
 from mca.skills.model import Root, Skill
-from mca.skills.stage import SkillStage, evaluate
+from mca.skills.stage import HISTORY_KEPT, SkillStage, evaluate
 from mca.skills.trigger import SkillSet, _score, has_word, judge, sentence_paths
 from mca.tools import TOOL_NAMES, get_tool
 from mca.tools.base import ToolEnv, TurnState
@@ -180,6 +180,14 @@ def test_one_user_message_before_reference_and_sentence(env: ToolEnv, ws: Path) 
     ]
     assert sent[0].protected and sent[0].skills == ("calc-conventions",)
     assert "function divide" in sent[1].content and 'path="src/calc.js"' in sent[1].content
+
+
+def test_a_long_session_keeps_only_the_latest_stage_results(ws: Path) -> None:
+    stage = SkillStage(lab_skills(), budget=12_000, root=ws, emit=drop)
+    for turn in range(1, 3 * HISTORY_KEPT):
+        stage(f"hello {turn}", [], turn)
+    assert [t for t, _ in stage.history] == list(range(2 * HISTORY_KEPT, 3 * HISTORY_KEPT))
+    assert stage.last is stage.history[-1][1]
 
 
 def test_dedup_across_turns(env: ToolEnv) -> None:
@@ -368,6 +376,7 @@ def test_skill_text_helper_round_trips(tmp_path: Path, make_skill: MakeSkill) ->
 WORDS = ["test", "latest", "node --test", "divide", "by-zero", "登录", "café", "src", "a.b", "x"]
 
 
+@pytest.mark.slow
 @given(
     st.lists(
         st.tuples(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -150,6 +151,7 @@ def _full(text: str) -> Parsed:
     return Parsed(p.document(), p.warnings, p.key_lines)
 
 
+@pytest.mark.slow
 @PROPS
 @given(document())
 @example("triggers:\n- deploy\n    - production\n")
@@ -177,6 +179,7 @@ def _strings(value: Any) -> Any:
     return "" if value is None else str(value)
 
 
+@pytest.mark.slow
 @PROPS
 @given(document())
 @example("triggers:\n- deploy\n    - production\n")

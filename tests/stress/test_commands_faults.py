@@ -15,14 +15,18 @@ import pytest
 
 from mca.agent import Agent
 from mca.errors import ModelError
-from mca.models.http import RetryPolicy
 from mca.models.openai import OpenAIModel
+from mca.models.retry import RetryPolicy
 from mca.tools.base import ToolEnv
 from mca.ui.render import progress_line
+from mca.wiring import model_options
 from tests.helpers import engine, settings_for
 from tests.models.wire import Recorder, openai_json, openai_sse, sse
 
-pytestmark = pytest.mark.stress
+pytestmark = [
+    pytest.mark.stress,
+    pytest.mark.slow,  # the reliability suite (make stress runs it at full size)
+]
 
 MEASURE = """
 import sys
@@ -49,7 +53,8 @@ def test_fifty_megabytes_of_output_stay_bounded() -> None:
 def _model(tmp_path: Path, rec: Recorder | None = None, server: str = "http://fake") -> OpenAIModel:
     s = settings_for("openai", tmp_path, server=server, MCA_READ_TIMEOUT="0.5")
     transport = httpx.MockTransport(rec) if rec is not None else None
-    return OpenAIModel(s, transport=transport, policy=RetryPolicy(base=0.001, sleep=lambda _: None))
+    policy = RetryPolicy(base=0.001, sleep=lambda _: None)
+    return OpenAIModel(model_options(s), transport=transport, policy=policy)
 
 
 CALL = [("c9", "read_file", {"path": "a.txt"})]
@@ -78,7 +83,7 @@ def test_api_faults(fault: str, env: ToolEnv, tmp_path: Path) -> None:
     stream = fault not in ("empty response", "not JSON at all")
     rec = Recorder(*first, *replies)
     model = _model(tmp_path, rec)
-    model.settings = model.settings.with_(stream=stream)
+    model.options = model.options.with_(http=replace(model.options.http, stream=stream))
     if not stream:
         rec.responses[0] = httpx.Response(200, json=openai_json("first answer"))
     agent = Agent(engine(model, "s"), env)

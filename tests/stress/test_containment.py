@@ -24,10 +24,14 @@ from mca.skills.discover import char_fits, discover
 from mca.skills.model import Root
 from mca.tools import get_tool
 from mca.tools.base import Approvals, ToolEnv, TurnState
-from mca.tools.snapshots import SnapshotStore
+from mca.workspace.scan import OFF
+from mca.workspace.store import WorkspaceStore
 from tests.helpers import SkillDirs
 
-pytestmark = pytest.mark.stress
+pytestmark = [
+    pytest.mark.stress,
+    pytest.mark.slow,  # the reliability suite (make stress runs it at full size)
+]
 FULL = os.environ.get("MCA_STRESS") == "1"  # read at import: the autouse fixture clears MCA_*
 SECRET = "TOP-SECRET-OUTSIDE-CONTENT"
 
@@ -48,9 +52,9 @@ def arena(tmp_path: Path) -> Iterator[tuple[ToolEnv, Path, Path]]:
     (skill / "references").mkdir(parents=True)
     (skill / "references" / "a.md").write_text("ref\n")
     (skill / "references" / "out").symlink_to(outside / "secret.txt")
-    store = SnapshotStore(ws, ws.parent / "store", "t", "20260101T000000")
+    store = WorkspaceStore(ws, ws.parent / "store", "t", "20260101T000000", OFF)
     skills = SkillDirs({"guide": skill})
-    yield ToolEnv(ws, store, Approvals(HeadlessUI()), drop, skills), outside, skill
+    yield ToolEnv(store, Approvals(HeadlessUI()), drop, skills), outside, skill
 
 
 def _paths(outside: Path, skill: Path) -> list[str]:
@@ -159,6 +163,7 @@ while True:
 """
 
 
+@pytest.mark.slow
 def test_symlink_swapped_between_check_and_use(arena: tuple[ToolEnv, Path, Path]) -> None:
     """Another process keeps swapping a real directory for a symlink pointing out, so some
     reads and writes resolve the path while it is real and open it while it is a link."""

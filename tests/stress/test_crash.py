@@ -21,7 +21,11 @@ MCA = Path(sys.executable).parent / "mca"
 FULL = os.environ.get("MCA_STRESS") == "1"
 TRIALS = 100 if FULL else 4
 SIZE = 1_500_000
-pytestmark = [pytest.mark.stress, pytest.mark.skipif(not MCA.exists(), reason="mca not installed")]
+pytestmark = [
+    pytest.mark.stress,
+    pytest.mark.skipif(not MCA.exists(), reason="mca not installed"),
+    pytest.mark.slow,  # kills the installed mca mid-write
+]
 
 
 def _content(rng: random.Random, tag: str) -> str:

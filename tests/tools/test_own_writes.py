@@ -14,7 +14,7 @@ from mca.exports import write_export
 from mca.tools import get_tool
 from mca.tools.allow import Answer, CommandQuestion
 from mca.tools.base import Approvals, ToolEnv, TurnState
-from mca.tools.protect import protected_reason
+from mca.workspace.protect import protected_reason
 
 
 class Asked:
@@ -53,9 +53,9 @@ def test_an_export_in_the_workspace_is_contained_and_undone_alone(env: ToolEnv, 
     get_tool("write_file").run(env, TurnState(1), {"path": "a.txt", "content": "turn 1\n"})
     env.approvals.mode = "ask"  # the person's own write is not asked about: they asked for it
     assert "(/undo reverts it)" in write_export(env, 1, "a.txt", "", b"exported\n")
-    assert env.snapshots.undo().restored == ["a.txt"]  # the export, alone
+    assert env.workspace.undo()[0].restored == ["a.txt"]  # the export, alone
     assert (ws / "a.txt").read_text() == "turn 1\n"
-    assert env.snapshots.undo().removed == ["a.txt"]  # then turn 1's write
+    assert env.workspace.undo()[0].removed == ["a.txt"]  # then turn 1's write
     os.symlink(ws.parent, ws / "out")
     with pytest.raises(McaError, match="outside the workspace"):
         write_export(env, 1, "out/conv.md", "", b"x")

@@ -174,8 +174,8 @@ def test_search_text_is_capped(env: ToolEnv, ws: Path) -> None:
 def test_write_file_creates_parents_and_snapshots(env: ToolEnv, ws: Path) -> None:
     assert run(env, "write_file", path="new/dir/f.txt", content="hi").startswith("created")
     assert (ws / "new/dir/f.txt").read_text() == "hi"
-    manifests = env.snapshots.manifests()
-    assert manifests[0][1]["files"][0]["existed"] is False
+    records, _ = env.workspace.journal.read()
+    assert records[0].writes is not None and records[0].writes.files[0].existed is False
 
 
 def test_write_keeps_mode(env: ToolEnv, ws: Path) -> None:
@@ -230,6 +230,7 @@ def test_run_command_declined(ws: Path, env: ToolEnv) -> None:
     assert not (ws / "made").exists()
 
 
+@pytest.mark.slow
 def test_run_command_timeout_kills_the_whole_group(env: ToolEnv, ws: Path) -> None:
     start = time.monotonic()
     with pytest.raises(ToolError) as info:
@@ -275,6 +276,7 @@ def test_capture_bounded_memory() -> None:
     assert "999980 bytes elided" in cap.text()
 
 
+@pytest.mark.slow
 def test_background_children_do_not_hang_the_tool(env: ToolEnv) -> None:
     start = time.monotonic()
     out = run(env, "run_command", command="sleep 60 & echo done")

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import io
 import re
-import sys
 from pathlib import Path
 
 import pyte
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mca.config import Settings
 from mca.diff import unified
 from mca.tools.allow import CommandQuestion
+from mca.ui.face import FaceConfig
 from mca.ui.oneshot import StderrUI
 from mca.ui.terminal import ReplUI
 
@@ -93,6 +93,7 @@ def check_new_file(printed: str, content: str) -> None:
     assert not after.startswith("+"), "more lines on the screen than in the file"
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(text)
 def test_a_protected_write_shows_the_new_file_whole(content: str) -> None:
@@ -104,16 +105,13 @@ def test_a_protected_write_shows_the_new_file_whole(content: str) -> None:
     check_new_file(out.getvalue(), content)
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(text)
 def test_an_ask_mode_write_shows_the_new_file_whole_without_a_terminal_too(content: str) -> None:
     err = io.StringIO()
-    ui = StderrUI(Settings(Path("."), Path(".")), err=err)
-    stdin, sys.stdin = sys.stdin, io.StringIO()  # not a terminal: shown, then refused
-    try:
-        ui.approve_edit("f.txt", unified("f.txt", None, content.encode(), None))
-    finally:
-        sys.stdin = stdin
+    ui = StderrUI(FaceConfig(Path("."), Path(".")), err=err, stdin=io.StringIO())  # no terminal
+    ui.approve_edit("f.txt", unified("f.txt", None, content.encode(), None))
     check_new_file(err.getvalue(), content)
 
 

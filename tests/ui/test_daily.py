@@ -15,15 +15,18 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from mca.config import ModelChooser, load_settings
+from mca.chooser import ModelChooser
+from mca.config import load_settings
 from mca.errors import ConfigError
 from mca.sessions import list_saved, read_saved
+from mca.wiring import model_options
 
 MCA = Path(sys.executable).parent / "mca"
 PLANTED = "sk-planted-0123456789abcdef0123456789"
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment"),
+    pytest.mark.slow,  # the installed mca, run as a person would
 ]
 
 
@@ -232,7 +235,7 @@ def test_print_mode_loads_the_head_of_a_named_skill_over_the_budget(ws: Path) ->
 
 def test_model_chooser(ws: Path) -> None:
     env = {"OPENAI_API_KEY": "k1", "HOME": str(ws.parent), "MCA_HOME": str(ws.parent / "h")}
-    current = load_settings(env, workspace=ws)
+    current = model_options(load_settings(env, workspace=ws))
     chooser = ModelChooser(env, ws, {})
     assert chooser.to("gpt-4.1", current).model == "gpt-4.1"
     with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
@@ -246,7 +249,7 @@ def test_model_chooser(ws: Path) -> None:
     assert "openai     key in OPENAI_API_KEY" in "\n".join(chooser.available())
     local = {"MCA_BASE_URL": "http://127.0.0.1:9/v1", "MCA_API_KEY": "local-server-key"}
     local |= {"MCA_PROVIDER": "openai", "HOME": env["HOME"], "MCA_HOME": env["MCA_HOME"]}
-    at_server = load_settings({**local, "MCA_MODEL": "qwen"}, workspace=ws)
+    at_server = model_options(load_settings({**local, "MCA_MODEL": "qwen"}, workspace=ws))
     with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):  # never the server's key
         ModelChooser(local, ws, {}).to("claude-sonnet-4-5", at_server)
     away = ModelChooser({**local, "ANTHROPIC_API_KEY": "k3"}, ws, {}).to("claude-x", at_server)

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from mca.chooser import ModelChooser
 from mca.cli import main
-from mca.config import ModelChooser, load_settings
+from mca.config import load_settings
+from mca.launch import repl_for
 from mca.ledger import Calibration
-from mca.ui.repl import Repl
 from mca.words import plural
 
 
@@ -22,7 +23,7 @@ def repl(ws: Path, lines: str, **env: str) -> str:
     settings = load_settings(values, workspace=ws)
     chooser = ModelChooser(values, ws, {})
     out = io.StringIO()
-    Repl(settings, out=out, stdin=io.StringIO(lines), chooser=chooser).run()
+    repl_for(settings, out=out, stdin=io.StringIO(lines), chooser=chooser).run()
     return out.getvalue()
 
 

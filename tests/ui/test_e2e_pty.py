@@ -9,7 +9,11 @@ import pytest
 
 from tests.ptyscreen import MCA, as_a_terminal, child_env, wait_until
 
-pytestmark = [pytest.mark.e2e, pytest.mark.pty]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.pty,
+    pytest.mark.slow,  # the installed mca in a pseudo-terminal
+]
 
 
 def spawn(ws: Path, *args: str, **env: str) -> pexpect.spawn[str]:

@@ -18,6 +18,7 @@ pytestmark = [
     pytest.mark.e2e,
     pytest.mark.pty,
     pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment"),
+    pytest.mark.slow,  # the installed mca in a pseudo-terminal
 ]
 # Five seconds of output, one line a second; its first line tries to set the terminal's title.
 TICKS = "printf 'x\\033]0;PWNED\\007y\\n'; for i in 1 2 3 4 5; do echo tick-$i; sleep 1; done"

@@ -37,6 +37,7 @@ widths = st.sampled_from([None, 20, 27, 80])
 prose = st.text(alphabet="ab漢 \n*`-#1.", max_size=200)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(pieces, st.lists(st.integers(0, 200), max_size=12), widths)
 def test_pieces_render_exactly_as_the_whole(text: str, cuts: list[int], width: int | None) -> None:

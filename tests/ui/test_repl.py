@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,16 @@ from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from mca.config import load_settings
+from mca.config import Settings, load_settings
+from mca.errors import McaError
+from mca.launch import repl_for
+from mca.ledger import TurnLedger
+from mca.session import Session
+from mca.sessions import SessionStore
+from mca.types import Message
 from mca.ui.repl import Repl
-from mca.ui.terminal import McaCompleter
+from mca.ui.terminal import McaCompleter, ReplUI
+from tests.helpers import piped_repl
 
 RunRepl = Callable[..., tuple[str, Repl]]  # keys (and env) -> what it printed, the REPL
 ENTER = "\r"
@@ -32,14 +40,7 @@ def run_repl(ws: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunRepl]:
         settings = load_settings(
             {"MOCK": "1", **env, "MCA_HOME": str(ws.parent / "home")}, workspace=ws
         )
-        out = io.StringIO()
-        with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-            pipe.send_text(keys)
-            repl = Repl(
-                settings, input=pipe, output=DummyOutput(), out=out, history=InMemoryHistory()
-            )
-            repl.run()
-        return out.getvalue(), repl
+        return piped_repl(settings, keys)
 
     yield go
 
@@ -89,6 +90,7 @@ def test_run_command_asks_first(run_repl: RunRepl, ws: Path) -> None:
     assert "(unsandboxed: with your full rights)" in out
 
 
+@pytest.mark.slow
 def test_auto_edit_runs_sandboxed_commands_without_asking(run_repl: RunRepl, ws: Path) -> None:
     out, repl = run_repl(f"run `touch one`{ENTER}{CTRL_D}")
     if not repl.session.sandbox or not repl.session.sandbox.active:
@@ -143,28 +145,57 @@ def test_the_step_limit_is_said_once(run_repl: RunRepl, tmp_path: Path) -> None:
 
 def test_a_bug_in_a_turn_is_one_line_and_the_session_goes_on(ws: Path) -> None:
     from mca.assemble import open_session
-    from tests.helpers import FakeModel, say
+    from tests.helpers import FakeModel, piped_repl, say
 
     home = ws.parent / "home"
     settings = load_settings({"MOCK": "1", "MCA_HOME": str(home)}, workspace=ws)
     model = FakeModel([RuntimeError("kaboom"), say("fine")])
-    out = io.StringIO()
-    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-        pipe.send_text(f"one{ENTER}two{ENTER}{CTRL_D}")
-        repl = Repl(
-            settings,
-            input=pipe,
-            output=DummyOutput(),
-            out=out,
-            history=InMemoryHistory(),
-            session_factory=lambda s, ui: open_session(s, ui, model=model),
-        )
-        assert repl.run() == 0
-    text = out.getvalue()
+    opener = lambda ui: open_session(settings, ui, model=model)  # noqa: E731
+    text, _ = piped_repl(settings, f"one{ENTER}two{ENTER}{CTRL_D}", opener=opener)
     assert "internal error (this is a bug in mca" in text and "RuntimeError: kaboom" in text
     assert "fine" in text and text.rstrip().endswith("bye")
     crash = list((home / "logs").glob("crash-*.txt"))
     assert crash and "kaboom" in crash[0].read_text() and crash[0].stat().st_mode & 0o077 == 0
+
+
+class _FullDisk(SessionStore):
+    """A conversation file that cannot be written after the first turn."""
+
+    def turn(self, messages: Sequence[Message], ledger: TurnLedger | None) -> None:
+        raise McaError("cannot save the conversation: no space left on the device")
+
+
+def test_a_failure_after_the_turn_was_saved_says_the_turn_was_kept(ws: Path) -> None:
+    """The turn ran and was checkpointed; saving it failed: the REPL must not claim the
+    conversation is as it was before the turn (it is not: the turn is in it)."""
+    from mca.assemble import open_session
+    from tests.helpers import FakeModel, piped_repl, say
+
+    def failing(settings: Settings, ui: ReplUI) -> Session:
+        session = open_session(settings, ui, model=FakeModel([say("the answer"), say("next")]))
+        return replace(session, store=_FullDisk(None, session.id, ws, "fake"))
+
+    settings = load_settings({"MOCK": "1", "MCA_HOME": str(ws.parent / "home")}, workspace=ws)
+    keys = f"one{ENTER}two{ENTER}{CTRL_D}"
+    text, repl = piped_repl(settings, keys, opener=lambda ui: failing(settings, ui))
+    session = repl.session
+    assert "error: cannot save the conversation" in text
+    assert "the conversation is as it was before this turn" not in text
+    assert "the turn was kept (the conversation has it); recording its ledger and saving" in text
+    assert [m.content for m in session.messages if m.role == "user"] == ["one", "two"]
+
+
+def test_a_failure_before_the_turn_was_kept_says_it_was_rolled_back(ws: Path) -> None:
+    from mca.assemble import open_session
+    from mca.errors import ModelError
+    from tests.helpers import FakeModel, piped_repl
+
+    settings = load_settings({"MOCK": "1", "MCA_HOME": str(ws.parent / "home")}, workspace=ws)
+    model = FakeModel([ModelError("the server went away")])
+    opener = lambda ui: open_session(settings, ui, model=model)  # noqa: E731
+    text, repl = piped_repl(settings, f"one{ENTER}{CTRL_D}", opener=opener)
+    assert list(repl.session.messages) == []
+    assert "error: the server went away\nthe conversation is as it was before this turn" in text
 
 
 def _script(tmp_path: Path, *steps: str) -> str:
@@ -201,6 +232,7 @@ def test_read_only_refuses_writes_and_commands(run_repl: RunRepl, ws: Path, tmp_
     assert not (ws / "X").exists()
 
 
+@pytest.mark.slow
 def test_always_is_scoped_to_the_program(run_repl: RunRepl, ws: Path, tmp_path: Path) -> None:
     """'always' covers the same program with the same first arguments (options may follow),
     nothing else; it is asked for with --mode ask (or without a sandbox)."""
@@ -264,7 +296,9 @@ def test_ctrl_c_in_a_command_cancels_it_and_the_session_goes_on(ws: Path) -> Non
 
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         pipe.send_text(f"/wait{ENTER}list the files{ENTER}{CTRL_D}")
-        repl = Repl(settings, input=pipe, output=DummyOutput(), out=out, history=InMemoryHistory())
+        repl = repl_for(
+            settings, input=pipe, output=DummyOutput(), out=out, history=InMemoryHistory()
+        )
         repl.commands["/wait"] = Command("waits", interrupted)
         assert repl.run() == 0
     text = out.getvalue()

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from mca.sessions import read_saved
-from tests.checkpoints.world import state
 from tests.conftest import REPO
+from tests.workspace.world import state
 
 MCA = Path(sys.executable).parent / "mca"
 SCRIPT = REPO / "fixtures" / "mock-scripts" / "sed-rm-gen.jsonl"
@@ -25,6 +25,7 @@ GEN = (
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment"),
+    pytest.mark.slow,  # the installed mca, turn by turn
 ]
 
 

@@ -15,9 +15,11 @@ from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
+from mca.assemble import open_session
 from mca.config import load_settings
 from mca.ui.repl import Repl
 from mca.ui.terminal import ReplUI
+from mca.wiring import face_config
 from tests.ptyscreen import MCA, Screen
 from tests.ui.test_terminal_pty import env_for
 
@@ -49,6 +51,7 @@ class LateSummary(Repl):
         return super().summary()
 
 
+@pytest.mark.slow
 def test_a_late_summary_still_comes_whole_before_the_first_turn(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -57,7 +60,11 @@ def test_a_late_summary_still_comes_whole_before_the_first_turn(
     monkeypatch.setattr(sys, "stdout", out)  # the REPL's own output is the process's stdout
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         pipe.send_text("run `echo hi`\r\x04")
-        repl = LateSummary(settings, input=pipe, output=DummyOutput(), history=InMemoryHistory())
+        opener = lambda ui: open_session(settings, ui)  # noqa: E731
+        face = face_config(settings)
+        repl = LateSummary(
+            face, opener, input=pipe, output=DummyOutput(), history=InMemoryHistory()
+        )
         assert repl.run() == 0
     lines = out.getvalue().splitlines()
     summary = next(i for i, line in enumerate(lines) if line.startswith("skills:"))
@@ -79,6 +86,7 @@ def test_held_keeps_what_this_thread_writes_for_later() -> None:
     assert out.getvalue() == "written\nkept ^[[31m\n"
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.pty
 @pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment")
@@ -93,6 +101,7 @@ def test_a_request_typed_before_the_first_prompt_follows_the_summary(ws: Path) -
     term.close()
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.pty
 @pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment")

@@ -5,11 +5,13 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
+
 from mca.assemble import open_session
 from mca.config import Settings, load_settings
+from mca.launch import repl_for
 from mca.prompt import build_system_prompt, read_agents_md
 from mca.session import Session
-from mca.ui.repl import Repl
 from mca.ui.status import safe_url
 from mca.ui.terminal import ReplUI
 from tests.helpers import FakeModel, say, settings_for
@@ -30,7 +32,9 @@ def repl(
         return open_session(s, ui, model=model)
 
     out = io.StringIO()
-    Repl(settings, out=out, stdin=io.StringIO(lines), session_factory=factory).run()
+    repl_for(
+        settings, out=out, stdin=io.StringIO(lines), opener=lambda ui: factory(settings, ui)
+    ).run()
     return out.getvalue()
 
 
@@ -62,6 +66,7 @@ def test_the_ledger_names_each_instruction_file_by_its_path(tmp_path: Path) -> N
     assert "Use tabs." in prompt.docs()[0][1] and "make test" in prompt.docs()[1][1]
 
 
+@pytest.mark.slow
 def test_status_shows_what_is_loaded(tmp_path: Path) -> None:
     ws = repo(tmp_path)
     out = repl(ws, "hello\n/status\n")
@@ -76,6 +81,7 @@ def test_status_shows_what_is_loaded(tmp_path: Path) -> None:
     assert "skills: 0 loaded, 0 skipped" in status
 
 
+@pytest.mark.slow
 def test_status_on_a_real_wire_never_shows_the_key(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -88,6 +94,7 @@ def test_status_on_a_real_wire_never_shows_the_key(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_init_writes_the_template_without_a_model(ws: Path) -> None:
     (ws / "Makefile").write_text("test:\n\tpytest\n")
     (ws / "CLAUDE.md").write_text("old notes\n")

@@ -19,6 +19,7 @@ pytestmark = [
     pytest.mark.e2e,
     pytest.mark.pty,
     pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment"),
+    pytest.mark.slow,  # the installed mca in a pseudo-terminal
 ]
 ANSWER = [
     "# Hea",

@@ -19,9 +19,9 @@ from prompt_toolkit.output import DummyOutput
 from mca.cli import main
 from mca.config import load_settings
 from mca.events import SessionStarted, ThinkingDelta
+from mca.launch import repl_for
 from mca.ui.jsonl import StreamUI
 from mca.ui.render import fold_thinking
-from mca.ui.repl import Repl
 from mca.ui.terminal import ReplUI
 
 ENTER, CTRL_D = "\r", "\x04"
@@ -70,7 +70,9 @@ def test_the_repl_shows_it_dim_and_folded_and_unfolds_it(ws: Path, tmp_path: Pat
     keys = f"what is here?{ENTER}/thinking{ENTER}{CTRL_D}"
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         pipe.send_text(keys)
-        repl = Repl(settings, input=pipe, output=DummyOutput(), out=out, history=InMemoryHistory())
+        repl = repl_for(
+            settings, input=pipe, output=DummyOutput(), out=out, history=InMemoryHistory()
+        )
         repl.run()
     text = out.getvalue()
     turn = text[: text.index("thinking, reply 1")]

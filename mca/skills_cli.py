@@ -10,38 +10,34 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mca.sanitize import visible
-from mca.skills.eval_run import EvalReport
-from mca.skills.evals import EvalFileError
-from mca.skills.model import SKILL_FILE, Candidate, Root, Skill
-from mca.skills.policy import Policy, PolicyFor
-from mca.skills.report import candidate_json, candidates_text, discovery_text, stage_text
-from mca.skills.runtime import run_discovery
-from mca.skills.scan import load_candidate, scan_roots
-from mca.skills.stage import evaluate
-from mca.tokens import Estimator
+from mca.cli_parents import actions
 
 if TYPE_CHECKING:
-    from mca.config import Settings
+    from mca.cli_parents import Parents, Subparsers
+    from mca.skills.model import Candidate, Skill
+    from mca.skills.policy import Policy
+    from mca.skills.runtime import SkillsConfig
+
+__all__ = ["add_parser", "check_candidates", "run"]
+
+ACTIONS = {
+    "list": "every candidate skill and its status",
+    "check": "parse and validate SKILL.md files, skill dirs or roots",
+    "why": "what the pre-turn stage would do for a sentence",
+    "eval": "run trigger-eval files through the pre-turn stage",
+}
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mca skills", description="inspect skills (no model)")
-    sub = p.add_subparsers(dest="action", required=True)
-    actions = {
-        "list": "every candidate skill and its status",
-        "check": "parse and validate SKILL.md files, skill dirs or roots",
-        "why": "what the pre-turn stage would do for a sentence",
-        "eval": "run trigger-eval files through the pre-turn stage",
-    }
-    for name, help_text in actions.items():
-        s = sub.add_parser(name, help=help_text)
-        s.add_argument("--json", action="store_true")
+def add_parser(sub: Subparsers, parents: Parents) -> None:
+    """`skills ACTION`: -C and --skills-dir after list, why and eval (check takes paths)."""
+    found = actions(sub, "skills", "inspect skills (no model)", run)
+    for name, help_text in ACTIONS.items():
         if name == "check":
+            s = found.add_parser(name, parents=[parents.json], help=help_text)
             s.add_argument("paths", nargs="+", metavar="PATH")
             continue
-        s.add_argument("-C", dest="workspace", metavar="DIR")
-        s.add_argument("--skills-dir", action="append", default=[], metavar="DIR")
+        shared = [parents.workspace, parents.skills_dir, parents.json]
+        s = found.add_parser(name, parents=shared, help=help_text)
         if name == "why":
             s.add_argument("sentence")
             s.add_argument("--path", action="append", default=[], metavar="FILE")
@@ -49,21 +45,25 @@ def _parser() -> argparse.ArgumentParser:
             s.add_argument("file", nargs="?", metavar="FILE")
             s.add_argument("--skill", action="append", default=[], metavar="DIR")
             s.add_argument("--all", dest="all_dir", metavar="DIR")
-    return p
 
 
-def _settings(args: argparse.Namespace, env: Mapping[str, str], policy_for: PolicyFor) -> Settings:
+def _config(args: argparse.Namespace, env: Mapping[str, str]) -> SkillsConfig:
     from mca.config import load_settings
+    from mca.launch import lab_policy
+    from mca.wiring import skills_config
 
     workspace = Path(args.workspace or os.getcwd())
     overrides = {"skills_dirs": tuple(Path(d) for d in args.skills_dir)}
     settings = load_settings(env, workspace=workspace, overrides=overrides)
-    return settings.with_(policy=policy_for(settings.lab))
+    return skills_config(settings.with_(policy=lab_policy(settings.lab)))
 
 
 def check_candidates(paths: Sequence[str]) -> tuple[list[Candidate], list[str]]:
     """Candidates for SKILL.md files, skill directories, or roots to scan; and the problems
     with paths that gave none (missing, not a skill file, no SKILL.md below)."""
+    from mca.skills.model import SKILL_FILE, Root
+    from mca.skills.scan import load_candidate, scan_roots
+
     out: list[Candidate] = []
     problems: list[str] = []
     for raw in paths:
@@ -86,10 +86,15 @@ def check_candidates(paths: Sequence[str]) -> tuple[list[Candidate], list[str]]:
     return out, problems
 
 
-def run_skills_command(argv: Sequence[str], env: Mapping[str, str], policy_for: PolicyFor) -> int:
-    """Entry for `mca skills ...`; returns the exit code. `policy_for` turns MCA_LAB into the
-    policy that discovery and the stage run."""
-    args = _parser().parse_args(argv)
+def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    """Entry for `mca skills ...`; returns the exit code. MCA_LAB chooses the policy that
+    discovery and the stage run (mca.cli.lab_policy)."""
+    from mca.sanitize import visible
+    from mca.skills.report import candidate_json, candidates_text, discovery_text, stage_text
+    from mca.skills.runtime import run_discovery
+    from mca.skills.stage import evaluate
+    from mca.tokens import Estimator
+
     out = sys.stdout
     if args.action == "check":
         cands, problems = check_candidates(args.paths)
@@ -101,11 +106,11 @@ def run_skills_command(argv: Sequence[str], env: Mapping[str, str], policy_for: 
         elif cands:
             out.write(visible(candidates_text(cands)) + "\n")
         return 1 if problems or any(c.has_error for c in cands) else 0
-    settings = _settings(args, env, policy_for)
-    estimator = Estimator(settings.encoding)
-    discovery = run_discovery(settings, estimator)
+    config = _config(args, env)
+    estimator = Estimator(config.encoding)
+    discovery = run_discovery(config, estimator)
     if args.action == "eval":
-        return _eval(args, discovery.skills, settings, discovery.policy)
+        return _eval(args, discovery.skills, config, discovery.policy)
     if args.action == "list":
         if args.json:
             rows = [candidate_json(c) for c in discovery.candidates]
@@ -116,8 +121,8 @@ def run_skills_command(argv: Sequence[str], env: Mapping[str, str], policy_for: 
     result = evaluate(
         discovery.skill_set,
         args.sentence,
-        budget=settings.skill_budget,
-        root=settings.workspace,
+        budget=config.budget,
+        root=config.workspace,
         extra_paths=args.path,
         policy=discovery.policy,
     )
@@ -132,14 +137,16 @@ def run_skills_command(argv: Sequence[str], env: Mapping[str, str], policy_for: 
 
 
 def _eval(
-    args: argparse.Namespace, installed: Mapping[str, Skill], settings: Settings, policy: Policy
+    args: argparse.Namespace, installed: Mapping[str, Skill], config: SkillsConfig, policy: Policy
 ) -> int:
     """`mca skills eval FILE [--skill DIR]...` or `mca skills eval --all DIR`."""
-    from mca.skills.eval_run import report_text, run_all, run_file, skill_at
+    from mca.sanitize import visible
+    from mca.skills.eval_run import EvalReport, report_text, run_all, run_file, skill_at
+    from mca.skills.evals import EvalFileError
 
     if (args.file is None) == (args.all_dir is None):
         raise EvalFileError("mca skills eval: give an eval FILE, or --all DIR (not both)")
-    budget, root = settings.skill_budget, settings.workspace
+    budget, root = config.budget, config.workspace
     if args.all_dir is not None:
         report = run_all(Path(args.all_dir), installed, budget=budget, root=root, policy=policy)
     else:

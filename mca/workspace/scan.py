@@ -22,7 +22,23 @@ from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import NamedTuple
 
 from mca.fsutil import FileTooLarge, NotRegularFile, read_regular_stat
-from mca.tools.ignore import Ignore
+from mca.workspace.ignore import Ignore
+
+__all__ = [
+    "KINDS",
+    "OFF",
+    "RACY_NS",
+    "SKIPPED_NAMES",
+    "TEMP_MARK",
+    "BlobSink",
+    "Caps",
+    "Entry",
+    "Scanner",
+    "Stamp",
+    "Tree",
+    "Walk",
+    "Watch",
+]
 
 FILE, LINK, DIR, OVER = "file", "link", "dir", "over"
 KINDS = (FILE, LINK, DIR, OVER)
@@ -49,6 +65,9 @@ class Caps:
 
     file: int
     total: int
+
+
+OFF = Caps(0, 0)  # no checkpoints: /undo covers the file tools' writes only
 
 
 @dataclass

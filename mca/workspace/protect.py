@@ -22,35 +22,36 @@ from pathlib import Path, PurePosixPath
 
 from mca.fsutil import resolved
 
-PROTECTED_COMPONENTS = {
-    ".git": "git runs hooks and configuration from .git/ by itself",
-    ".mca": "mca reads its project configuration and skills from .mca/",
-}
-PROTECTED_PAIRS = {
+__all__ = ["HOME", "PROTECTED", "PROTECTED_NAMES", "SKILLS_DIR", "protected_reason"]
+
+# The manifest: each protected path inside a workspace (a name, or a pair of names), and why.
+PROTECTED: dict[tuple[str, ...], str] = {
+    (".git",): "git runs hooks and configuration from .git/ by itself",
+    (".mca",): "mca reads its project configuration and skills from .mca/",
     (".agents", "skills"): "mca puts project skills from .agents/skills/ in the model's context",
 }
+# The same paths as the sandbox mounts them read-only (relative to the workspace).
+PROTECTED_NAMES = tuple("/".join(parts) for parts in PROTECTED)
 SKILLS_DIR = "mca loads skills from {} into the model's context"
 HOME = "it is mca's own state and configuration ($MCA_HOME)"
 
 
 def _by_name(rel: str) -> str | None:
+    """A single protected name anywhere (the first one wins), then a protected pair."""
     parts = [p.casefold() for p in PurePosixPath(rel).parts]
-    for part in parts:
-        if part in PROTECTED_COMPONENTS:
-            return PROTECTED_COMPONENTS[part]
-    for pair, reason in PROTECTED_PAIRS.items():
-        if any(tuple(parts[i : i + 2]) == pair for i in range(len(parts) - 1)):
-            return reason
+    for n in sorted({len(names) for names in PROTECTED}):
+        for i in range(len(parts) - n + 1):
+            reason = PROTECTED.get(tuple(parts[i : i + n]))
+            if reason is not None:
+                return reason
     return None
 
 
 def _real_dirs(root: Path | None, skills: Iterable[Path]) -> Iterator[tuple[Path, str]]:
     """(real path, reason) of each protected directory, resolved now (a link may be new)."""
     if root is not None:
-        for name, reason in PROTECTED_COMPONENTS.items():
-            yield resolved(root / name), reason
-        for pair, reason in PROTECTED_PAIRS.items():
-            yield resolved(root.joinpath(*pair)), reason
+        for names, reason in PROTECTED.items():
+            yield resolved(root.joinpath(*names)), reason
     for d in skills:
         yield resolved(d), SKILLS_DIR.format(d)
 

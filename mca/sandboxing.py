@@ -1,15 +1,20 @@
-"""The sandbox a session's settings ask for, and what mca says about it (banner, notice)."""
+"""The sandbox a session's settings ask for, and what mca says about it (the banner, a notice):
+the bridge from the settings to the sandbox's Policy, at assembly (the sandbox itself never
+sees the settings)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mca import __version__
+from mca.config import Settings
 from mca.sandbox.landlock import abi_version
 from mca.sandbox.policy import Mode, build_policy
 
 if TYPE_CHECKING:  # the banner is on the path to the first prompt: the rest loads with the session
-    from mca.config import Settings
     from mca.sandbox.box import Sandbox
+
+__all__ = ["banner", "banner_line", "sandbox_for", "unsandboxed_notice"]
 
 
 def sandbox_for(settings: Settings) -> Sandbox:
@@ -63,3 +68,17 @@ def banner_line(s: Settings) -> str:
         return "no Landlock here: commands run in user namespaces where allowed (/status)"
     net = "network allowed" if s.network else "no network"
     return f"commands run in the sandbox: {s.sandbox}, {net} (Landlock ABI {abi}; /status)"
+
+
+def banner(s: Settings) -> str:
+    """The REPL's first lines: version, workspace, model (or why the mock), sandbox, the keys."""
+    lines = [f"mca {__version__} · workspace {s.workspace}"]
+    if s.provider == "mock":
+        keys = [spec.key_vars[0] for spec in s.providers if spec.key_vars]
+        either = " or ".join(filter(None, (", ".join(keys[:-1]), *keys[-1:])))
+        lines.append(f"using the offline mock model ({s.mock_reason}); set {either} for a real one")
+    else:
+        lines.append(f"model {s.model} via {s.provider}")
+    lines.append(banner_line(s))
+    lines.append("type /help for commands; Esc-Enter for a newline; Ctrl-D to exit")
+    return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""A tree brought up to date from the paths a watcher says changed (mca/checkpoints/watch.py),
+"""A tree brought up to date from the paths a watcher says changed (mca/workspace/watch.py),
 instead of a walk of the whole workspace: each named path is looked at again (a directory
 that is new, or another one in the same place, is walked whole), the rest is kept.
 
@@ -13,7 +13,7 @@ import os
 from pathlib import PurePosixPath
 from stat import S_ISDIR
 
-from mca.checkpoints.scan import (
+from mca.workspace.scan import (
     DIR,
     FILE,
     OVER,

@@ -17,6 +17,8 @@ from pathlib import Path
 from mca.fsutil import read_regular
 from mca.globs import UnclosedClass, translate
 
+__all__ = ["MAX_IGNORE_BYTES", "Ignore", "Rule", "parse_rules"]
+
 MAX_IGNORE_BYTES = 256 * 1024
 
 

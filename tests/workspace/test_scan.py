@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mca.checkpoints.scan import DIR, FILE, LINK, OVER, Caps, Scanner, Tree
 from mca.fsutil import sha256
+from mca.workspace.scan import DIR, FILE, LINK, OVER, Caps, Scanner, Tree
 
 BIG = Caps(file=1 << 20, total=1 << 30)
 

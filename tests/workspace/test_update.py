@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from mca.checkpoints.scan import Caps, Scanner
-from mca.checkpoints.store import MAX_CHAIN, CheckpointStore
-from mca.checkpoints.update import update
-from mca.checkpoints.watch import Watcher
 from mca.fsutil import sha256
+from mca.workspace.scan import Caps, Scanner
+from mca.workspace.trees import MAX_CHAIN, TreeStore
+from mca.workspace.update import update
+from mca.workspace.watch import Watcher
 
 CAPS = Caps(file=1 << 20, total=1 << 30)
 NAMES = ["a", "b", "c", "d"]
@@ -81,7 +81,7 @@ def test_a_gitignore_change_means_a_walk(ws: Path) -> None:
 
 
 def test_deltas_read_back_whole_and_a_chain_is_capped(tmp_path: Path, ws: Path) -> None:
-    store = CheckpointStore(tmp_path / "store")
+    store = TreeStore(tmp_path / "store")
     store.ensure()
     scanner = Scanner(ws, store.put, CAPS)
     ids, trees = [], []
@@ -92,7 +92,7 @@ def test_deltas_read_back_whole_and_a_chain_is_capped(tmp_path: Path, ws: Path) 
         tree = scanner.scan()
         ids.append(store.save_tree(tree))
         trees.append(tree.entries)
-    fresh = CheckpointStore(tmp_path / "store")
+    fresh = TreeStore(tmp_path / "store")
     for tid, entries in zip(ids, trees, strict=True):
         assert fresh.load_tree(tid).entries == entries
         assert len(fresh.chain(tid)) <= MAX_CHAIN + 1

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.checkpoints.world import command_turn, session, state
+from tests.workspace.world import command_turn, session, state
 
 CAP = "4096"
 TURN = " && ".join(

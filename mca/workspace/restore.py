@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from mca.checkpoints.scan import DIR, FILE, LINK, OVER, Entry
 from mca.errors import PathRefused, UndoError
 from mca.fsutil import (
     atomic_write,
@@ -24,7 +23,8 @@ from mca.fsutil import (
     symlink_contained,
     unlink_contained,
 )
-from mca.tools.paths import resolve_in
+from mca.workspace.paths import resolve_in
+from mca.workspace.scan import DIR, FILE, LINK, OVER, Entry
 
 
 @dataclass(frozen=True)

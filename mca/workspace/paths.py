@@ -7,6 +7,8 @@ from pathlib import Path
 
 from mca.errors import PathRefused
 
+__all__ = ["MAX_PATH_CHARS", "inside", "relative_label", "resolve_in", "resolve_in_skill"]
+
 MAX_PATH_CHARS = 4096
 
 

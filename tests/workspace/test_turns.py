@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from mca.errors import UndoError
-from mca.rewind import turns
-from mca.tools.snapshots import store_dir
-from tests.checkpoints.world import command_turn, session, state
+from mca.workspace.store import store_dir
 from tests.helpers import call, say
+from tests.workspace.world import command_turn, session, state
 
 EDIT = "sed -i 's/world/mca/' a.txt && rm old.txt && python3 gen.py"
 GEN = (
@@ -98,9 +97,9 @@ def test_rewind_takes_files_and_conversation_back_and_is_undoable(ws: Path) -> N
     s.run_turn("make notes")
     s.run_turn("three")
     after_three, talk = state(ws), list(s.messages)
-    assert [n for n, _ in turns(s)] == [1, 2, 3]
+    assert [n for n, _ in s.turns_listed()] == [1, 2, 3]
     done = s.rewind(2)
-    assert state(ws) == after_one and [n for n, _ in turns(s)] == [1]
+    assert state(ws) == after_one and [n for n, _ in s.turns_listed()] == [1]
     assert done.found and sorted(done.report.removed) == ["notes.md", "three.txt"]
     s.undo()  # the rewind, conversation and all
     assert state(ws) == after_three and list(s.messages) == talk
@@ -114,7 +113,7 @@ def test_rewind_without_changes_since_only_cuts_the_conversation(ws: Path) -> No
     s.run_turn("first")
     s.run_turn("second")
     done = s.rewind(2)
-    assert not done.found and [n for n, _ in turns(s)] == [1]
+    assert not done.found and [n for n, _ in s.turns_listed()] == [1]
     s.close()
 
 

@@ -1,0 +1,182 @@
+"""A command's processes, seen from mca's side: this user's tasks counted (what RLIMIT_NPROC
+counts), mca made the subreaper of what a command leaves, and what it left found (/proc) and
+killed (a pids cgroup of its own, for root). Split from linux.py (what the child does before
+exec) and box.py (the session's Sandbox), which use these."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import itertools
+import os
+import resource
+import signal
+import time
+from pathlib import Path
+
+__all__ = [
+    "children",
+    "children_of",
+    "kill_cgroup",
+    "make_cgroup",
+    "reap",
+    "remove_cgroup",
+    "set_subreaper",
+    "user_tasks",
+]
+
+PR_SET_CHILD_SUBREAPER = 36
+_counter = itertools.count(1)
+
+
+class _SysInfo(ctypes.Structure):
+    _fields_ = [
+        ("uptime", ctypes.c_long),
+        ("loads", ctypes.c_ulong * 3),
+        ("ram", ctypes.c_ulong * 6),  # total, free, shared, buffer, total swap, free swap
+        ("procs", ctypes.c_ushort),
+        ("pad", ctypes.c_ushort),
+        ("high", ctypes.c_ulong * 2),
+        ("mem_unit", ctypes.c_uint),
+        ("_f", ctypes.c_char * 8),
+    ]
+
+
+def user_tasks(uid: int) -> int:
+    """This user's tasks (processes and threads, by real uid: what RLIMIT_NPROC counts), from
+    each process's status; where /proc cannot be read (hidden, or some entries refused), by
+    asking the kernel itself (see _count_by_spawning)."""
+    try:
+        names = [n for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return _count_by_spawning()
+    if str(os.getpid()) not in names:  # a /proc that does not show this process shows nothing
+        return _count_by_spawning()
+    mine = b"Uid:\t%d\t" % uid
+    n = 0
+    for name in names:
+        try:
+            with open(f"/proc/{name}/status", "rb") as f:
+                status = f.read()
+        except FileNotFoundError:
+            continue  # it ended
+        except OSError:
+            return _count_by_spawning()
+        if mine in status:
+            at = status.find(b"\nThreads:")
+            n += int(status[at + 9 : status.index(b"\n", at + 1)]) if at >= 0 else 1
+    return n
+
+
+def _count_by_spawning() -> int:
+    """The kernel's own count of this user's tasks, found without /proc: a start under a soft
+    RLIMIT_NPROC of n fails exactly when n tasks already run, so the smallest n at which
+    /bin/true starts is the count plus one (a binary search: about 20 starts)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    lo, hi = 1, hard if hard != resource.RLIM_INFINITY else 1 << 22
+    try:
+        while lo < hi:
+            mid = (lo + hi) // 2
+            resource.setrlimit(resource.RLIMIT_NPROC, (mid, hard))
+            try:
+                pid = os.posix_spawn("/bin/true", ["true"], {})
+            except OSError as e:
+                if e.errno != errno.EAGAIN:
+                    return _all_tasks()
+                lo = mid + 1
+                continue
+            os.waitpid(pid, 0)
+            hi = mid
+    finally:
+        resource.setrlimit(resource.RLIMIT_NPROC, (soft, hard))
+    return lo - 1
+
+
+def _all_tasks() -> int:
+    """Every task on the system (a bound of any user's): /proc/loadavg's count, or
+    sysinfo(2)'s (16 bits) where /proc is hidden."""
+    try:
+        with open("/proc/loadavg", "rb") as f:
+            return int(f.read().split()[3].split(b"/")[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    info = _SysInfo()
+    if ctypes.CDLL(None, use_errno=True).sysinfo(ctypes.byref(info)) != 0:
+        return 0xFFFF
+    return int(info.procs)
+
+
+def set_subreaper() -> bool:
+    """Make mca the parent of orphaned descendants (so a daemonised one can be found)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+
+
+def children_of() -> dict[int, list[int]]:
+    """ppid -> pids, for every process (read from /proc; empty where /proc cannot be read)."""
+    tree: dict[int, list[int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return tree
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        tree.setdefault(int(fields[1]), []).append(int(name))
+    return tree
+
+
+def children(pid: int) -> frozenset[int]:
+    return frozenset(children_of().get(pid, []))
+
+
+def make_cgroup(parent: Path, max_processes: int) -> Path | None:
+    path = parent / f"mca-{os.getpid()}-{next(_counter)}"
+    try:
+        path.mkdir(mode=0o700)
+        (path / "pids.max").write_text(str(max_processes))
+    except OSError:
+        with contextlib.suppress(OSError):
+            path.rmdir()
+        return None
+    return path
+
+
+def remove_cgroup(cgroup: Path) -> None:
+    """rmdir the emptied cgroup, retried: the kernel refuses it (EBUSY) until the last killed
+    task has finished exiting, which can take a moment after cgroup.procs reads empty."""
+    for _ in range(200):
+        try:
+            cgroup.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.005)
+
+
+def kill_cgroup(cgroup: Path) -> None:
+    for _ in range(50):  # each round kills what is there; a fork in between is the next round's
+        try:
+            pids = [int(p) for p in (cgroup / "cgroup.procs").read_text().split()]
+        except OSError:
+            return
+        if not pids:
+            return
+        for p in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(p, signal.SIGKILL)
+        reap(pids)
+
+
+def reap(pids: list[int]) -> None:
+    for p in pids:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(p, os.WNOHANG)
