@@ -57,7 +57,7 @@ def test_a_logit_does_not_depend_on_the_order_of_its_terms() -> None:
     assert judgment.logit(x, (1.0,) * 4) == judgment.logit(x[::-1], (1.0,) * 4) == 2.0
 
 
-@pytest.mark.slow
+# Not marked slow (4 s): this is the test CI runs on 3.12 and 3.13, where slow tests do not run.
 @pytest.mark.skipif(
     not CORPUS.is_dir(), reason=f"the shared corpus is not here ({CORPUS}); it exists only in CI"
 )
