@@ -6,18 +6,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from mca import signals
+from mca.cancel import close_cancelled
 from mca.engine import Engine
 from mca.errors import ContextOverflow, ToolError
 from mca.events import ModelWaiting, Notice, ThinkingDelta, ToolCalled, ToolReturned
 from mca.sanitize import valid_text
 from mca.tools import get_tool, tool_specs
 from mca.tools.base import ToolEnv, TurnState
+from mca.tools.command import CommandInterrupted
 from mca.turn import DEFAULT_MAX_STEPS, StopReason, ToolRecord, TurnResult
 from mca.types import Message, Request, Response, TextSink, ToolCall
 
-__all__ = ["MAX_CALLS_PER_REPLY", "Agent", "BeforeModel", "PreTurn", "no_pre_turn"]
+__all__ = ["MAX_CALLS_PER_REPLY", "Agent", "BeforeModel", "MoreSteps", "PreTurn", "no_pre_turn"]
 
 MAX_CALLS_PER_REPLY = 8
+MoreSteps = Callable[[int, int], bool]  # (model calls made, how many more): go on?
 
 
 class PreTurn(Protocol):
@@ -58,20 +62,22 @@ class Agent:
 
     engine: Engine
     env: ToolEnv
-    max_steps: int = DEFAULT_MAX_STEPS
+    max_steps: int = DEFAULT_MAX_STEPS  # model calls in one turn
     pre_turn: PreTurn = no_pre_turn
     before_model: BeforeModel | None = None
     on_text: TextSink | None = None
     redact: Callable[[str], str] = _same  # scrubs known secrets from workspace text
     max_calls: int = MAX_CALLS_PER_REPLY  # tool calls run from one reply
+    more_steps: MoreSteps | None = None  # asked at the step limit (the REPL); None: stop there
     messages: list[Message] = field(default_factory=list)
     turn: int = 0
     state: TurnState = field(default_factory=lambda: TurnState(0))  # the latest turn's
     last: TurnResult | None = None  # the latest turn, also when it failed (for --json)
 
     def run_turn(self, sentence: str) -> TurnResult:
-        """Run one user turn. On any exception the conversation is put back as it was; on
-        return it holds the turn (the result says committed)."""
+        """Run one user turn. On an exception the conversation is put back as it was, but for
+        an interruption once a tool call began: what the turn completed stays, closed by a note
+        (mca/cancel.py), and the result says committed. On return it holds the turn."""
         before = list(self.messages)
         self.turn += 1
         result = self.last = TurnResult(self.turn, "")
@@ -82,6 +88,16 @@ class Agent:
             self.state = TurnState(self.turn, self.messages)
             self.messages.append(Message("user", sentence, turn=self.turn))
             self._loop(result)
+        except KeyboardInterrupt as stop:  # Esc, Ctrl-C, SIGTERM, SIGHUP
+            result.stop = StopReason.INTERRUPTED
+            ran = stop.output if isinstance(stop, CommandInterrupted) else None
+            running = None if ran is None else self.redact(valid_text(ran))
+            result.committed = close_cancelled(
+                self.messages, len(before), self.turn, signals.why(), running
+            )
+            if not result.committed:
+                self.messages[:] = before
+            raise
         except BaseException:
             self.messages[:] = before
             raise
@@ -89,15 +105,17 @@ class Agent:
         return result
 
     def _loop(self, result: TurnResult) -> None:
-        steps, retried = 0, False
-        while steps < self.max_steps:
+        calls, limit, retried = 0, self.max_steps, False
+        while calls < limit or self._go_on(calls):
+            if calls >= limit:  # the person let it go on
+                limit = calls + self.max_steps
             response = self._ask(result)
             if response is None:  # the context overflowed: compacted, try once more
                 if retried:
                     raise ContextOverflow("the context is still too long after compacting")
                 retried = True
                 continue
-            steps += 1
+            calls += 1
             reply = response.message
             self.messages.append(reply)
             if not reply.tool_calls:
@@ -112,9 +130,8 @@ class Agent:
             for i, call in enumerate(reply.tool_calls):
                 if call.invalid:
                     self.messages.append(self._unreadable(call, response.cut, result))
-                elif i < self.max_calls and steps < self.max_steps:
+                elif i < self.max_calls:
                     self.messages.append(self._call_tool(call, result))
-                    steps += 1
                 else:
                     self.messages.append(self._not_run(call))
             # what the tools asked to add (a skill the model read) comes after all the results
@@ -122,8 +139,13 @@ class Agent:
             self.messages.extend(replace(m, content=self.redact(m.content)) for m in pending)
         result.stop = StopReason.STEP_LIMIT
         result.answer = (
-            f"stopped: the step limit of {self.max_steps} (model calls and tool calls) was reached"
+            f"stopped: the turn reached its step limit of {calls} model calls; say 'continue'"
+            " to go on (/steps N or --max-steps N raises the limit)"
         )
+
+    def _go_on(self, calls: int) -> bool:
+        """At the step limit: whether the person lets the turn make max_steps more calls."""
+        return calls > 0 and self.more_steps is not None and self.more_steps(calls, self.max_steps)
 
     def _ask(self, result: TurnResult) -> Response | None:
         """One model call within the output budget; None after compacting for an overflow."""
@@ -156,8 +178,8 @@ class Agent:
 
     def _not_run(self, call: ToolCall) -> Message:
         text = (
-            f"not run: too many calls in one reply (mca runs at most {self.max_calls} per reply"
-            " and counts each toward the turn's step limit); ask again for this one"
+            f"not run: too many calls in one reply (mca runs at most {self.max_calls} per reply);"
+            " ask again for this one"
         )
         return self._refusal(call, text)
 

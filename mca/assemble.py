@@ -21,7 +21,7 @@ from mca.models import build_model, window_for
 from mca.models.options import ModelOptions
 from mca.sandboxing import sandbox_for, unsandboxed_notice
 from mca.sanitize import scrub
-from mca.session import UI, Session, calibration_for, prompt_for
+from mca.session import UI, AsksForSteps, Session, calibration_for, prompt_for
 from mca.skills.cache import FitsMemo
 from mca.skills.discover import Discovery, shadow_warnings
 from mca.skills.runtime import (
@@ -112,6 +112,7 @@ def _agent(
         before_model=compactor,
         on_text=ui.text,
         redact=lambda text: scrub(text, secrets),
+        more_steps=ui.more_steps if isinstance(ui, AsksForSteps) else None,
     )
 
 

@@ -44,7 +44,7 @@ def _dispatch(argv: Sequence[str], env: Mapping[str, str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
-    """Entry point: returns the exit code (0 ok, 1 error, 130 interrupted)."""
+    """Entry point: returns the exit code (0 ok, 1 error, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv == ["--version"]:  # the fast path: nothing else to import
         sys.stdout.write(f"mca {__version__}\n")
@@ -54,11 +54,15 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
 
     make_undumpable()
     scrub_environ_block(k for k in env if k.endswith("_API_KEY"))
+    from mca import signals
+
+    signals.install()  # SIGTERM and SIGHUP end a turn as Ctrl-C does, then mca exits
     try:
         return _dispatch(argv, env)
     except KeyboardInterrupt:
-        sys.stderr.write("\nmca: interrupted\n")
-        return EXIT_INTERRUPTED
+        by = f" ({signals.name()})" if signals.received() else ""
+        sys.stderr.write(f"\nmca: interrupted{by}\n")
+        return signals.exit_code(EXIT_INTERRUPTED)
     except McaError as e:
         if env.get("MCA_DEBUG") == "1":
             raise

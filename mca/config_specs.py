@@ -14,7 +14,7 @@ from mca.models.options import MAX_RESPONSE_BYTES, RETRY_BASE
 from mca.models.registry import MOCK
 from mca.modes import DEFAULT_MODE, MODES
 from mca.sandbox.policy import Mode
-from mca.turn import DEFAULT_MAX_STEPS
+from mca.turn import DEFAULT_MAX_STEPS, MOST_STEPS
 
 __all__ = ["DEFAULT_CONTEXT_WINDOW", "DEFAULT_SKILL_BUDGET", "OTHER_CONFIG_KEYS", "SPECS", "switch"]
 
@@ -43,7 +43,7 @@ class SPECS:
         DEFAULT_CONTEXT_WINDOW,
     )
     max_steps = Spec(
-        "MCA_MAX_STEPS", "max_steps", integer(1, 1000), DEFAULT_MAX_STEPS, "--max-steps"
+        "MCA_MAX_STEPS", "max_steps", integer(1, MOST_STEPS), DEFAULT_MAX_STEPS, "--max-steps"
     )
     skill_budget = Spec(
         "MCA_SKILL_BUDGET", "skill_budget", integer(0, 10_000_000), DEFAULT_SKILL_BUDGET

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from mca.ledger import Row, TurnLedger
 from mca.types import (
+    KIND_CANCELLED,
     KIND_CHAT,
     KIND_REFERENCE,
     KIND_SHELL,
@@ -42,7 +43,7 @@ __all__ = [
 
 T = TypeVar("T")
 ROLES = ("user", "assistant", "tool")
-KINDS = (KIND_CHAT, KIND_SKILLS, KIND_REFERENCE, KIND_SUMMARY, KIND_SHELL)
+KINDS = (KIND_CHAT, KIND_SKILLS, KIND_REFERENCE, KIND_SUMMARY, KIND_SHELL, KIND_CANCELLED)
 MAX_COUNT = 10**9  # characters, tokens, turns, calls: more is not a record mca wrote
 
 

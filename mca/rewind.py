@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from mca.cancel import drop_cancelled
 from mca.events import Undone
 from mca.records import message_from
 from mca.sanitize import scrub
@@ -30,13 +31,27 @@ def undo(
     log: SessionLog,
     force: bool,
 ) -> UndoReport:
-    """Revert the newest turn or rewind not yet undone; a rewind's conversation comes back."""
+    """Revert the newest turn or rewind not yet undone; a rewind's conversation comes back, and
+    a cancelled last turn's kept steps leave it with their files."""
     report, talk = workspace.undo(force=force)
     if talk is not None:
         messages[:] = [message_from(m) for m in json.loads(talk)]
         store.turn(messages, None)
+    elif (turn := _own_turn(report, workspace)) and drop_cancelled(messages, turn):
+        store.turn(messages, None)
+        report.notes.append(
+            "the conversation: that cancelled turn's completed steps are taken out too"
+        )
     log.event(Undone(report.turn_label, report.restored, report.removed, report.skipped))
     return report
+
+
+def _own_turn(report: UndoReport, workspace: WorkspaceStore) -> int:
+    """The turn of this conversation the undo reverted whole (0: an /export's write, another
+    session's turn, or files left alone)."""
+    if not report.complete or report.turn is None or report.turn[0] not in workspace.sessions:
+        return 0
+    return report.turn[1]
 
 
 def rewind(

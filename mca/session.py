@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from mca import rewind
 from mca.agent import Agent
@@ -45,7 +45,15 @@ from mca.workspace.store import WorkspaceStore
 if TYPE_CHECKING:
     from mca.sandbox.box import Sandbox
 
-__all__ = ["UI", "HeadlessUI", "Session", "SessionConfig", "calibration_for", "prompt_for"]
+__all__ = [
+    "UI",
+    "AsksForSteps",
+    "HeadlessUI",
+    "Session",
+    "SessionConfig",
+    "calibration_for",
+    "prompt_for",
+]
 
 
 class UI(Asker, Protocol):
@@ -54,6 +62,13 @@ class UI(Asker, Protocol):
     def event(self, event: Event) -> None: ...
 
     def text(self, delta: str) -> None: ...
+
+
+@runtime_checkable
+class AsksForSteps(Protocol):
+    """A UI that can ask, at a turn's step limit, whether it may go on (the REPL's)."""
+
+    def more_steps(self, calls: int, more: int) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -139,10 +154,14 @@ class Session:
         names the step that failed."""
         self.refresh_skills()
         self.compacted_before = self.compactor.last
+        previous = self.agent.last
         try:
             result = self.agent.run_turn(sentence)
         except BaseException:
             self.workspace.end_turn()  # what the turn changed stays undoable
+            kept = self.agent.last
+            if kept is not previous and kept is not None and kept.committed:  # cancelled part way
+                self.store.turn(self.agent.messages, None)
             raise
         step = "recording its checkpoint"
         try:
@@ -270,6 +289,15 @@ class Session:
     def mode(self) -> str:
         """The approval mode (mca.config.MODES)."""
         return self.approvals.mode
+
+    @property
+    def max_steps(self) -> int:
+        """The step limit: model calls in one turn."""
+        return self.agent.max_steps
+
+    def set_max_steps(self, limit: int) -> None:
+        """/steps N: the step limit from the next turn on."""
+        self.agent.max_steps = limit
 
     def set_mode(self, mode: str) -> None:
         """/mode: what runs without asking, from the next tool call on."""

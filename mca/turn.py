@@ -10,7 +10,7 @@ from typing import Any
 
 from mca.types import Request, Usage
 
-__all__ = ["DEFAULT_MAX_STEPS", "StopReason", "ToolRecord", "TurnResult"]
+__all__ = ["DEFAULT_MAX_STEPS", "MOST_STEPS", "StopReason", "ToolRecord", "TurnResult"]
 
 
 @dataclass
@@ -29,10 +29,13 @@ class StopReason(enum.StrEnum):
     END = "end"  # the model answered
     STEP_LIMIT = "step_limit"  # stopped at --max-steps; the answer says so
     ERROR = "error"  # an error ended it (rolled back, or kept: TurnResult.committed)
-    INTERRUPTED = "interrupted"  # Ctrl-C or Esc
+    INTERRUPTED = "interrupted"  # Ctrl-C, Esc, SIGTERM or SIGHUP
 
 
-DEFAULT_MAX_STEPS = 30  # model calls and tool calls in one turn (MCA_MAX_STEPS changes it)
+# Model calls in one turn (MCA_MAX_STEPS, --max-steps, /steps change it); README "The step
+# limit" says why this figure.
+DEFAULT_MAX_STEPS = 100
+MOST_STEPS = 1000  # the highest limit a setting or /steps may give
 
 
 @dataclass
@@ -48,9 +51,10 @@ class TurnResult:
     request_usage: list[Usage | None] = field(default_factory=list)
     stop: StopReason = StopReason.END
     notice: str = ""  # something to say about the answer (cut at the limit, empty)
-    # The conversation kept the turn (the loop ended without an exception). A failure after
-    # that (its checkpoint, its ledger, saving the conversation) leaves the turn in place:
-    # `failed_after` says which step failed.
+    # The conversation kept the turn (the loop ended without an exception, or an interruption
+    # came after a tool call began: what it completed is kept, closed by a note). A failure
+    # after that (its checkpoint, its ledger, saving the conversation) leaves the turn in
+    # place: `failed_after` says which step failed.
     committed: bool = False
     failed_after: str = ""
 

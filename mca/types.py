@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 __all__ = [
+    "KIND_CANCELLED",
     "KIND_CHAT",
     "KIND_REFERENCE",
     "KIND_SHELL",
@@ -32,6 +33,7 @@ KIND_SKILLS = "skills"  # stage-two injection (protected)
 KIND_REFERENCE = "reference"  # @path injection
 KIND_SUMMARY = "summary"  # compaction summary
 KIND_SHELL = "shell"  # a !command's output the person chose to add
+KIND_CANCELLED = "cancelled"  # where a cancelled turn stopped (mca/cancel.py)
 
 
 @dataclass(frozen=True)

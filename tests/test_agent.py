@@ -60,14 +60,38 @@ def test_tool_errors_become_results(env: ToolEnv, reply: Reply, expect: str) -> 
     assert result.answer == "ok" and not result.tools[0].ok
 
 
-def test_step_limit_ends_the_turn_cleanly(env: ToolEnv) -> None:
-    agent, _ = agent_with(env, *[call("list_dir", call_id=f"c{i}") for i in range(5)], max_steps=3)
+def test_the_step_limit_counts_model_calls_not_tool_calls(env: ToolEnv) -> None:
+    from mca.types import Response, ToolCall
+
+    two = Response(Message("assistant", "", tool_calls=(ToolCall("a", "list_dir", {}),) * 2))
+    agent, _ = agent_with(env, *[two] * 5, max_steps=3)
     result = agent.run_turn("loop forever")
-    assert result.stopped_early and "step limit of 3" in result.answer
+    assert result.stopped_early and "step limit of 3 model calls" in result.answer
     assert result.stop is StopReason.STEP_LIMIT and result.committed
-    # model calls and tool calls both count: call, tool, call, then no step left for the tool
-    assert len(result.requests) == 2 and len(result.tools) == 1
-    assert "not run: too many calls" in agent.messages[-1].content
+    # three model calls, each reply's two tool calls all run: six tools, not "3 steps"
+    assert len(result.requests) == 3 and len(result.tools) == 6
+    assert agent.messages[-1].role == "tool" and not agent.messages[-1].is_error
+
+
+def test_at_the_step_limit_the_person_may_let_the_turn_go_on(env: ToolEnv) -> None:
+    asked: list[tuple[int, int]] = []
+
+    def more(calls: int, extra: int) -> bool:
+        asked.append((calls, extra))
+        return len(asked) == 1  # yes once, then no
+
+    replies = [call("list_dir", call_id=f"c{i}") for i in range(9)]
+    agent, _ = agent_with(env, *replies, max_steps=2, more_steps=more)
+    result = agent.run_turn("loop forever")
+    assert asked == [(2, 2), (4, 2)]
+    assert len(result.requests) == 4 and "step limit of 4 model calls" in result.answer
+
+
+def test_the_default_step_limit_lets_a_long_turn_finish(env: ToolEnv) -> None:
+    """A turn of 40 rounds (read, edit, test, ...) is real work, not a runaway loop."""
+    replies = [call("list_dir", call_id=f"c{i}") for i in range(40)]
+    agent, _ = agent_with(env, *replies, say("done"))
+    assert agent.run_turn("fix it").answer == "done"
 
 
 def test_model_exception_rolls_the_conversation_back(env: ToolEnv) -> None:

@@ -82,11 +82,18 @@ def test_model_error_exits_1(ws: Path, tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 1 and "no more responses" in capsys.readouterr().err
 
 
-def test_step_limit_exits_1(ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("said", ["", "Let me look. "], ids=["silent", "streamed-text"])
+def test_step_limit_exits_1_saying_why(
+    ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], said: str
+) -> None:
+    """Also when the replies streamed text before it (today: exit 1, no word of why)."""
     script = tmp_path / "loop.jsonl"
-    script.write_text('{"tool_calls": [{"name": "list_dir", "arguments": {}}]}\n' * 3)
+    line = {"content": said, "tool_calls": [{"name": "list_dir", "arguments": {}}]}
+    script.write_text((json.dumps(line) + "\n") * 3)
     code = main(["-C", str(ws), "-p", "hi", "--max-steps", "2"], env(MCA_MOCK_SCRIPT=str(script)))
-    assert code == 1 and "step limit of 2" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert code == 1 and err.count("step limit of 2 model calls") == 1
+    assert "stopped" not in out  # stdout keeps the model's own words
 
 
 def test_bad_workspace(capsys: pytest.CaptureFixture[str]) -> None:

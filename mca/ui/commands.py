@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from mca.errors import McaError
+from mca.turn import MOST_STEPS
 from mca.ui.render import ledger_summary, ledger_table, snapshot_lines, tools_text, undo_lines
 from mca.words import plural
 
@@ -80,6 +81,7 @@ class SlashCommands:
             "/cost": Command("tokens, model calls and estimated cost of this session", self.cost),
             "/thinking": Command("the last turn's thinking, whole", self.thinking),
             "/compact": Command("summarise older turns now (skill bodies are kept)", self.compact),
+            "/steps": Command("show or set the step limit: model calls in one turn", self.steps),
             "/mode": Command(
                 "show or set what runs without asking (ask, auto-edit, ...)", self.mode
             ),
@@ -120,6 +122,18 @@ class SlashCommands:
             f"{name} is a skill that is not offered as a command (user-invocable: false in its"
             " SKILL.md); the model can still read it"
         )
+
+    def steps(self, arg: str) -> None:
+        """/steps: the step limit; /steps N sets it from the next turn on."""
+        session = self.repl.session
+        if not arg.strip():
+            self.say(f"step limit: {session.max_steps} model calls in one turn (/steps N sets it)")
+            return
+        if not arg.strip().isdigit() or not 1 <= int(arg) <= MOST_STEPS:
+            self.say(f"usage: /steps N, a whole number of model calls from 1 to {MOST_STEPS}")
+            return
+        session.set_max_steps(int(arg))
+        self.say(f"step limit: {int(arg)} model calls in one turn, from the next turn on")
 
     def undo(self, arg: str) -> None:
         self.say(undo_lines(self.repl.session.undo(force=arg.strip() == "--force")))

@@ -8,6 +8,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from mca import signals
+from mca.cancel import said
 from mca.errors import McaError, error_line
 from mca.events import (
     CommandOutput,
@@ -43,7 +45,9 @@ from mca.ui.spinner import Spinner
 from mca.ui.stream import StreamWriter
 from mca.words import plural
 
-__all__ = ["OneShot", "Opener", "StderrUI", "turn_json"]
+__all__ = ["EXIT_INTERRUPTED", "OneShot", "Opener", "StderrUI", "turn_json"]
+
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGTERM and SIGHUP: 143, 129)
 
 
 class StderrUI:
@@ -284,6 +288,12 @@ class OneShot:
         show_ledger = self.face.show_ledger
         try:
             result = session.run_turn(sentence, ledger=as_json or show_ledger)
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP
+            line = self._cancelled(session)
+            if as_json and session.last_turn is not None:
+                self._print_json(turn_json(session, session.last_turn) | {"stopped": line})
+            self.note(f"mca: {line}")
+            return signals.exit_code(EXIT_INTERRUPTED)
         except McaError as e:
             if not as_json or session.last_turn is None:
                 raise
@@ -293,10 +303,12 @@ class OneShot:
         if as_json:
             self._print_json(turn_json(session, result))
         else:
-            if not ui.any_streamed:
+            if not ui.any_streamed and not result.stopped_early:
                 answer = scrub(result.answer.rstrip("\n"), self.face.secrets)
                 self.out.write((visible(answer) if self.out.isatty() else answer) + "\n")
             self.out.flush()
+            if result.stopped_early:  # stdout keeps the model's words; why it stopped: here
+                self.note(f"mca: {result.answer}")
             if show_ledger and session.ledger.last is not None:
                 self.note(ledger_table(session.ledger.last))
             elif not show_ledger:
@@ -304,6 +316,13 @@ class OneShot:
         if result.notice:
             self.note(f"mca: {result.notice}")
         return 1 if result.stopped_early else 0
+
+    def _cancelled(self, session: Session) -> str:
+        """The turn was stopped: what the conversation kept of it, and how to go on."""
+        last = session.last_turn
+        kept = last is not None and last.committed and last.stop is StopReason.INTERRUPTED
+        line = said(kept, len(last.tools) if last is not None else 0, signals.name())
+        return line + ("; the session is saved: mca --continue goes on with it" if kept else "")
 
     def streamed(self, sentence: str, resume: str | None = None) -> int:
         """-p with --output-format stream-json: session.start, every event of the turn as it
@@ -326,9 +345,10 @@ class OneShot:
         except (McaError, KeyboardInterrupt) as e:
             last = session.last_turn
             turn = last.turn if last is not None else session.turns + 1
-            if isinstance(e, KeyboardInterrupt):
-                ui.event(TurnEnded(turn, "", StopReason.INTERRUPTED, ""))
-                raise
+            if isinstance(e, KeyboardInterrupt):  # Ctrl-C, SIGTERM, SIGHUP
+                line = self._cancelled(session)
+                ui.event(TurnEnded(turn, "", StopReason.INTERRUPTED, line))
+                return signals.exit_code(EXIT_INTERRUPTED)
             ui.event(Failed(str(e), e.exit_code))
             ui.event(TurnEnded(turn, "", StopReason.ERROR, ""))
             return self._error(e)

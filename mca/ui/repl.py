@@ -14,8 +14,10 @@ from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
+from mca import signals
 from mca.errors import McaError
 from mca.turn import TurnResult
+from mca.ui import outcome
 from mca.ui.ansi import use_colour
 from mca.ui.commands import Command, SlashCommands
 from mca.ui.face import FaceConfig, ModelSwitch
@@ -34,8 +36,6 @@ __all__ = ["Repl"]
 
 
 PROMPT = "mca> "
-ROLLED_BACK = "the conversation is as it was before this turn"
-CANCELLED = "the conversation is as it was before it"
 EXIT_WINDOW = 2.0  # seconds between two Ctrl-C at an empty prompt
 EXIT_WORDS = ("exit", "quit")
 
@@ -235,15 +235,15 @@ class Repl:
                 self._summary_first()  # a wait the turn's keys (Esc, type-ahead) apply to
                 before = self.session.last_turn
                 result = self.session.run_turn(sentence)
-        except KeyboardInterrupt:  # Ctrl-C or Esc
-            self.ui.say(f"turn cancelled; {self._kept(before) or CANCELLED}")
+        except KeyboardInterrupt:  # Esc, Ctrl-C, SIGTERM, SIGHUP
+            self.ui.say(outcome.cancelled(self._last(), before))
             return
         except McaError as e:
-            self.ui.say(f"error: {e}\n{self._kept(before) or ROLLED_BACK}")
+            self.ui.say(f"error: {e}\n{outcome.kept(self._last(), before)}")
             return
-        except Exception as e:  # a bug: reported; the conversation is what _kept says
+        except Exception as e:  # a bug: reported; the conversation is what kept() says
             self._bug(e)
-            self.ui.say(self._kept(before) or ROLLED_BACK)
+            self.ui.say(outcome.kept(self._last(), before))
             return
         finally:
             self._keys = None
@@ -260,16 +260,8 @@ class Repl:
             self.ui.say(ledger_table(session.ledger.last))
         self._usage_line(result, time.monotonic() - started)
 
-    def _kept(self, before: TurnResult | None) -> str:
-        """After a failed turn: what is true of the conversation when the turn was committed
-        before the failure ('' when it was rolled back, or never started)."""
-        last = self._session.last_turn if self._session is not None else None
-        if last is None or last is before or not last.committed:
-            return ""
-        return (
-            f"the turn was kept (the conversation has it); {last.failed_after or 'a step after it'}"
-            " failed after it"
-        )
+    def _last(self) -> TurnResult | None:
+        return self._session.last_turn if self._session is not None else None
 
     def _usage_line(self, result: TurnResult, seconds: float) -> None:
         from mca.usage import turn_line, turn_usage
@@ -308,6 +300,8 @@ class Repl:
         except EOFError:
             return None
         except KeyboardInterrupt:
+            if signals.received():  # SIGTERM or SIGHUP at the prompt: the session ends
+                return None
             now = time.monotonic()
             if now - self.last_interrupt < EXIT_WINDOW:
                 return None
@@ -378,7 +372,7 @@ class Repl:
 
     def _loop(self) -> int:
         try:
-            while self.running:
+            while self.running and not signals.received():
                 line = self.read()
                 if self._startup is not None:  # ready by now? it comes first
                     self._startup.finish(wait=False)
@@ -390,6 +384,8 @@ class Repl:
             self.ui.say(f"error: {e}")
             return 1
         finally:
-            self._close()
+            self._close()  # the conversation was saved after its last turn, cancelled or not
+        if signals.received():  # 143 after SIGTERM, 129 after SIGHUP
+            return signals.exit_code(0)
         self.ui.say("bye")
         return 0

@@ -181,6 +181,11 @@ class ReplUI:
         self.show_diff(diff)
         return self._answer(f"write {exact_line(path)} anyway? [y]es / [N]o") == "y"
 
+    def more_steps(self, calls: int, more: int) -> bool:
+        """At the step limit: one key lets the turn make `more` model calls."""
+        self.say(f"the turn has made {calls} model calls, its step limit (/steps N changes it)")
+        return self._answer(f"let it go on for {more} more? [y]es / [N]o") == "y"
+
     def _answer(self, question: str, keys: str = "yn") -> str | None:
         """'y', 'n' or 'a' (of `keys`). While a turn reads the keyboard: one key, Enter for No
         (the default the question shows in capitals). Otherwise a typed line, as pipes and tests

@@ -18,6 +18,7 @@ class UndoReport:
     skipped: list[str] = field(default_factory=list)  # changed since mca wrote them
     problems: list[str] = field(default_factory=list)  # "path: why it was not restored"
     notes: list[str] = field(default_factory=list)  # what the undo did not cover
+    turn: tuple[str, int] | None = None  # (session, turn) when it undid a turn's own record
 
     @property
     def complete(self) -> bool:

@@ -21,7 +21,7 @@ from pathlib import Path
 from mca.errors import PathRefused, UndoError
 from mca.fsutil import atomic_write, read_regular, sha256, unlink_contained
 from mca.workspace.paths import resolve_in
-from mca.workspace.records import FileEntry, Record, Trees, Writes
+from mca.workspace.records import FileEntry, Kind, Record, Trees, Writes
 from mca.workspace.report import UndoReport
 from mca.workspace.restore import Change, Outcome, Restorer, same
 from mca.workspace.scan import Tree
@@ -75,7 +75,8 @@ class Undo:
 
     def revert(self, record: Record, force: bool) -> tuple[Record, UndoReport]:
         """Undo what is left of `record`; the record as it is afterwards, and the report."""
-        report = UndoReport(record.label)
+        own = record.kind is Kind.TURN and record.stem.endswith(f"-{record.turn:04d}")
+        report = UndoReport(record.label, turn=(record.session, record.turn) if own else None)
         handled: set[str] = set()
         trees = record.trees
         if trees is not None and not trees.undone:

@@ -139,8 +139,21 @@ def test_ctrl_c_or_d_at_the_approval_cancels_the_turn(
 def test_the_step_limit_is_said_once(run_repl: RunRepl, tmp_path: Path) -> None:
     script = tmp_path / "s.jsonl"
     script.write_text('{"tool_calls": [{"name": "list_dir", "arguments": {}}]}\n' * 5)
-    out, _ = run_repl(f"go{ENTER}{CTRL_D}", MCA_MOCK_SCRIPT=str(script), MCA_MAX_STEPS="2")
-    assert out.count("step limit of 2") == 1
+    keys = f"go{ENTER}n{ENTER}{CTRL_D}"  # no: the turn stops at the limit
+    out, _ = run_repl(keys, MCA_MOCK_SCRIPT=str(script), MCA_MAX_STEPS="2")
+    assert out.count("the turn has made 2 model calls, its step limit") == 1
+    assert out.count("step limit of 2 model calls") == 1
+
+
+def test_at_the_step_limit_a_yes_lets_the_turn_go_on(run_repl: RunRepl, tmp_path: Path) -> None:
+    script = tmp_path / "s.jsonl"
+    loop = '{"tool_calls": [{"name": "list_dir", "arguments": {}}]}\n'
+    script.write_text(loop * 3 + '{"content": "all done"}\n')
+    keys = f"go{ENTER}y{ENTER}/steps{ENTER}/steps 7{ENTER}/steps{ENTER}{CTRL_D}"
+    out, repl = run_repl(keys, MCA_MOCK_SCRIPT=str(script), MCA_MAX_STEPS="2")
+    assert "all done" in out and "step limit of" not in out.split("all done")[1]
+    assert "step limit: 2 model calls in one turn" in out  # /steps shows it
+    assert repl.session.max_steps == 7 and "step limit: 7 model calls" in out
 
 
 def test_a_bug_in_a_turn_is_one_line_and_the_session_goes_on(ws: Path) -> None:

@@ -1,0 +1,88 @@
+"""SIGTERM and SIGHUP end mca the way Ctrl-C does: the running command's whole tree is killed,
+the turn ends (what it completed kept, as after Esc), the session is saved, and mca exits with
+128 + the signal's number (143, 129).
+
+A CI job's timeout sends SIGTERM; a closed terminal sends SIGHUP. Python's default for either is
+to die at once, leaving the command (in a session of its own) and the sandbox's waiting helper
+running. Here the signal raises `Terminated`, a KeyboardInterrupt, in the main thread (where
+Python runs every handler and where turns run), so every path Ctrl-C takes is taken. Only the
+first signal raises: the cleanup it starts runs to its end. After SIGHUP the terminal is gone:
+what mca would still write to it goes to /dev/null (a pipe or a file keeps getting it).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from types import FrameType
+
+__all__ = ["TERMINATING", "Terminated", "exit_code", "install", "name", "received", "why"]
+
+TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+_received: list[int] = []  # the signal that ended this process, once one came (process-wide)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived: the turn ends as Ctrl-C ends it, then mca exits."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def install() -> None:
+    """Turn SIGTERM and SIGHUP into Terminated (in the main thread; elsewhere it cannot be)."""
+    _received.clear()
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in TERMINATING:
+        if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup's SIGHUP stays ignored
+            signal.signal(sig, _handler)
+
+
+def _handler(signum: int, frame: FrameType | None) -> None:
+    if _received:
+        return
+    _received.append(signum)
+    if signum == signal.SIGHUP:
+        _quiet_terminal()
+    raise Terminated(signum)
+
+
+def _quiet_terminal() -> None:
+    """stdout and stderr that are the hung-up terminal now go to /dev/null (writes to it would
+    fail with EIO half-way through saving)."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    for fd in (1, 2):
+        try:
+            if os.isatty(fd):
+                os.dup2(null, fd)
+        except OSError:
+            continue
+    os.close(null)
+
+
+def received() -> int:
+    """The terminating signal that arrived (0: none)."""
+    return _received[0] if _received else 0
+
+
+def name() -> str:
+    """The terminating signal's name ('' when none came)."""
+    signum = received()
+    return signal.Signals(signum).name if signum else ""
+
+
+def why() -> str:
+    """How the turn was stopped, for the model: the signal, or Esc/Ctrl-C."""
+    return name() or "Esc or Ctrl-C"
+
+
+def exit_code(interrupted: int) -> int:
+    """128 + the signal for SIGTERM and SIGHUP; `interrupted` (130) for Ctrl-C."""
+    signum = received()
+    return 128 + signum if signum else interrupted

@@ -1,0 +1,31 @@
+"""What the REPL says of the conversation when a turn ended without its answer: cancelled
+(its completed steps kept or not), or failed (kept before the failure, or rolled back)."""
+
+from __future__ import annotations
+
+from mca import signals
+from mca.cancel import said
+from mca.turn import StopReason, TurnResult
+
+ROLLED_BACK = "the conversation is as it was before this turn"
+
+
+def cancelled(last: TurnResult | None, before: TurnResult | None) -> str:
+    """What a cancelled turn left in the conversation (its completed steps, once a tool call
+    had begun), and how to take them back. `before`: the latest turn before this one."""
+    kept = last is not None and last is not before and last.committed
+    if last is None or not kept or last.stop is not StopReason.INTERRUPTED:
+        return said(False, 0, signals.name())
+    undo = "; /undo reverts their changes and takes them out"
+    return said(True, len(last.tools), signals.name()) + undo
+
+
+def kept(last: TurnResult | None, before: TurnResult | None) -> str:
+    """After a failed turn: what is true of the conversation when the turn was committed
+    before the failure (ROLLED_BACK when it was rolled back, or never started)."""
+    if last is None or last is before or not last.committed:
+        return ROLLED_BACK
+    return (
+        f"the turn was kept (the conversation has it); {last.failed_after or 'a step after it'}"
+        " failed after it"
+    )

@@ -1,0 +1,144 @@
+"""SIGTERM and SIGHUP end mca the way Ctrl-C does (issue 34, item 3): the command's whole tree
+(and the sandbox's waiting helper, a forked copy of mca) ends, the turn ends with its line or
+event, the conversation is saved with the steps that completed, and mca exits 143 / 129. The
+oracle is /proc: after mca exits, no process of the command's tree and no mca is left."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.ptyscreen import MCA, Screen, as_a_terminal, child_env, wait_until
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment"),
+    pytest.mark.slow,  # the installed mca, a real command, a signal
+]
+EXIT = {signal.SIGTERM: 143, signal.SIGHUP: 129}
+
+
+def survivors(marker: str) -> list[str]:
+    """Every process whose command line holds `marker` (the command's tree, mca, its copies)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+            stat = Path(f"/proc/{name}/stat").read_text()
+        except OSError:
+            continue
+        if marker.encode() in cmdline and ") Z " not in stat:  # a zombie is already dead
+            found.append(name + ": " + cmdline.replace(b"\0", b" ").decode(errors="replace"))
+    return found
+
+
+def none_left(marker: str) -> None:
+    wait_until(lambda: not survivors(marker), f"no process holding {marker!r}", timeout=10)
+
+
+def script_for(ws: Path, marker: str) -> Path:
+    """An edit that completes, then a long command that writes `started` and waits."""
+    script = ws.parent / "script.jsonl"
+    calls = [
+        {"name": "write_file", "arguments": {"path": "notes.txt", "content": "edited\n"}},
+        {"name": "run_command", "arguments": {"command": f"touch started; sleep 120 # {marker}"}},
+    ]
+    script.write_text("".join(json.dumps({"tool_calls": [c]}) + "\n" for c in calls))
+    return script
+
+
+def saved(ws: Path) -> str:
+    """The saved conversation(s) of this workspace's home, as text."""
+    files = sorted((ws.parent / "home" / "sessions").glob("*.jsonl"))
+    return "".join(f.read_text() for f in files)
+
+
+def assert_saved_with_its_steps(ws: Path) -> None:
+    text = saved(ws)
+    assert '"write_file"' in text and "the user cancelled this turn here" in text
+    assert (ws / "notes.txt").read_text() == "edited\n"  # and the disk agrees
+
+
+OUTPUTS = {"text": (), "json": ("--json",), "stream-json": ("--output-format", "stream-json")}
+
+
+@pytest.mark.parametrize("output", OUTPUTS)
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
+def test_a_signal_during_a_command_of_p_ends_it_all(
+    ws: Path, output: str, sig: signal.Signals
+) -> None:
+    marker = f"mca-signal-{uuid.uuid4().hex[:12]}"
+    env = child_env(ws, MCA_MOCK_SCRIPT=str(script_for(ws, marker)))
+    argv = [str(MCA), "-p", f"edit, then wait ({marker})", "--yes", *OUTPUTS[output]]
+    proc = subprocess.Popen(
+        argv, cwd=ws, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        wait_until(lambda: (ws / "started").exists(), "the command started")
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == EXIT[sig], err
+    none_left(marker)
+    assert_saved_with_its_steps(ws)
+    line = f"turn cancelled ({sig.name}); the conversation keeps its 1 completed tool call"
+    if output == "stream-json":
+        end = json.loads(out.splitlines()[-1])
+        assert end["type"] == "turn.end" and end["stop_reason"] == "interrupted"
+        assert end["notice"].startswith(line)
+    elif output == "json":
+        assert json.loads(out)["stopped"].startswith(line)
+    assert err.count("turn cancelled") == (output != "stream-json")
+
+
+@pytest.mark.pty
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
+def test_a_signal_during_a_command_in_the_repl_ends_it_all(ws: Path, sig: signal.Signals) -> None:
+    marker = f"mca-signal-{uuid.uuid4().hex[:12]}"
+    env = child_env(ws, MCA_MOCK_SCRIPT=str(script_for(ws, marker)))
+    term = Screen(ws, ["--yes"], env)
+    term.expect("mca>")
+    term.on_screen("skills: 0 loaded")
+    term.child.sendline(f"edit, then wait ({marker})")
+    wait_until(lambda: (ws / "started").exists(), "the command started")
+    os.kill(term.child.pid, sig)
+    term.ended()
+    assert term.child.exitstatus == EXIT[sig], term.text()
+    none_left(marker)
+    assert_saved_with_its_steps(ws)
+
+
+def test_sigterm_at_the_prompt_ends_the_repl_with_143(ws: Path) -> None:
+    env = child_env(ws, MOCK="1")
+    proc = subprocess.Popen(
+        [str(MCA)],
+        cwd=ws,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=as_a_terminal,
+    )
+    assert proc.stdout is not None
+    try:
+        wait_until(lambda: "skills:" in (proc.stdout.readline() or "skills:"), "the banner")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143 and "Traceback" not in err, err
+
+
+if sys.platform != "linux":  # /proc is the oracle
+    pytestmark.append(pytest.mark.skip(reason="Linux only"))
