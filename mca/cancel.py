@@ -76,7 +76,4 @@ def said(kept: bool, steps: int, signal: str = "") -> str:
     if not kept:
         return f"{how}; the conversation is as it was before it"
     done = f"{steps} completed tool call{'s' if steps != 1 else ''}"
-    return (
-        f"{how}; the conversation keeps its {done} and a note that it stopped there, as the"
-        " files keep their changes"
-    )
+    return f"{how}; the conversation keeps its {done}, as the files do, and a note that it stopped"

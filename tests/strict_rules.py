@@ -185,9 +185,16 @@ def _strict_tools(tools: Sequence[dict[str, Any]]) -> Refusal | None:
 
 def _input_items(items: Sequence[dict[str, Any]], issued: Issued, model: str) -> Refusal | None:
     calls: set[str] = set()
+    unanswered: list[str] = []  # every function call needs its output before the input goes on
     seen_reasoning: set[str] = set()
-    for item in items:
+    for item in [*items, {"role": "user"}]:
         kind = item.get("type")
+        if unanswered and kind not in ("function_call", "function_call_output", "reasoning"):
+            return openai_error(f"No tool output found for function call {unanswered[0]}.", "input")
+        if kind == "function_call_output" and item.get("call_id") in unanswered:
+            unanswered.remove(item["call_id"])
+        elif kind == "function_call":
+            unanswered.append(str(item.get("call_id")))
         if kind == "reasoning":
             rid = str(item.get("id", ""))
             known = issued.reasoning.get(rid)

@@ -16,7 +16,7 @@ def cancelled(last: TurnResult | None, before: TurnResult | None) -> str:
     kept = last is not None and last is not before and last.committed
     if last is None or not kept or last.stop is not StopReason.INTERRUPTED:
         return said(False, 0, signals.name())
-    undo = "; /undo reverts their changes and takes them out"
+    undo = "; /undo takes both back"
     return said(True, len(last.tools), signals.name()) + undo
 
 
