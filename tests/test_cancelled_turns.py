@@ -108,10 +108,11 @@ def test_every_call_is_answered_on_every_wire() -> None:
     assert chat_refusal(chat) is None
     said = {"model": "gpt-4o", "input": responses.to_wire_input(messages)}
     assert responses_refusal(said, Issued()) is None
-    body = {"max_tokens": 100, "messages": anthropic.to_wire_messages(messages)}
+    wired = anthropic.to_wire_messages(messages)
+    body = {"max_tokens": 100, "messages": wired}
     assert messages_refusal(body, {"anthropic-version": "2023-06-01"}, {}) is None
     # the note and the next sentence follow the tool results in the same user message
-    last = body["messages"][-1]["content"]
+    last = wired[-1]["content"]
     assert [b["type"] for b in last] == ["tool_result", "tool_result", "text", "text"]
 
 

@@ -111,6 +111,7 @@ def test_a_signal_during_a_command_in_the_repl_ends_it_all(ws: Path, sig: signal
     term.on_screen("skills: 0 loaded")
     term.child.sendline(f"edit, then wait ({marker})")
     wait_until(lambda: (ws / "started").exists(), "the command started")
+    assert term.child.pid is not None
     os.kill(term.child.pid, sig)
     term.ended()
     assert term.child.exitstatus == EXIT[sig], term.text()
@@ -130,9 +131,10 @@ def test_sigterm_at_the_prompt_ends_the_repl_with_143(ws: Path) -> None:
         text=True,
         preexec_fn=as_a_terminal,
     )
-    assert proc.stdout is not None
+    out = proc.stdout
+    assert out is not None
     try:
-        wait_until(lambda: "skills:" in (proc.stdout.readline() or "skills:"), "the banner")
+        wait_until(lambda: "skills:" in (out.readline() or "skills:"), "the banner")
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
     finally:
