@@ -64,10 +64,17 @@ def settings_from(args: argparse.Namespace, env: Mapping[str, str]) -> Settings:
     return settings.with_(policy=lab_policy(settings.lab))
 
 
-def prompt_text(given: str, stdin: TextIO) -> str:
-    """The -p sentence: as given, or read from stdin for '-' (refused on a terminal)."""
+def prompt_text(given: str, stdin: TextIO, err: TextIO | None = None) -> str:
+    """The -p sentence: as given, with what is piped in appended (a line on `err` says how
+    much), or read from stdin for '-' (refused on a terminal)."""
     if given != "-":
-        return given
+        from mca.piped import attach, read_piped
+
+        piped = read_piped(stdin, err or sys.stderr)
+        sentence, note = attach(given, piped) if piped is not None else (given, "")
+        if note:
+            (err or sys.stderr).write(note + "\n")
+        return sentence
     if stdin.isatty():
         raise ConfigError("-p: no sentence given (pass one, or pipe it: echo ... | mca -p)")
     text = stdin.read()
