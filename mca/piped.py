@@ -70,6 +70,7 @@ def attach(prompt: str, piped: Piped) -> tuple[str, str]:
         note += f"; cut at {MAX_PIPED_BYTES // 1024} KiB (the rest was not read)"
     if replaced:
         note += f"; {plural(replaced, 'character')} that were not UTF-8 shown as U+FFFD"
-    head = f"--- piped input: {len(data):,} bytes, {plural(lines, 'line')}{', cut' if piped.more else ''} ---"
+    cut = ", cut" if piped.more else ""
+    head = f"--- piped input: {len(data):,} bytes, {plural(lines, 'line')}{cut} ---"
     body = text if text.endswith("\n") else text + "\n"
     return f"{prompt}\n\n{head}\n{body}--- end of piped input ---", note
