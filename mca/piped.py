@@ -5,6 +5,7 @@ U+FFFD, counted in that line. A terminal, /dev/null or a socket on stdin is not 
 
 from __future__ import annotations
 
+import codecs
 import os
 import select
 import stat
@@ -55,11 +56,9 @@ def attach(prompt: str, piped: Piped) -> tuple[str, str]:
     """The prompt with the piped text after it, and the line for stderr ('' when stdin was
     empty: the prompt as given)."""
     data = piped.data
-    if piped.more:  # cut at a character's start, never inside one
-        while data and data[-1] & 0xC0 == 0x80:
-            data = data[:-1]
-        data = data[:-1] if data and data[-1] >= 0xC0 else data
-    text = data.decode("utf-8", "replace").replace("\x00", "\ufffd")
+    # cut at a character's start: a sequence the cap split is left out, not replaced
+    text = codecs.getincrementaldecoder("utf-8")("replace").decode(data, final=not piped.more)
+    text = text.replace("\x00", "\ufffd")
     if not text.strip():
         return prompt, ""
     replaced = text.count("\ufffd") - data.count("\ufffd".encode())
@@ -69,7 +68,7 @@ def attach(prompt: str, piped: Piped) -> tuple[str, str]:
     if piped.more:
         note += f"; cut at {MAX_PIPED_BYTES // 1024} KiB (the rest was not read)"
     if replaced:
-        note += f"; {plural(replaced, 'character')} that were not UTF-8 shown as U+FFFD"
+        note += f"; {plural(replaced, 'character')} that were not UTF-8 text shown as U+FFFD"
     cut = ", cut" if piped.more else ""
     head = f"--- piped input: {len(data):,} bytes, {plural(lines, 'line')}{cut} ---"
     body = text if text.endswith("\n") else text + "\n"

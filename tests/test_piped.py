@@ -83,7 +83,7 @@ def test_a_flood_is_cut_and_not_utf8_is_replaced(ws: Path, server: FakeServer) -
     err = done.stderr.decode()
     assert done.returncode == 0, err
     assert "cut at 256 KiB (the rest was not read)" in err
-    assert "2 characters that were not UTF-8 shown as U+FFFD" in err
+    assert "2 characters that were not UTF-8 text shown as U+FFFD" in err
     said = sent(server)
     assert said.startswith("explain this\n") and "caf\ufffd \ufffd" in said
     assert MAX_PIPED_BYTES - 8 < len(said.encode()) - len("explain this") < MAX_PIPED_BYTES + 200
