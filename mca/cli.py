@@ -45,6 +45,7 @@ def _dispatch(argv: Sequence[str], env: Mapping[str, str]) -> int:
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     """Entry point: returns the exit code (0 ok, 1 error, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)."""
+    own_process = argv is None  # the command itself, not a caller in the same process
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv == ["--version"]:  # the fast path: nothing else to import
         sys.stdout.write(f"mca {__version__}\n")
@@ -56,7 +57,8 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     scrub_environ_block(k for k in env if k.endswith("_API_KEY"))
     from mca import signals
 
-    signals.install()  # SIGTERM and SIGHUP end a turn as Ctrl-C does, then mca exits
+    if own_process:  # SIGTERM and SIGHUP end a turn as Ctrl-C does, then mca exits
+        signals.install()
     try:
         return _dispatch(argv, env)
     except KeyboardInterrupt:
