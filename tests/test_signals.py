@@ -144,3 +144,37 @@ def test_sigterm_at_the_prompt_ends_the_repl_with_143(ws: Path) -> None:
 
 if sys.platform != "linux":  # /proc is the oracle
     pytestmark.append(pytest.mark.skip(reason="Linux only"))
+
+
+@pytest.mark.parametrize("refuse", [(), ("no-userns",)], ids=["userns", "no-userns"])
+def test_sigterm_as_an_ordinary_user_leaves_nothing(refuse: tuple[str, ...]) -> None:
+    """The same as an ordinary account, with the namespaces (the forked waiter) and without
+    them (mca the subreaper, what the command left found and killed)."""
+    import shutil
+
+    from tests.unpriv import as_user, give, skip_reason
+
+    if skip_reason():
+        pytest.skip(skip_reason())
+    top = Path("/tmp") / f"mca-unpriv-signal-{os.getpid()}"
+    shutil.rmtree(top, ignore_errors=True)
+    (top / "ws").mkdir(parents=True)
+    ws, marker = top / "ws", f"mca-signal-{uuid.uuid4().hex[:12]}"
+    script = script_for(ws, marker)
+    give(top)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(top), "MCA_HOME": str(top / "home")}
+    argv = [*as_user(*refuse, hide_proc=False), "-C", str(ws), "-p", f"go ({marker})", "--yes"]
+    proc = subprocess.Popen(
+        argv, env={**env, "MCA_MOCK_SCRIPT": str(script)}, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        wait_until(lambda: (ws / "started").exists(), "the command started")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 143, err
+        none_left(marker)
+        assert_saved_with_its_steps(ws)
+    finally:
+        proc.kill()
+        shutil.rmtree(top, ignore_errors=True)

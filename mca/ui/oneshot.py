@@ -289,6 +289,7 @@ class OneShot:
         try:
             result = session.run_turn(sentence, ledger=as_json or show_ledger)
         except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP
+            ui.end_stream()  # what streamed of the answer ends its line
             line = self._cancelled(session)
             if as_json and session.last_turn is not None:
                 self._print_json(turn_json(session, session.last_turn) | {"stopped": line})
