@@ -89,20 +89,27 @@ class Agent:
             self.messages.append(Message("user", sentence, turn=self.turn))
             self._loop(result)
         except KeyboardInterrupt as stop:  # Esc, Ctrl-C, SIGTERM, SIGHUP
-            result.stop = StopReason.INTERRUPTED
-            ran = stop.output if isinstance(stop, CommandInterrupted) else None
-            running = None if ran is None else self.redact(valid_text(ran))
-            result.committed = close_cancelled(
-                self.messages, len(before), self.turn, signals.why(), running
-            )
-            if not result.committed:
-                self.messages[:] = before
+            self._cancelled(stop, before, result)
             raise
         except BaseException:
             self.messages[:] = before
             raise
         result.committed = True
         return result
+
+    def _cancelled(
+        self, stop: KeyboardInterrupt, before: list[Message], result: TurnResult
+    ) -> None:
+        """Keep what the stopped turn completed, closed by a note, once a tool call had begun
+        (mca/cancel.py); otherwise put the conversation back as it was."""
+        result.stop = StopReason.INTERRUPTED
+        ran = stop.output if isinstance(stop, CommandInterrupted) else None  # printed so far
+        running = None if ran is None else self.redact(valid_text(ran))
+        # where the turn begins now (compacting may have shortened what came before it)
+        start = next((i for i, m in enumerate(self.messages) if m.turn == self.turn), len(before))
+        result.committed = close_cancelled(self.messages, start, self.turn, signals.why(), running)
+        if not result.committed:
+            self.messages[:] = before
 
     def _loop(self, result: TurnResult) -> None:
         calls, limit, retried = 0, self.max_steps, False
