@@ -18,6 +18,7 @@ from mca.cli_parents import TOP, global_options, parents, settle
 from mca.lab import cli as lab_cli
 from mca.modes import MODES
 from mca.sandbox.policy import Mode
+from mca.turn import DEFAULT_MAX_STEPS
 
 __all__ = ["OUTPUT_FORMATS", "SUBCOMMANDS", "command_parser", "parse_command", "repl_parser"]
 
@@ -106,7 +107,7 @@ def _model_flags(add: Callable[..., None]) -> None:
         metavar="TOKENS",
         help="Anthropic extended thinking with this budget (at least 1,024; 0: off)",
     )
-    add("--max-steps", type=int, help="model calls per turn (default 30)")
+    add("--max-steps", type=int, help=f"model calls per turn (default {DEFAULT_MAX_STEPS})")
     add("--no-stream", action="store_true", help="do not stream responses")
     add("--ledger", action="store_true", help="print the ledger after every turn")
     add("--record", metavar="FILE", help="record model responses for replay")
