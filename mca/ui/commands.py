@@ -129,11 +129,12 @@ class SlashCommands:
         if not arg.strip():
             self.say(f"step limit: {session.max_steps} model calls in one turn (/steps N sets it)")
             return
-        if not arg.strip().isdigit() or not 1 <= int(arg) <= MOST_STEPS:
+        wanted = int(arg) if arg.strip().isascii() and arg.strip().isdigit() else 0
+        if not 1 <= wanted <= MOST_STEPS:
             self.say(f"usage: /steps N, a whole number of model calls from 1 to {MOST_STEPS}")
             return
-        session.set_max_steps(int(arg))
-        self.say(f"step limit: {int(arg)} model calls in one turn, from the next turn on")
+        session.set_max_steps(wanted)
+        self.say(f"step limit: {wanted} model calls in one turn, from the next turn on")
 
     def undo(self, arg: str) -> None:
         self.say(undo_lines(self.repl.session.undo(force=arg.strip() == "--force")))

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from mca import signals
-from mca.cancel import said
 from mca.errors import McaError, error_line
 from mca.events import (
     CommandOutput,
@@ -40,6 +39,7 @@ from mca.turn import StopReason, TurnResult
 from mca.ui.face import FaceConfig
 from mca.ui.jsonl import StreamUI
 from mca.ui.livebox import CommandBox
+from mca.ui.outcome import cancelled
 from mca.ui.render import fold_thinking, ledger_table, progress_line
 from mca.ui.spinner import Spinner
 from mca.ui.stream import StreamWriter
@@ -318,12 +318,11 @@ class OneShot:
             self.note(f"mca: {result.notice}")
         return 1 if result.stopped_early else 0
 
-    def _cancelled(self, session: Session) -> str:
+    @staticmethod
+    def _cancelled(session: Session) -> str:
         """The turn was stopped: what the conversation kept of it, and how to go on."""
-        last = session.last_turn
-        kept = last is not None and last.committed and last.stop is StopReason.INTERRUPTED
-        line = said(kept, len(last.tools) if last is not None else 0, signals.name())
-        return line + ("; the session is saved: mca --continue goes on with it" if kept else "")
+        then = "the session is saved: mca --continue goes on with it"
+        return cancelled(session.last_turn, None, then)
 
     def streamed(self, sentence: str, resume: str | None = None) -> int:
         """-p with --output-format stream-json: session.start, every event of the turn as it

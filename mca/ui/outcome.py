@@ -10,14 +10,14 @@ from mca.turn import StopReason, TurnResult
 ROLLED_BACK = "the conversation is as it was before this turn"
 
 
-def cancelled(last: TurnResult | None, before: TurnResult | None) -> str:
+def cancelled(last: TurnResult | None, before: TurnResult | None, then: str) -> str:
     """What a cancelled turn left in the conversation (its completed steps, once a tool call
-    had begun), and how to take them back. `before`: the latest turn before this one."""
+    had begun) and, when it kept them, `then`: how to go on or take them back. `before`: the
+    latest turn before this one."""
     kept = last is not None and last is not before and last.committed
     if last is None or not kept or last.stop is not StopReason.INTERRUPTED:
         return said(False, 0, signals.name())
-    undo = "; /undo takes both back"
-    return said(True, len(last.tools), signals.name()) + undo
+    return f"{said(True, len(last.tools), signals.name())}; {then}"
 
 
 def kept(last: TurnResult | None, before: TurnResult | None) -> str:

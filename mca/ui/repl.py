@@ -236,7 +236,7 @@ class Repl:
                 before = self.session.last_turn
                 result = self.session.run_turn(sentence)
         except KeyboardInterrupt:  # Esc, Ctrl-C, SIGTERM, SIGHUP
-            self.ui.say(outcome.cancelled(self._last(), before))
+            self.ui.say(outcome.cancelled(self._last(), before, "/undo takes both back"))
             return
         except McaError as e:
             self.ui.say(f"error: {e}\n{outcome.kept(self._last(), before)}")

@@ -149,11 +149,12 @@ def test_at_the_step_limit_a_yes_lets_the_turn_go_on(run_repl: RunRepl, tmp_path
     script = tmp_path / "s.jsonl"
     loop = '{"tool_calls": [{"name": "list_dir", "arguments": {}}]}\n'
     script.write_text(loop * 3 + '{"content": "all done"}\n')
-    keys = f"go{ENTER}y{ENTER}/steps{ENTER}/steps 7{ENTER}/steps{ENTER}{CTRL_D}"
+    keys = f"go{ENTER}y{ENTER}/steps{ENTER}/steps ²{ENTER}/steps 7{ENTER}/steps{ENTER}{CTRL_D}"
     out, repl = run_repl(keys, MCA_MOCK_SCRIPT=str(script), MCA_MAX_STEPS="2")
     assert "all done" in out and "step limit of" not in out.split("all done")[1]
     assert "step limit: 2 model calls in one turn" in out  # /steps shows it
     assert repl.session.max_steps == 7 and "step limit: 7 model calls" in out
+    assert out.count("usage: /steps N") == 1  # "²" is a digit to str.isdigit, not a number
 
 
 def test_a_bug_in_a_turn_is_one_line_and_the_session_goes_on(ws: Path) -> None:
