@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import threading
 from types import FrameType
 
@@ -58,8 +59,10 @@ def _quiet_terminal() -> None:
     except OSError:
         return
     for fd in (1, 2):
-        try:
-            if os.isatty(fd):
+        try:  # a terminal that hung up is no tty any more (isatty fails): a character device
+            if stat.S_ISCHR(os.fstat(fd).st_mode) and not os.path.samestat(
+                os.fstat(fd), os.fstat(null)
+            ):
                 os.dup2(null, fd)
         except OSError:
             continue

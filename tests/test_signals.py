@@ -119,6 +119,27 @@ def test_a_signal_during_a_command_in_the_repl_ends_it_all(ws: Path, sig: signal
     assert_saved_with_its_steps(ws)
 
 
+@pytest.mark.pty
+def test_a_terminal_that_goes_away_during_a_command_ends_it_all(ws: Path) -> None:
+    """A real hangup: the terminal's master side closes (the kernel sends SIGHUP, and every
+    write to the terminal fails from then on). Nothing is left, the conversation is saved, no
+    crash report is written, and mca exits 129."""
+    marker = f"mca-signal-{uuid.uuid4().hex[:12]}"
+    term = Screen(ws, ["--yes"], child_env(ws, MCA_MOCK_SCRIPT=str(script_for(ws, marker))))
+    term.expect("mca>")
+    term.on_screen("skills: 0 loaded")
+    term.child.sendline(f"edit, then wait ({marker})")
+    wait_until(lambda: (ws / "started").exists(), "the command started")
+    pid = term.child.pid
+    assert pid is not None
+    os.close(term.child.child_fd)  # the terminal window is closed
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 129
+    none_left(marker)
+    assert_saved_with_its_steps(ws)
+    assert not list((ws.parent / "home" / "logs").glob("crash-*"))
+
+
 def test_sigterm_at_the_prompt_ends_the_repl_with_143(ws: Path) -> None:
     env = child_env(ws, MOCK="1")
     proc = subprocess.Popen(
