@@ -16,7 +16,7 @@ from typing import Any
 from mca import __version__, ledger_cli, sandbox_cli, selftest, skills_cli, tools_cli
 from mca.cli_parents import TOP, global_options, parents, settle
 from mca.lab import cli as lab_cli
-from mca.modes import MODES
+from mca.modes import DEFAULT_MODE, MODES
 from mca.sandbox.policy import Mode
 
 __all__ = ["OUTPUT_FORMATS", "SUBCOMMANDS", "command_parser", "parse_command", "repl_parser"]
@@ -81,7 +81,7 @@ def _run_flags(add: Callable[..., None]) -> None:
     add(
         "--mode",
         choices=tuple(MODES),
-        help="what runs without asking (default auto-edit: edits apply, commands ask)",
+        help=f"what runs without asking (default {DEFAULT_MODE}: {MODES[DEFAULT_MODE]})",
     )
     add(
         "--sandbox",

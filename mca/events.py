@@ -121,13 +121,17 @@ class ContextCompacted(Event):
 # -- the tools ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FileChanged(Event):
+    """A file a tool wrote, with its diff; `asked`: the diff went out with the approval
+    question before the write (a face that showed it then does not show it again)."""
+
     kind: ClassVar[str] = "file.changed"
     path: str
     size: int
     diff: str
+    asked: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "bytes": self.size, "diff": self.diff}
+        return {"path": self.path, "bytes": self.size, "diff": self.diff, "asked": self.asked}
 
 
 @dataclass(frozen=True)

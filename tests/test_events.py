@@ -38,6 +38,7 @@ def test_records_keep_their_keys() -> None:
         "path": "a.txt",
         "bytes": 3,
         "diff": "diff",
+        "asked": False,  # a new field: the old ones keep their names
     }
     assert ModelSwitched("m1 via openai", "m2").to_json() == {"from": "m1 via openai", "to": "m2"}
     assert SessionResumed("abc", 2).to_json() == {"from": "abc", "turns": 2}

@@ -272,7 +272,7 @@ class SlashCommands:
         session = self.repl.session
         workspace = session.config.workspace
         if os.path.lexists(workspace / AGENTS_FILE) and not self._yes(
-            f"{AGENTS_FILE} exists: overwrite it? (/undo puts it back) [y/N] "
+            f"{AGENTS_FILE} exists: overwrite it (/undo puts it back)?"
         ):
             self.say(f"{AGENTS_FILE} left as it is")
             return
@@ -293,7 +293,7 @@ class SlashCommands:
     def _yes(self, question: str) -> bool:
         """A yes/no question; Ctrl-C or Ctrl-D answers no."""
         try:
-            return self.repl.ui.ask(question).strip().lower() in ("y", "yes")
+            return self.repl.ui.confirm(question)
         except KeyboardInterrupt:
             return False
 

@@ -38,6 +38,7 @@ from mca.turn import StopReason, TurnResult
 from mca.ui.face import FaceConfig
 from mca.ui.jsonl import StreamUI
 from mca.ui.livebox import CommandBox
+from mca.ui.questions import ANSWER_WORDS, YES_NO, line_answer, read_key, reads_keys
 from mca.ui.render import fold_thinking, ledger_table, progress_line
 from mca.ui.spinner import Spinner
 from mca.ui.stream import StreamWriter
@@ -95,12 +96,19 @@ class StderrUI:
             self.err.flush()
 
     def _ask(self, question: str) -> bool:
-        self.err.write(question)
-        self.err.flush()
+        """A yes/no question, asked as the REPL asks it: one key on a terminal (Enter: no)."""
+        self.end_stream()
+        with self.lock:
+            self.err.write(for_terminal(f"{question} {YES_NO}: ", self.secrets))
+            self.err.flush()
+        if reads_keys(self.stdin):
+            answer = read_key(self.stdin, "yn") or "n"
+            self.err.write(ANSWER_WORDS[answer] + "\n")
+            return answer == "y"
         line = self.stdin.readline()
         if not line:  # Ctrl-D: cancel the turn, as Ctrl-C does
             raise KeyboardInterrupt
-        return line.strip().lower() in ("y", "yes")
+        return line_answer(line) == "y"
 
     def approve(self, question: CommandQuestion) -> Answer:
         """The command whole, then y/N on a terminal; without one, refused (--yes runs it)."""
@@ -109,7 +117,7 @@ class StderrUI:
             self._say(f"mca: the sandbox stopped this command from {question.wall}:\n{shown}")
             if not self.stdin.isatty():
                 return Answer.NO
-            yes = self._ask(f"run it again with {question.more}, this once? [y/N] ")
+            yes = self._ask(f"run it again with {question.more}, this once?")
             return Answer.YES if yes else Answer.NO
         if not self.stdin.isatty():
             self._say(
@@ -119,7 +127,7 @@ class StderrUI:
             return Answer.NO
         where = question.sandbox or "unsandboxed: with your full rights"
         self._say(f"run_command wants to run exactly this ({where}):\n{shown}")
-        return Answer.YES if self._ask("run it? [y/N] ") else Answer.NO
+        return Answer.YES if self._ask("run it?") else Answer.NO
 
     def approve_write(self, path: str, reason: str, diff: str) -> bool:
         """Protected paths: --yes does not cover them; without a terminal they are refused."""
@@ -130,7 +138,7 @@ class StderrUI:
                 " (--yes does not cover them)"
             )
             return False
-        return self._ask(f"write {exact_line(path)} anyway? [y/N] ")
+        return self._ask(f"write {exact_line(path)} anyway?")
 
     def approve_edit(self, path: str, diff: str) -> bool:
         """The "ask" mode: the diff, then a question (refused without a terminal)."""
@@ -138,7 +146,7 @@ class StderrUI:
         if not self.stdin.isatty():
             self._say(f"mca: not writing {exact_line(path)}: --mode ask needs a terminal to ask on")
             return False
-        return self._ask(f"apply this change to {exact_line(path)}? [y/N] ")
+        return self._ask(f"apply this change to {exact_line(path)}?")
 
     def event(self, event: Event) -> None:
         match event:

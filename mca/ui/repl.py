@@ -149,7 +149,12 @@ class Repl:
             raise KeyboardInterrupt from None
 
     def _key(self, keys: str, show: Callable[[], None]) -> str | None:
-        return None if self._keys is None else self._keys.key(keys, show)
+        """A question's one key: read by the turn's keyboard, or outside a turn (/init, after
+        a `!command`) by one opened for the question; None when input is not a terminal."""
+        if self._keys is not None:
+            return self._keys.key(keys, show)
+        with turn_keyboard(self.prompt, lambda typed: None, self._hold) as keyboard:
+            return None if keyboard is None else keyboard.key(keys, show)
 
     @property
     def switch(self) -> Callable[[str], ModelOptions] | None:
@@ -222,7 +227,7 @@ class Repl:
         from mca.ui.shell import run_shell
 
         self._summary_first()
-        run_shell(self.session, self.ui, self._ask, command)
+        run_shell(self.session, self.ui, command)
 
     # -- turns -----------------------------------------------------------------------------
     def handle_turn(self, sentence: str) -> None:

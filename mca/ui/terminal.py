@@ -19,6 +19,7 @@ from mca.sanitize import command_block, exact_line, for_terminal, one_line, scru
 from mca.ui.ansi import DIM, RESET
 from mca.ui.livebox import CommandBox, fit
 from mca.ui.markdown import MarkdownStream
+from mca.ui.questions import ANSWER_WORDS, YES_NO, line_answer
 from mca.ui.render import colour_diff, fold_thinking, progress_line
 from mca.ui.spinner import Spinner
 from mca.ui.stream import StreamWriter
@@ -30,8 +31,6 @@ if TYPE_CHECKING:  # on the path to the first prompt: imported when first needed
 # (keys, show) -> the key pressed after show() put the question up ('' for Enter), or None when
 # the keyboard is not read key by key (then the question takes a line).
 KeyQuestion = Callable[[str, Callable[[], None]], str | None]
-ANSWER_WORDS = {"y": "yes", "n": "no", "a": "always"}
-LINE_ANSWERS = {"y": "y", "yes": "y", "n": "n", "no": "n", "a": "a", "always": "a"}
 MAX_PATH_COMPLETIONS = 200
 SKIP_COMPLETE = {".git", "node_modules", "__pycache__", ".venv", ".mca"}
 
@@ -160,26 +159,31 @@ class ReplUI:
         block = command_block(question.command)
         if question.more:
             self.say(f"the sandbox stopped this command from {question.wall}:\n{block}")
-            yes = self._answer(f"run it again with {question.more}, this once? [y]es / [N]o")
+            yes = self._answer(f"run it again with {question.more}, this once? {YES_NO}")
             return Answer.YES if yes == "y" else Answer.NO
         where = question.sandbox or "unsandboxed: with your full rights"
         self.say(f"run_command wants to run exactly this ({where}):\n{block}")
         always = f" / [a]lways `{one_line(question.always)}`" if question.always else ""
         keys = "yna" if question.always else "yn"
-        while (answer := self._answer(f"run it? [y]es / [N]o{always}", keys)) is None:
+        while (answer := self._answer(f"run it? {YES_NO}{always}", keys)) is None:
             pass  # a typed line that is no answer: asked again
         return {"y": Answer.YES, "a": Answer.ALWAYS}.get(answer, Answer.NO)
 
     def approve_edit(self, path: str, diff: str) -> bool:
         """The "ask" mode: the diff, then a yes/no for this edit."""
         self.show_diff(diff)
-        return self._answer(f"apply this change to {exact_line(path)}? [y]es / [N]o") == "y"
+        return self.confirm(f"apply this change to {exact_line(path)}?")
 
     def approve_write(self, path: str, reason: str, diff: str) -> bool:
         """Protected paths: the diff, then a yes/no that neither yolo nor 'always' answers."""
         self.say(f"{exact_line(path)} is a protected path: {reason}.\nthe change, whole:")
         self.show_diff(diff)
-        return self._answer(f"write {exact_line(path)} anyway? [y]es / [N]o") == "y"
+        return self.confirm(f"write {exact_line(path)} anyway?")
+
+    def confirm(self, question: str) -> bool:
+        """A yes/no question, asked the one way every question is (`questions.py`): True for
+        yes. Esc, Ctrl-C and Ctrl-D raise KeyboardInterrupt."""
+        return self._answer(f"{question} {YES_NO}") == "y"
 
     def _answer(self, question: str, keys: str = "yn") -> str | None:
         """'y', 'n' or 'a' (of `keys`). While a turn reads the keyboard: one key, Enter for No
@@ -190,9 +194,7 @@ class ReplUI:
         if key is not None:
             self._write(ANSWER_WORDS[key or "n"] + "\n")  # the transcript shows what was chosen
             return key or "n"
-        line = self.ask(prompt).strip().lower()
-        answer = LINE_ANSWERS.get(line, "") if line else "n"
-        return answer if answer and answer in keys else None
+        return line_answer(self.ask(prompt), keys)
 
     def event(self, event: Event) -> None:
         from mca.events import (
