@@ -16,7 +16,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from mca.sanitize import command_block, exact_line, for_terminal, one_line, scrub
-from mca.ui.ansi import DIM, RESET
+from mca.ui.ansi import CLEAR_LINE_BELOW, DIM, RESET, line_below
 from mca.ui.livebox import CommandBox, fit
 from mca.ui.markdown import MarkdownStream
 from mca.ui.questions import ANSWER_WORDS, YES_NO, line_answer
@@ -142,6 +142,8 @@ class ReplUI:
         self._turn_text: list[str] = []  # what was streamed of this turn's replies
         self._thought: list[str] = []  # the reply's thinking so far: shown folded when it ends
         self._held: dict[int, list[str]] = {}  # by thread: writes kept for later (held())
+        self._note = ""  # "queued: what the person typed meanwhile", or ''
+        self._note_drawn = False  # the note is on the line under a streaming answer
 
     @staticmethod
     def _markdown() -> MarkdownStream:
@@ -260,6 +262,7 @@ class ReplUI:
         self.spinner.stop()
         self.box.stop()
         with self.lock:
+            self._erase_note()
             if end_stream:
                 self.stream.end()
             self.out.write(text)
@@ -280,19 +283,46 @@ class ReplUI:
         self.end_thinking()
         self.spinner.stop()
         with self.lock:
+            self._erase_note()
             self.stream.feed(delta)
             self._turn_text.append(delta)
+            self._draw_note()
 
     def queued(self, typed: str) -> None:
         """What the person has typed during the turn (kept for the next prompt), shown on the
-        spinner's and the running command's line; the answer's text is never mixed with it."""
+        spinner's line, the running command's, or the line under a streaming answer; the
+        answer's text is never mixed with it."""
         note = f"queued: {fit(one_line(typed), 40)}" if typed.strip() else ""
         with self.lock:
-            self.spinner.note = self.box.note = note
+            self.spinner.note = self.box.note = self._note = note
+            if self.stream.streamed:
+                self._erase_note()
+                self._draw_note()
+
+    def _draw_note(self) -> None:
+        """Under the lock, while an answer streams on a terminal: the note on the line below
+        it, the cursor left where the answer goes on (not while it waits at the right margin,
+        where moving it would lose the next character's wrap: the next piece draws it)."""
+        columns = _columns()
+        if not (self.live and self._note and self.stream.streamed) or self._note_drawn:
+            return
+        if self.stream.at_margin(columns):
+            return
+        note = fit(self._note, max(columns - 1, 10))
+        self.out.write(line_below(f"{DIM}{note}{RESET}" if self.colour else note))
+        self.out.flush()
+        self._note_drawn = True
+
+    def _erase_note(self) -> None:
+        """Under the lock: the note under the answer gone, before anything else is written."""
+        if self._note_drawn:
+            self.out.write(CLEAR_LINE_BELOW)
+            self._note_drawn = False
 
     def begin_turn(self) -> None:
-        """A turn starts: nothing of its answer has been shown yet."""
+        """A turn starts: nothing of its answer has been shown yet, nothing typed is queued."""
         self._turn_text = []
+        self.queued("")
 
     def shown(self, answer: str) -> bool:
         """Was this answer streamed in this turn (a notice may have ended its stream since)?"""
@@ -302,6 +332,7 @@ class ReplUI:
         self.end_thinking()
         self.spinner.stop()
         with self.lock:
+            self._erase_note()
             self.stream.end()
 
     def say(self, text: str) -> None:
