@@ -62,7 +62,14 @@ def _session_flags(p: argparse.ArgumentParser, prefix: str = "") -> None:
         nargs="?",
         const="",
         metavar="ID",
-        help="pick a saved conversation to go on with (or open the one with this id)",
+        help="pick a saved conversation to go on with (or open the one with this id); it keeps"
+        " its id",
+    )
+    add(
+        "--fork",
+        action="store_true",
+        help="with --continue or --resume: go on with a copy, under a new id (the saved"
+        " conversation stays as it was)",
     )
     add("--json", action="store_true", help="with -p: print one JSON object (--output-format json)")
     add(

@@ -278,9 +278,13 @@ class SessionStarted(Event):
 
 @dataclass(frozen=True)
 class SessionResumed(Event):
+    """A saved conversation picked up: it goes on under its own id, or, forked (--fork),
+    under `forked_as`."""
+
     kind: ClassVar[str] = "session.resumed"
     from_: str
     turns: int
+    forked_as: str = ""
 
 
 @dataclass(frozen=True)

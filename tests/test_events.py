@@ -41,7 +41,7 @@ def test_records_keep_their_keys() -> None:
         "asked": False,  # a new field: the old ones keep their names
     }
     assert ModelSwitched("m1 via openai", "m2").to_json() == {"from": "m1 via openai", "to": "m2"}
-    assert SessionResumed("abc", 2).to_json() == {"from": "abc", "turns": 2}
+    assert SessionResumed("abc", 2).to_json() == {"from": "abc", "turns": 2, "forked_as": ""}
     assert SkillResourceLoaded("guide", "/r.md", "read_file", 7).to_json()["bytes"] == 7
 
 

@@ -48,7 +48,7 @@ class Face(Protocol):
 
     def models_configured(self) -> list[str]: ...
 
-    def resume(self, wanted: str) -> None: ...
+    def resume(self, wanted: str, fork: bool = False) -> None: ...
 
 
 class SlashCommands:
@@ -83,7 +83,9 @@ class SlashCommands:
             "/mode": Command(
                 "show or set what runs without asking (ask, auto-edit, ...)", self.mode
             ),
-            "/resume": Command("go on with a saved conversation (/resume ID)", self.resume),
+            "/resume": Command(
+                "go on with a saved conversation (/resume ID; --fork: a copy, new id)", self.resume
+            ),
             "/status": Command(
                 "model, base URL, mode, sandbox, context, instruction files, skills", self.status
             ),
@@ -249,7 +251,9 @@ class SlashCommands:
         self.say(self.repl.session.compact())
 
     def resume(self, arg: str) -> None:
-        self.repl.resume(arg.strip())
+        words = arg.split()
+        fork = "--fork" in words
+        self.repl.resume(" ".join(w for w in words if w != "--fork"), fork)
 
     def export(self, arg: str) -> None:
         from mca.sanitize import scrub

@@ -254,8 +254,9 @@ class OneShot:
         if self.face.mock_reason:
             self.note(f"mca: using the offline mock model ({self.face.mock_reason})")
 
-    def resume(self, session: Session, wanted: str) -> SessionResumed:
-        """Go on with a saved conversation (an id, or 'last')."""
+    def resume(self, session: Session, wanted: str, fork: bool = False) -> SessionResumed:
+        """Go on with a saved conversation (an id, or 'last'), under its id (`fork`: a copy,
+        under a new one)."""
         from mca.sessions import pick
 
         if not wanted:
@@ -264,25 +265,28 @@ class OneShot:
                 " REPL (with -p, give the id, or use --continue)"
             )
         saved = pick(self.face.home / "sessions", self.face.workspace, wanted)
-        session.restore(saved)
+        session.restore(saved, fork)
         for note in saved.notes:
             self.note(f"mca: {note}")
-        self.note(f"mca: resumed {saved.id} ({plural(saved.turns, 'turn')})")
-        return SessionResumed(saved.id, saved.turns)
+        how = f"forked {saved.id} as {session.id}" if fork else f"resumed {saved.id}"
+        self.note(f"mca: {how} ({plural(saved.turns, 'turn')})")
+        return SessionResumed(saved.id, saved.turns, forked_as=session.id if fork else "")
 
-    def run(self, sentence: str, output: str = "text", resume: str | None = None) -> int:
+    def run(
+        self, sentence: str, output: str = "text", resume: str | None = None, fork: bool = False
+    ) -> int:
         """Run one turn; exit 0 on an answer, 1 when the turn stopped early or failed. With
         --json a failed turn still prints its object, with `error` and the tool calls that did
         run; stream-json writes every event as a JSON line as the turn goes (streamed)."""
         if output == "stream-json":
-            return self.streamed(sentence, resume)
+            return self.streamed(sentence, resume, fork)
         as_json = output == "json"
         to = None if as_json or not self.face.stream else self.out
         ui = StderrUI(self.face, self.err, to, self.stdin)
         session = self.opener(ui)
         try:
             if resume is not None:
-                self.resume(session, resume)
+                self.resume(session, resume, fork)
             self._mock_note()
             return self._turn(session, ui, sentence, as_json)
         finally:
@@ -313,7 +317,7 @@ class OneShot:
             self.note(f"mca: {result.notice}")
         return 1 if result.stopped_early else 0
 
-    def streamed(self, sentence: str, resume: str | None = None) -> int:
+    def streamed(self, sentence: str, resume: str | None = None, fork: bool = False) -> int:
         """-p with --output-format stream-json: session.start, every event of the turn as it
         happens, then usage and turn.end (error and turn.end when it fails) on stdout, one JSON
         object per line. Questions are asked on the terminal, as without it."""
@@ -321,9 +325,13 @@ class OneShot:
         session = self.opener(ui)
         self._mock_note()
         try:
-            ui.start(session.started())
-            if resume is not None:
-                ui.event(self.resume(session, resume))
+            resumed = None
+            try:  # session.start first, with the id the conversation goes on under
+                resumed = self.resume(session, resume, fork) if resume is not None else None
+            finally:
+                ui.start(session.started())
+            if resumed is not None:
+                ui.event(resumed)
             result = session.run_turn(sentence, ledger=False)
             ui.end_text()
             entry = session.finish_turn(result)
