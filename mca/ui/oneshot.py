@@ -40,7 +40,7 @@ from mca.ui.jsonl import StreamUI
 from mca.ui.livebox import CommandBox
 from mca.ui.questions import ANSWER_WORDS, YES_NO, line_answer, read_key, reads_keys
 from mca.ui.render import fold_thinking, ledger_table, progress_line
-from mca.ui.spinner import Spinner
+from mca.ui.spinner import Spinner, counts_down
 from mca.ui.stream import StreamWriter
 from mca.words import plural
 
@@ -155,16 +155,21 @@ class StderrUI:
             case ModelWaiting() if self.spinner is not None:
                 self.end_stream()
                 self.spinner.start()
-            case ModelRetry(message=message) if self.spinner is not None and self.spinner.running:
+            case ModelRetry(message=message) if (
+                self.spinner is not None and self.spinner.running and counts_down(message)
+            ):
                 self.spinner.set_state(one_line(scrub(message, self.secrets)))
             case CommandOutput(text=text):
                 self.box.feed(text)
             case _:
+                waiting = self.spinner is not None and self.spinner.running
                 line = progress_line(event)
                 if line:
                     self._say(line)
                 if isinstance(event, CommandStarted):
                     self.box.start()
+                elif isinstance(event, ModelRetry) and waiting and self.spinner is not None:
+                    self.spinner.start()  # said once, above it; the wait goes on
 
     def text(self, delta: str) -> None:
         """The answer as it arrives, on stdout; known keys never get through."""

@@ -21,7 +21,7 @@ from mca.ui.livebox import CommandBox, fit
 from mca.ui.markdown import MarkdownStream
 from mca.ui.questions import ANSWER_WORDS, YES_NO, line_answer
 from mca.ui.render import colour_diff, fold_thinking, progress_line
-from mca.ui.spinner import Spinner
+from mca.ui.spinner import Spinner, counts_down
 from mca.ui.stream import StreamWriter
 
 if TYPE_CHECKING:  # on the path to the first prompt: imported when first needed
@@ -219,7 +219,7 @@ class ReplUI:
                 self.end_stream()
                 self.spinner.start()
                 return
-            case ModelRetry(message=message) if self.spinner.running:
+            case ModelRetry(message=message) if self.spinner.running and counts_down(message):
                 self.spinner.set_state(one_line(scrub(message, self.secrets)))
                 return
             case CommandOutput(text=text):
@@ -230,10 +230,13 @@ class ReplUI:
             line = colour_diff(scrub(line, self.secrets), self.colour)  # made safe line by line
         elif line:
             line = for_terminal(line, self.secrets)
+        waiting = self.spinner.running
         if line:
             self._write(line + "\n")
         if isinstance(event, CommandStarted):
             self.box.start()
+        elif isinstance(event, ModelRetry) and waiting:
+            self.spinner.start()  # said once, above it; the wait goes on
 
     @contextlib.contextmanager
     def held(self) -> Iterator[list[str]]:
