@@ -84,22 +84,29 @@ class Notice(Event):
 
 @dataclass(frozen=True)
 class ToolCalled(Event):
+    """The model called a tool; `id` is the call's own (the model's, as the conversation
+    carries it), and the tool.result that answers it has the same."""
+
     kind: ClassVar[str] = "tool.call"
     name: str
     arguments: Mapping[str, Any]
     unreadable: bool = False  # the arguments were not a JSON object: never run
+    id: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        out = {"name": self.name, "arguments": self.arguments}
+        out = {"id": self.id, "name": self.name, "arguments": self.arguments}
         return out | {"unreadable": True} if self.unreadable else out
 
 
 @dataclass(frozen=True)
 class ToolReturned(Event):
+    """A tool's result, as the model gets it; `id`: the call it answers."""
+
     kind: ClassVar[str] = "tool.result"
     name: str
     ok: bool
     result: str
+    id: str = ""
 
 
 COMPACT_ASKED = "/compact"  # the reason of a compaction the person asked for

@@ -13,6 +13,7 @@ from mca.events import (
     SessionResumed,
     SkillResourceLoaded,
     ToolCalled,
+    ToolReturned,
 )
 from mca.log import SessionLog
 
@@ -29,10 +30,12 @@ def test_every_kind_is_named_once() -> None:
 
 
 def test_records_keep_their_keys() -> None:
-    assert ToolCalled("read_file", {"path": "a"}).to_json() == {
+    assert ToolCalled("read_file", {"path": "a"}, id="call_1").to_json() == {
+        "id": "call_1",  # a new field: the old ones keep their names
         "name": "read_file",
         "arguments": {"path": "a"},
     }
+    assert ToolReturned("read_file", True, "x", "call_1").to_json()["id"] == "call_1"
     assert ToolCalled("x", {}, unreadable=True).to_json()["unreadable"] is True
     assert FileChanged("a.txt", 3, "diff").to_json() == {
         "path": "a.txt",
