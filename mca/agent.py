@@ -201,8 +201,8 @@ class Agent:
                 " make this call again, with less text before it"
             )
         text = self.redact(valid_text(text))
-        self.env.emit(ToolCalled(call.name, {}, unreadable=True))
-        self.env.emit(ToolReturned(call.name, False, text))
+        self.env.emit(ToolCalled(call.name, {}, unreadable=True, id=call.id))
+        self.env.emit(ToolReturned(call.name, False, text, call.id))
         result.tools.append(ToolRecord(call.name, {}, False, text))
         return self._refusal(call, text)
 
@@ -212,7 +212,7 @@ class Agent:
         )
 
     def _call_tool(self, call: ToolCall, result: TurnResult) -> Message:
-        self.env.emit(ToolCalled(call.name, dict(call.arguments)))
+        self.env.emit(ToolCalled(call.name, dict(call.arguments), id=call.id))
         try:
             text, ok = get_tool(call.name).invoke(self.env, self.state, call.arguments), True
         except ToolError as e:
@@ -220,7 +220,7 @@ class Agent:
         except OSError as e:  # the file system said no in a way the tool did not foresee
             text, ok = f"{call.name} failed: {e}", False
         text = self.redact(valid_text(text))
-        self.env.emit(ToolReturned(call.name, ok, text))
+        self.env.emit(ToolReturned(call.name, ok, text, call.id))
         result.tools.append(ToolRecord(call.name, dict(call.arguments), ok, text))
         return Message(
             "tool", text, tool_call_id=call.id, tool_name=call.name, is_error=not ok, turn=self.turn

@@ -16,7 +16,7 @@ from typing import Any
 from mca import __version__, ledger_cli, sandbox_cli, selftest, skills_cli, tools_cli
 from mca.cli_parents import TOP, global_options, parents, settle
 from mca.lab import cli as lab_cli
-from mca.modes import MODES
+from mca.modes import DEFAULT_MODE, MODES
 from mca.sandbox.policy import Mode
 from mca.turn import DEFAULT_MAX_STEPS
 
@@ -63,7 +63,14 @@ def _session_flags(p: argparse.ArgumentParser, prefix: str = "") -> None:
         nargs="?",
         const="",
         metavar="ID",
-        help="pick a saved conversation to go on with (or open the one with this id)",
+        help="pick a saved conversation to go on with (or open the one with this id); it keeps"
+        " its id",
+    )
+    add(
+        "--fork",
+        action="store_true",
+        help="with --continue or --resume: go on with a copy, under a new id (the saved"
+        " conversation stays as it was)",
     )
     add("--json", action="store_true", help="with -p: print one JSON object (--output-format json)")
     add(
@@ -82,7 +89,7 @@ def _run_flags(add: Callable[..., None]) -> None:
     add(
         "--mode",
         choices=tuple(MODES),
-        help="what runs without asking (default auto-edit: edits apply, commands ask)",
+        help=f"what runs without asking (default {DEFAULT_MODE}: {MODES[DEFAULT_MODE]})",
     )
     add(
         "--sandbox",

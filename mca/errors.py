@@ -5,8 +5,10 @@ McaError                      anything mca reports to a person (exit code 1)
 ├── ConfigError               bad settings, unknown model or provider (exit code 2)
 ├── ModelError                the model client failed; the turn is rolled back
 │   ├── ModelHTTPError        an HTTP status from the provider (status, url)
-│   │   └── ContextOverflow   the server says the request is longer than its context
+│   │   ├── ContextOverflow   the server says the request is longer than its context
+│   │   └── StreamRefused     the server will not stream this request (tools offered)
 │   ├── StreamError           a malformed or truncated response
+│   │   └── EmptyStream       the stream ended before anything was in it
 │   └── ScriptExhausted       MCA_MOCK_SCRIPT ran out of responses
 ├── ToolError                 a tool refused or failed; goes back to the model as a result
 │   └── PathRefused           a path resolved outside the allowed roots
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ConfigError",
     "ContextOverflow",
+    "EmptyStream",
     "McaError",
     "ModelError",
     "ModelHTTPError",
@@ -31,6 +34,7 @@ __all__ = [
     "ScriptExhausted",
     "SkillsRefused",
     "StreamError",
+    "StreamRefused",
     "ToolError",
     "UndoError",
     "error_line",
@@ -69,8 +73,18 @@ class ContextOverflow(ModelHTTPError):
         super().__init__(message, status=status, url=url)
 
 
+class StreamRefused(ModelHTTPError):
+    """The server refused to stream the request (llama.cpp's server: tools with stream); not
+    worth retrying as it is, it may be sent again without streaming."""
+
+
 class StreamError(ModelError):
     """A response that could not be decoded (bad JSON, cut stream)."""
+
+
+class EmptyStream(StreamError):
+    """A stream that ended with nothing in it (llama-cpp-python's server, asked to stream
+    while tools are offered, answers 200 and an empty stream)."""
 
 
 class ScriptExhausted(ModelError):

@@ -84,22 +84,29 @@ class Notice(Event):
 
 @dataclass(frozen=True)
 class ToolCalled(Event):
+    """The model called a tool; `id` is the call's own (the model's, as the conversation
+    carries it), and the tool.result that answers it has the same."""
+
     kind: ClassVar[str] = "tool.call"
     name: str
     arguments: Mapping[str, Any]
     unreadable: bool = False  # the arguments were not a JSON object: never run
+    id: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        out = {"name": self.name, "arguments": self.arguments}
+        out = {"id": self.id, "name": self.name, "arguments": self.arguments}
         return out | {"unreadable": True} if self.unreadable else out
 
 
 @dataclass(frozen=True)
 class ToolReturned(Event):
+    """A tool's result, as the model gets it; `id`: the call it answers."""
+
     kind: ClassVar[str] = "tool.result"
     name: str
     ok: bool
     result: str
+    id: str = ""
 
 
 COMPACT_ASKED = "/compact"  # the reason of a compaction the person asked for
@@ -121,13 +128,17 @@ class ContextCompacted(Event):
 # -- the tools ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FileChanged(Event):
+    """A file a tool wrote, with its diff; `asked`: the diff went out with the approval
+    question before the write (a face that showed it then does not show it again)."""
+
     kind: ClassVar[str] = "file.changed"
     path: str
     size: int
     diff: str
+    asked: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "bytes": self.size, "diff": self.diff}
+        return {"path": self.path, "bytes": self.size, "diff": self.diff, "asked": self.asked}
 
 
 @dataclass(frozen=True)
@@ -274,9 +285,13 @@ class SessionStarted(Event):
 
 @dataclass(frozen=True)
 class SessionResumed(Event):
+    """A saved conversation picked up: it goes on under its own id, or, forked (--fork),
+    under `forked_as`."""
+
     kind: ClassVar[str] = "session.resumed"
     from_: str
     turns: int
+    forked_as: str = ""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from mca.config import Settings
 from mca.events import EventSink, Notice
 from mca.fsutil import private_dir
 from mca.log import SessionLog, prune_logs
-from mca.sessions import KEEP_SAVED_CONVERSATIONS, SessionStore
+from mca.sessions import SessionStore, prune_saved
 from mca.workspace.scan import Caps
 from mca.workspace.store import WorkspaceStore, store_dir
 
@@ -76,5 +76,5 @@ def open_store(settings: Settings, sid: str, on_disk: bool) -> SessionStore:
     if not on_disk:
         return SessionStore(None, "", Path(), "")
     where = settings.home / "sessions"
-    prune_logs(where, KEEP_SAVED_CONVERSATIONS)  # the same rule as logs: the newest files stay
+    prune_saved(where)  # the conversations used last stay
     return SessionStore(where, sid, settings.workspace, settings.model, settings.secrets)

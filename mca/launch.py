@@ -128,14 +128,17 @@ def run_session(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     if args.resume_last and args.resume is not None:
         raise ConfigError("--continue and --resume: give one of them")
     resume = "last" if args.resume_last else args.resume
+    if args.fork and resume is None:
+        raise ConfigError("--fork goes with --continue or --resume ID (what is there to fork?)")
     output = output_format(args)
     if args.prompt is not None:
         if args.message is not None:
             raise ConfigError(f"-p and a first message {args.message!r}: give one of them")
         sentence = prompt_text(args.prompt, sys.stdin)
-        return oneshot_for(settings).run(sentence, output, resume)
+        return oneshot_for(settings).run(sentence, output, resume, fork=args.fork)
     from mca.chooser import ModelChooser
 
     workspace, given = overrides(args)
     chooser = ModelChooser(env, workspace, {**given, "policy": settings.policy})
-    return repl_for(settings, first=args.message, resume=resume, chooser=chooser).run()
+    repl = repl_for(settings, first=args.message, resume=resume, fork=args.fork, chooser=chooser)
+    return repl.run()

@@ -184,14 +184,21 @@ class Session:
         self.store.turn(self.agent.messages, entry)
         return entry
 
-    def restore(self, saved: Saved) -> None:
-        """Pick up a saved conversation: its messages (skills stay protected), turns, ledger."""
+    def restore(self, saved: Saved, fork: bool = False) -> None:
+        """Pick up a saved conversation: its messages (skills stay protected), turns, ledger.
+        Resumed, the session goes on under the conversation's id (its turns are saved, and
+        recorded for /rewind, as that conversation's); forked, under an id of its own."""
         self.agent.messages[:] = saved.messages
         self.agent.turn = saved.turns
         self.ledger.turns[:] = saved.ledgers
-        self.store.carry(saved)
-        self.workspace.carry(saved.id.split("-")[0], saved.came_from.split("-")[0])
-        self.log.event(SessionResumed(saved.id, saved.turns))
+        self.id = self.store.carry(saved, fork)
+        # an older mca recorded a resumed conversation's turns under each run's own id
+        earlier = (saved.id.split("-")[0], saved.came_from.split("-")[0])
+        if fork:
+            self.workspace.carry(*earlier)
+        else:
+            self.workspace.adopt(self.id, *earlier)
+        self.log.event(SessionResumed(saved.id, saved.turns, forked_as=self.id if fork else ""))
 
     def switch_model(self, options: ModelOptions) -> str:
         """Go on with another model (the conversation stays); returns what changed."""

@@ -1,9 +1,11 @@
 """Conversations saved as they go, to pick up where you left off.
 
-One JSON-lines file per session under $MCA_HOME/sessions/ (0600, known keys scrubbed): a `meta`
-line, then after every finished turn the messages it added (or, when compaction or a replaced
-skill rewrote earlier ones, the whole history again) and its ledger. A crash or a kill loses at
-most the turn in flight.
+One JSON-lines file per conversation under $MCA_HOME/sessions/ (0600, known keys scrubbed): a
+`meta` line, then after every finished turn the messages it added (or, when compaction or a
+replaced skill rewrote earlier ones, the whole history again) and its ledger. A crash or a kill
+loses at most the turn in flight. A resumed conversation keeps its id and goes on in its own
+file; a fork (--fork) is a new conversation, with a new id and file, saying where it came from.
+Files are listed, and pruned, by when a turn last went into them.
 
 Files are read back as untrusted data, a line at a time (a long conversation rewritten by
 compaction many times is large, and is resumed all the same): a damaged record, or one over
@@ -42,6 +44,7 @@ __all__ = [
     "load_saved",
     "message_json",
     "pick",
+    "prune_saved",
     "read_saved",
 ]
 
@@ -66,7 +69,8 @@ class Saved:
     workspace: str
     started: float
     model: str
-    came_from: str = ""
+    came_from: str = ""  # an older mca's resume wrote a new file: the one it went on from
+    forked_from: str = ""  # --fork: the conversation this one was copied from
     messages: list[Message] = field(default_factory=list)
     ledgers: list[TurnLedger] = field(default_factory=list)
     damaged: int = 0  # records that were skipped (damaged, foreign, or too large)
@@ -125,19 +129,28 @@ class SessionStore:
         except OSError as e:
             self.failed = e.strerror or str(e)
 
-    def carry(self, saved: Saved) -> None:
-        """This session goes on from a saved one: the first write repeats its history. When
-        this session already saved a conversation of its own, that file stays as it is and
-        the resumed one gets a new file (and id)."""
+    def carry(self, saved: Saved, fork: bool = False) -> str:
+        """This session goes on with a saved conversation; returns the id it goes on under.
+        Resumed, it keeps the conversation's id and file: the next turn is appended there.
+        Forked, it is a new conversation (this session's own id and file, a new one when this
+        session already saved one), whose first write repeats the saved history. A file this
+        session already wrote stays as it is, either way."""
+        if not fork:
+            self.path = saved.path if self.path is not None else None
+            self.sid, self.written = saved.id, True  # its meta line is there
+            self.meta = {"type": "meta", "id": saved.id}
+            self.saved, self.carried = list(saved.messages), []
+            return saved.id
         if self.written and self.path is not None:
             self.forks += 1
-            sid = f"{self.sid}-{self.forks}"
+            sid = f"{self.meta['id']}-{self.forks}"
             self.path = self.path.with_name(f"{time.strftime('%Y%m%dT%H%M%S')}-{sid}.jsonl")
-            self.meta |= {"id": sid, "started": time.time()}
+            self.meta |= {"id": sid}
             self.written = False
-        self.meta["from"] = saved.id
+        self.meta |= {"started": time.time(), "forked_from": saved.id}
         self.saved = []
         self.carried = [{"type": "ledger", **entry.to_json()} for entry in saved.ledgers]
+        return str(self.meta["id"])
 
     def turn(self, messages: Sequence[Message], ledger: TurnLedger | None) -> None:
         """After a finished turn: what it added (or the whole history when earlier messages
@@ -184,6 +197,7 @@ def _meta(path: Path, record: dict[str, Any]) -> Saved:
         float(record["started"]),
         str(record.get("model", "")),
         str(record.get("from", "")),
+        str(record.get("forked_from", "")),
     )
 
 
@@ -236,12 +250,36 @@ class Found:
     skipped: list[str]
 
 
+def _newest_first(directory: Path) -> list[Path]:
+    """The saved conversations, the one a turn last went into first (a resumed conversation
+    goes on in its old file: its name says when it began, its time when it was last used)."""
+
+    def used(path: Path) -> tuple[float, str]:
+        try:
+            return path.lstat().st_mtime, path.name
+        except OSError:
+            return 0.0, path.name
+
+    return sorted(directory.glob("*.jsonl"), key=used, reverse=True)
+
+
+def prune_saved(directory: Path, keep: int = KEEP_SAVED_CONVERSATIONS) -> int:
+    """Delete all but the `keep` conversations used last; returns how many went."""
+    try:
+        old = _newest_first(directory)[keep:]
+    except OSError:
+        return 0
+    for path in old:
+        path.unlink(missing_ok=True)
+    return len(old)
+
+
 def find_saved(directory: Path, workspace: Path | None = None, newest: bool = False) -> Found:
-    """Saved sessions, newest first (only this workspace's when given; only the newest one
+    """Saved sessions, the last used first (only this workspace's when given; only that one
     when `newest`); unreadable files met on the way are named in `skipped`, whichever
     workspace they were in (that cannot be told)."""
     try:
-        paths = sorted(directory.glob("*.jsonl"), reverse=True)[:KEEP_SAVED_CONVERSATIONS]
+        paths = _newest_first(directory)[:KEEP_SAVED_CONVERSATIONS]
     except OSError:
         return Found([], [])
     found: list[Saved] = []
@@ -254,10 +292,10 @@ def find_saved(directory: Path, workspace: Path | None = None, newest: bool = Fa
             continue
         if workspace is None or saved.workspace == str(workspace):
             found.append(saved)
-        # a successor is newer than what it resumed: the first one with messages is current
-        if newest and found and found[-1].messages:
+        if newest and found and found[-1].messages:  # the last used one with messages
             return Found(found[-1:], skipped)
-    superseded = {s.came_from for s in found}  # a resumed session lives on in its successor
+    # an older mca resumed into a new file: the old one lives on in its successor
+    superseded = {s.came_from for s in found}
     return Found([s for s in found if s.messages and s.id not in superseded], skipped)
 
 

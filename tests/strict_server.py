@@ -36,6 +36,30 @@ THREE_TOOLS: tuple[Call, ...] = (
 )
 THINKERS = ("qwen3", "deepseek-r", "gpt-oss")  # compatible servers' models that stream reasoning
 REASONING_TOKENS = 64
+# Local servers that cannot stream a chat completion while tools are offered, and how each
+# says so. llama-cpp-python 0.3.36 (its chatml-function-calling format raises "Automatic
+# streaming tool choice is not supported" once the stream's headers are out): 200 and an empty
+# event stream, as recorded in fixtures/recorded/llama-cpp-python/. llama.cpp's llama-server
+# before it streamed tool calls (ggml-org/llama.cpp#12379): HTTP 500 with this body.
+LLAMA_CPP_PYTHON, LLAMA_SERVER = "llama-cpp-python", "llama-server"
+NO_STREAMED_TOOLS = {
+    LLAMA_CPP_PYTHON: Reply(200, {"content-type": "text/event-stream; charset=utf-8"}, []),
+    LLAMA_SERVER: Reply(
+        500,
+        {"content-type": "application/json; charset=utf-8"},
+        [
+            json.dumps(
+                {
+                    "error": {
+                        "code": 500,
+                        "message": "Cannot use tools with stream",
+                        "type": "server_error",
+                    }
+                }
+            ).encode()
+        ],
+    ),
+}
 
 
 def _sse(event: dict[str, Any], name: str = "") -> bytes:
@@ -73,11 +97,16 @@ class StrictServer:
     issued: Issued = field(default_factory=Issued)
     signed: Signatures = field(default_factory=dict)
     cache: PromptCache = field(default_factory=PromptCache)
+    # a local server's refusal to stream with tools (a key of NO_STREAMED_TOOLS; '' : streams)
+    no_streamed_tools: str = ""
 
     def __call__(self, request: Received) -> Reply:
         body = request.json if request.body else {}
         path = request.path.split("?")[0]
         if path.endswith("/chat/completions"):
+            if self.no_streamed_tools and body.get("stream") and body.get("tools"):
+                self.refused.append(f"{self.no_streamed_tools}: no stream with tools")
+                return NO_STREAMED_TOOLS[self.no_streamed_tools]
             return self._answer(chat_refusal(body), body, self._chat)
         if path.endswith("/responses"):
             return self._answer(responses_refusal(body, self.issued), body, self._responses)

@@ -25,7 +25,7 @@ DEFS: dict[str, Any] = SCHEMA["$defs"]
 KEY = "sk-ant-planted-0123456789abcdef"  # planted: must never appear in a line
 # What `check` below understands; the schema may use nothing else (or it would go unchecked).
 KEYWORDS = {"type", "const", "enum", "properties", "required", "additionalProperties", "items"}
-KEYWORDS |= {"description"}
+KEYWORDS |= {"description", "allOf", "if", "then"}
 TYPES: dict[str, type] = {"object": dict, "array": list, "string": str, "null": type(None)}
 
 
@@ -39,8 +39,15 @@ def fits(value: Any, name: str) -> bool:
 
 
 def check(value: Any, schema: dict[str, Any], where: str = "$") -> list[str]:
-    """The ways `value` breaks `schema` (a small subset of JSON Schema: KEYWORDS)."""
+    """The ways `value` breaks `schema` (a small subset of JSON Schema: KEYWORDS, and $ref to
+    this file's $defs)."""
     problems: list[str] = []
+    if "$ref" in schema:
+        problems += check(value, DEFS[schema["$ref"].removeprefix("#/$defs/")], where)
+    for part in schema.get("allOf", []):
+        problems += check(value, part, where)
+    if "if" in schema and not check(value, schema["if"], where):
+        problems += check(value, schema.get("then", {}), where)
     if "type" in schema:
         names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         if not any(fits(value, n) for n in names):
@@ -67,10 +74,25 @@ def check(value: Any, schema: dict[str, Any], where: str = "$") -> list[str]:
 
 
 def line_problems(record: dict[str, Any]) -> list[str]:
-    kind = record.get("type")
-    if kind not in DEFS:
-        return [f"unknown kind {kind!r}"]
-    return check(record, DEFS[kind], kind)
+    """The ways a line breaks the schema, checked from its root (which dispatches on `type`),
+    and by a real validator too where one is installed."""
+    problems = check(record, SCHEMA, str(record.get("type")))
+    if VALIDATOR is not None:
+        problems += [f"jsonschema: {e.message}" for e in VALIDATOR.iter_errors(record)]
+    return problems
+
+
+def _validator() -> Any:
+    """jsonschema's validator for the schema (a dev dependency: None without it)."""
+    try:
+        import jsonschema
+    except ImportError:
+        return None
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    return jsonschema.Draft202012Validator(SCHEMA)
+
+
+VALIDATOR = _validator()
 
 
 def event_classes() -> list[type[Event]]:
@@ -164,6 +186,28 @@ def test_the_schema_uses_only_what_the_check_checks() -> None:
     assert check(True, {"type": "integer"}) and not check(None, {"type": ["integer", "null"]})
 
 
+def test_the_root_schema_dispatches_on_type() -> None:
+    """A line is valid only as the kind its `type` says (the root used to accept any object
+    with a known `type`); the root and each kind's entry agree, by the check here and by a
+    real validator."""
+    call = {"type": "tool.call", "id": "call_1", "name": "read_file", "arguments": {}}
+    result = {"type": "tool.result", "id": "call_1", "name": "read_file", "ok": True, "result": ""}
+    assert line_problems(call) == [] and line_problems(result) == []
+    wrong = [
+        {"type": "tool.call"},  # a known type and nothing else
+        {**call, "type": "tool.result"},  # a call's fields under a result's type
+        {**call, "extra": 1},
+        {k: v for k, v in result.items() if k != "id"},  # a result must say which call
+        {"type": "no.such.kind"},
+    ]
+    for line in wrong:
+        assert check(line, SCHEMA), line
+    assert VALIDATOR is not None  # jsonschema is a dev dependency: the real check runs
+    for line in wrong:
+        assert list(VALIDATOR.iter_errors(line)), line
+    assert {part["then"]["$ref"] for part in SCHEMA["allOf"]} == {f"#/$defs/{k}" for k in DEFS}
+
+
 # -- streamed turns ----------------------------------------------------------------------------
 def test_a_three_tool_turn_rebuilt_from_its_stream(
     ws: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -181,6 +225,8 @@ def test_a_three_tool_turn_rebuilt_from_its_stream(
     ]
     results = [r for r in lines if r["type"] == "tool.result"]
     assert [r["ok"] for r in results] == [True, True, True] and "x" in results[2]["result"]
+    ids = [r["id"] for r in lines if r["type"] == "tool.call"]
+    assert len(set(ids)) == 3 and [r["id"] for r in results] == ids  # each result, its call
     last = max(i for i, r in enumerate(lines) if r["type"] == "tool.result")
     answer = "".join(r["text"] for r in lines[last:] if r["type"] == "text.delta")
     assert answer == "a.txt holds one line: x" == lines[-1]["answer"]

@@ -13,6 +13,7 @@ from mca.events import (
     SessionResumed,
     SkillResourceLoaded,
     ToolCalled,
+    ToolReturned,
 )
 from mca.log import SessionLog
 
@@ -29,18 +30,21 @@ def test_every_kind_is_named_once() -> None:
 
 
 def test_records_keep_their_keys() -> None:
-    assert ToolCalled("read_file", {"path": "a"}).to_json() == {
+    assert ToolCalled("read_file", {"path": "a"}, id="call_1").to_json() == {
+        "id": "call_1",  # a new field: the old ones keep their names
         "name": "read_file",
         "arguments": {"path": "a"},
     }
+    assert ToolReturned("read_file", True, "x", "call_1").to_json()["id"] == "call_1"
     assert ToolCalled("x", {}, unreadable=True).to_json()["unreadable"] is True
     assert FileChanged("a.txt", 3, "diff").to_json() == {
         "path": "a.txt",
         "bytes": 3,
         "diff": "diff",
+        "asked": False,  # a new field: the old ones keep their names
     }
     assert ModelSwitched("m1 via openai", "m2").to_json() == {"from": "m1 via openai", "to": "m2"}
-    assert SessionResumed("abc", 2).to_json() == {"from": "abc", "turns": 2}
+    assert SessionResumed("abc", 2).to_json() == {"from": "abc", "turns": 2, "forked_as": ""}
     assert SkillResourceLoaded("guide", "/r.md", "read_file", 7).to_json()["bytes"] == 7
 
 

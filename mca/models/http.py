@@ -15,7 +15,14 @@ from typing import Any
 
 import httpx
 
-from mca.errors import ContextOverflow, ModelError, ModelHTTPError, StreamError
+from mca.errors import (
+    ContextOverflow,
+    EmptyStream,
+    ModelError,
+    ModelHTTPError,
+    StreamError,
+    StreamRefused,
+)
 from mca.models import shape
 from mca.models.body import ACCEPT_ENCODING, body_text, read_body
 from mca.models.http_errors import html_message, is_html, reading
@@ -102,6 +109,11 @@ class HttpModel:
     streamed reply, given the sink for the model's thinking) and `parse` (a JSON body ->
     Response); `adapt` may change what it sends when a server's 400 asks for something else
     (the request is then sent once more, saying so).
+
+    A server that cannot stream while tools are offered (llama-cpp-python's answers an empty
+    stream, an older llama-server a 500) gets the request again without streaming, is said to
+    once, and gets every later request with tools unstreamed (for the session: a /model
+    switch builds a new client).
     """
 
     def __init__(
@@ -117,6 +129,7 @@ class HttpModel:
         self.client = make_client(options.http, transport)
         self.policy = policy or RetryPolicy(base=options.http.retry_base)
         self.notice = notice
+        self.tools_unstreamed = False  # this server cannot stream while tools are offered
 
     def url(self) -> str:
         raise NotImplementedError
@@ -158,7 +171,8 @@ class HttpModel:
                 sent = send(self.client, build, self.options, self.policy, self.notice, deadline)
                 return content, sent
             except ModelHTTPError as e:
-                said = "" if last or isinstance(e, ContextOverflow) else self.adapt(e)
+                final = isinstance(e, (ContextOverflow, StreamRefused))
+                said = "" if last or final else self.adapt(e)
                 if not said:
                     raise
                 self.notice(said)
@@ -171,8 +185,27 @@ class HttpModel:
         on_thinking: TextSink | None = None,
     ) -> Response:
         """One model call; the response is always closed, even on Ctrl-C."""
+        stream = self.options.http.stream and not (request.tools and self.tools_unstreamed)
+        try:
+            return self._complete(request, stream, on_text, on_thinking)
+        except (EmptyStream, StreamRefused):
+            if not (stream and request.tools):
+                raise  # nothing to fall back on: say what happened
+        self.tools_unstreamed = True  # nothing was shown of that answer: ask again, whole
+        self.notice(
+            "the server cannot stream an answer while tools are offered: sent again without"
+            " streaming (and so for the rest of the session; --no-stream says it at the start)"
+        )
+        return self._complete(request, False, on_text, on_thinking)
+
+    def _complete(
+        self,
+        request: Request,
+        stream: bool,
+        on_text: TextSink | None,
+        on_thinking: TextSink | None,
+    ) -> Response:
         http = self.options.http
-        stream = http.stream
         deadline = Deadline(http.request_timeout, self.policy.clock)
         content, response = self._send(request, stream, deadline)
         try:

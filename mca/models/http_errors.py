@@ -10,12 +10,20 @@ from collections.abc import Iterator
 
 import httpx
 
-from mca.errors import ContextOverflow, ModelHTTPError, StreamError
+from mca.errors import ContextOverflow, ModelHTTPError, StreamError, StreamRefused
 from mca.models.body import BadEncoding
 from mca.models.options import HttpOptions, ModelOptions
 from mca.sanitize import excerpt
 
-__all__ = ["CONTEXT_HINTS", "html_message", "http_error", "is_context_error", "is_html", "reading"]
+__all__ = [
+    "CONTEXT_HINTS",
+    "STREAM_REFUSED_HINTS",
+    "html_message",
+    "http_error",
+    "is_context_error",
+    "is_html",
+    "reading",
+]
 
 # How servers say "the context overflowed": OpenAI, vLLM, llama.cpp (llama-server and
 # llama-cpp-python), Ollama, Anthropic.
@@ -31,6 +39,10 @@ CONTEXT_HINTS = (
     "too many tokens",
     "input is too long",
 )
+
+# How servers say "not streamed, with tools": llama.cpp's llama-server before it streamed tool
+# calls (HTTP 500 "Cannot use tools with stream").
+STREAM_REFUSED_HINTS = ("tools with stream", "streaming tool", "stream with tools")
 
 
 def _error_text(raw: bytes) -> str:
@@ -84,6 +96,9 @@ def http_error(
             f" use /compact or /clear ({detail})"
         )
         return ContextOverflow(msg, status=status, url=url)
+    elif status in (400, 500, 501) and any(h in detail.lower() for h in STREAM_REFUSED_HINTS):
+        msg = f"HTTP {status}: the server cannot stream an answer when tools are offered ({detail})"
+        return StreamRefused(msg, status=status, url=url)
     else:
         msg = f"HTTP {status} from {target.provider} at {target.base_url}: {detail}"
     return ModelHTTPError(msg, status=status, url=url)

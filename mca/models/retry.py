@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from mca.errors import ContextOverflow, ModelError, StreamError
+from mca.errors import ContextOverflow, ModelError, StreamError, StreamRefused
 from mca.models.body import read_body
 from mca.models.http_errors import http_error, reading
 from mca.models.options import RETRY_BASE, ModelOptions, Notice
@@ -109,7 +109,8 @@ def send(
             body = read_body(response, ERROR_BODY_BYTES) or b""
         response.close()
         error = http_error(response, target, body)
-        retry = response.status_code in RETRY_STATUSES and not isinstance(error, ContextOverflow)
+        final = isinstance(error, (ContextOverflow, StreamRefused))  # the same again: the same no
+        retry = response.status_code in RETRY_STATUSES and not final
         if not retry or attempt == policy.attempts:
             raise error
         retry_after = response.headers.get("retry-after")

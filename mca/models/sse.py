@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import Protocol
 
-from mca.errors import StreamError
+from mca.errors import EmptyStream, StreamError
 from mca.models.options import MAX_RESPONSE_BYTES
 from mca.types import Response, TextSink
 
@@ -111,8 +111,5 @@ def read_stream(
         if acc.size() > cap:
             raise over_cap("the streamed answer", cap)
     if not seen:
-        raise StreamError(
-            "the server ended the stream without sending anything (some servers cannot stream"
-            " an answer when tools are offered: try --no-stream)"
-        )
+        raise EmptyStream("the server ended the stream without sending anything")
     return acc.response(on_text)

@@ -89,15 +89,12 @@ def _commit(
     if len(data) > MAX_WRITE_BYTES:
         raise ToolError(f"{rel}: content is {len(data)} bytes, over the {MAX_WRITE_BYTES} limit")
     reason = protected_reason(rel, target, env.home, env.root, env.skill_roots)
+    asked = reason is not None or (mode == "ask" and own is None)  # the diff goes with it
     if reason is not None:
         _confirm_protected(env, reason, rel, old, data)
-    elif (
-        mode == "ask"
-        and own is None
-        and not env.approvals.ask.approve_edit(
-            rel,
-            unified(rel, old, data, limit=None),  # what is asked about is shown whole
-        )
+    elif asked and not env.approvals.ask.approve_edit(
+        rel,
+        unified(rel, old, data, limit=None),  # what is asked about is shown whole
     ):
         raise ToolError(f"{rel}: not written: the user declined this edit")
     try:
@@ -115,7 +112,7 @@ def _commit(
     except OSError as e:  # the directory vanished, the disk is full, ...: the old file stays
         raise ToolError(f"{rel}: not written ({e.strerror or e}); the file is unchanged") from None
     turn.touched.add(rel)
-    env.emit(FileChanged(rel, len(data), unified(rel, old, data)))
+    env.emit(FileChanged(rel, len(data), unified(rel, old, data), asked))
 
 
 def count_lines(text: str) -> int:

@@ -16,6 +16,14 @@ CYAN = "\x1b[36m"
 CLEAR_LINE = "\r\x1b[K"  # back to the line's start and erase it
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # a style sequence, ours or not
+CLEAR_LINE_BELOW = "\x1b7\x1bD\r\x1b[2K\x1b8"  # erase the line under the cursor, staying put
+
+
+def line_below(text: str) -> str:
+    """`text` drawn on the line under the cursor, the cursor left where it was (a streaming
+    answer goes on from there): IND then RI make sure that line exists, scrolling if need be,
+    before DECSC saves the cursor, so that DECRC comes back to the same place."""
+    return f"\x1bD\x1bM\x1b7\x1bD\r\x1b[2K{text}\x1b8"
 
 
 def clear_rows_above(rows: int) -> str:

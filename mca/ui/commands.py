@@ -49,7 +49,7 @@ class Face(Protocol):
 
     def models_configured(self) -> list[str]: ...
 
-    def resume(self, wanted: str) -> None: ...
+    def resume(self, wanted: str, fork: bool = False) -> None: ...
 
 
 class SlashCommands:
@@ -85,7 +85,9 @@ class SlashCommands:
             "/mode": Command(
                 "show or set what runs without asking (ask, auto-edit, ...)", self.mode
             ),
-            "/resume": Command("go on with a saved conversation (/resume ID)", self.resume),
+            "/resume": Command(
+                "go on with a saved conversation (/resume ID; --fork: a copy, new id)", self.resume
+            ),
             "/status": Command(
                 "model, base URL, mode, sandbox, context, instruction files, skills", self.status
             ),
@@ -264,7 +266,9 @@ class SlashCommands:
         self.say(self.repl.session.compact())
 
     def resume(self, arg: str) -> None:
-        self.repl.resume(arg.strip())
+        words = arg.split()
+        fork = "--fork" in words
+        self.repl.resume(" ".join(w for w in words if w != "--fork"), fork)
 
     def export(self, arg: str) -> None:
         from mca.sanitize import scrub
@@ -287,7 +291,7 @@ class SlashCommands:
         session = self.repl.session
         workspace = session.config.workspace
         if os.path.lexists(workspace / AGENTS_FILE) and not self._yes(
-            f"{AGENTS_FILE} exists: overwrite it? (/undo puts it back) [y/N] "
+            f"{AGENTS_FILE} exists: overwrite it (/undo puts it back)?"
         ):
             self.say(f"{AGENTS_FILE} left as it is")
             return
@@ -308,7 +312,7 @@ class SlashCommands:
     def _yes(self, question: str) -> bool:
         """A yes/no question; Ctrl-C or Ctrl-D answers no."""
         try:
-            return self.repl.ui.ask(question).strip().lower() in ("y", "yes")
+            return self.repl.ui.confirm(question)
         except KeyboardInterrupt:
             return False
 

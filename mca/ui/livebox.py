@@ -28,6 +28,15 @@ def clean(line: str, secrets: Iterable[str]) -> str:
     return for_terminal(SGR.sub("", line.rstrip("\r").rsplit("\r", 1)[-1]), secrets)
 
 
+def width(text: str) -> int:
+    """The cells `text` takes on a terminal (a wide letter takes two)."""
+    if text.isascii() and text.isprintable():
+        return len(text)  # one cell a character: no width table needed
+    from prompt_toolkit.utils import get_cwidth  # ~50 ms to import: -p rarely needs it
+
+    return get_cwidth(text)
+
+
 def fit(text: str, columns: int) -> str:
     """`text` cut to `columns` cells, an ellipsis marking the cut."""
     if text.isascii() and text.isprintable() and len(text) <= columns:

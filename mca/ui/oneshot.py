@@ -40,8 +40,9 @@ from mca.ui.face import FaceConfig
 from mca.ui.jsonl import StreamUI
 from mca.ui.livebox import CommandBox
 from mca.ui.outcome import cancelled
+from mca.ui.questions import ANSWER_WORDS, YES_NO, line_answer, read_key, reads_keys
 from mca.ui.render import fold_thinking, ledger_table, progress_line
-from mca.ui.spinner import Spinner
+from mca.ui.spinner import Spinner, counts_down
 from mca.ui.stream import StreamWriter
 from mca.words import plural
 
@@ -99,12 +100,19 @@ class StderrUI:
             self.err.flush()
 
     def _ask(self, question: str) -> bool:
-        self.err.write(question)
-        self.err.flush()
+        """A yes/no question, asked as the REPL asks it: one key on a terminal (Enter: no)."""
+        self.end_stream()
+        with self.lock:
+            self.err.write(for_terminal(f"{question} {YES_NO}: ", self.secrets))
+            self.err.flush()
+        if reads_keys(self.stdin):
+            answer = read_key(self.stdin, "yn") or "n"
+            self.err.write(ANSWER_WORDS[answer] + "\n")
+            return answer == "y"
         line = self.stdin.readline()
         if not line:  # Ctrl-D: cancel the turn, as Ctrl-C does
             raise KeyboardInterrupt
-        return line.strip().lower() in ("y", "yes")
+        return line_answer(line) == "y"
 
     def approve(self, question: CommandQuestion) -> Answer:
         """The command whole, then y/N on a terminal; without one, refused (--yes runs it)."""
@@ -113,7 +121,7 @@ class StderrUI:
             self._say(f"mca: the sandbox stopped this command from {question.wall}:\n{shown}")
             if not self.stdin.isatty():
                 return Answer.NO
-            yes = self._ask(f"run it again with {question.more}, this once? [y/N] ")
+            yes = self._ask(f"run it again with {question.more}, this once?")
             return Answer.YES if yes else Answer.NO
         if not self.stdin.isatty():
             self._say(
@@ -123,7 +131,7 @@ class StderrUI:
             return Answer.NO
         where = question.sandbox or "unsandboxed: with your full rights"
         self._say(f"run_command wants to run exactly this ({where}):\n{shown}")
-        return Answer.YES if self._ask("run it? [y/N] ") else Answer.NO
+        return Answer.YES if self._ask("run it?") else Answer.NO
 
     def approve_write(self, path: str, reason: str, diff: str) -> bool:
         """Protected paths: --yes does not cover them; without a terminal they are refused."""
@@ -134,7 +142,7 @@ class StderrUI:
                 " (--yes does not cover them)"
             )
             return False
-        return self._ask(f"write {exact_line(path)} anyway? [y/N] ")
+        return self._ask(f"write {exact_line(path)} anyway?")
 
     def approve_edit(self, path: str, diff: str) -> bool:
         """The "ask" mode: the diff, then a question (refused without a terminal)."""
@@ -142,7 +150,7 @@ class StderrUI:
         if not self.stdin.isatty():
             self._say(f"mca: not writing {exact_line(path)}: --mode ask needs a terminal to ask on")
             return False
-        return self._ask(f"apply this change to {exact_line(path)}? [y/N] ")
+        return self._ask(f"apply this change to {exact_line(path)}?")
 
     def event(self, event: Event) -> None:
         match event:
@@ -151,16 +159,21 @@ class StderrUI:
             case ModelWaiting() if self.spinner is not None:
                 self.end_stream()
                 self.spinner.start()
-            case ModelRetry(message=message) if self.spinner is not None and self.spinner.running:
+            case ModelRetry(message=message) if (
+                self.spinner is not None and self.spinner.running and counts_down(message)
+            ):
                 self.spinner.set_state(one_line(scrub(message, self.secrets)))
             case CommandOutput(text=text):
                 self.box.feed(text)
             case _:
+                waiting = self.spinner is not None and self.spinner.running
                 line = progress_line(event)
                 if line:
                     self._say(line)
                 if isinstance(event, CommandStarted):
                     self.box.start()
+                elif isinstance(event, ModelRetry) and waiting and self.spinner is not None:
+                    self.spinner.start()  # said once, above it; the wait goes on
 
     def text(self, delta: str) -> None:
         """The answer as it arrives, on stdout; known keys never get through."""
@@ -250,8 +263,9 @@ class OneShot:
         if self.face.mock_reason:
             self.note(f"mca: using the offline mock model ({self.face.mock_reason})")
 
-    def resume(self, session: Session, wanted: str) -> SessionResumed:
-        """Go on with a saved conversation (an id, or 'last')."""
+    def resume(self, session: Session, wanted: str, fork: bool = False) -> SessionResumed:
+        """Go on with a saved conversation (an id, or 'last'), under its id (`fork`: a copy,
+        under a new one)."""
         from mca.sessions import pick
 
         if not wanted:
@@ -260,25 +274,28 @@ class OneShot:
                 " REPL (with -p, give the id, or use --continue)"
             )
         saved = pick(self.face.home / "sessions", self.face.workspace, wanted)
-        session.restore(saved)
+        session.restore(saved, fork)
         for note in saved.notes:
             self.note(f"mca: {note}")
-        self.note(f"mca: resumed {saved.id} ({plural(saved.turns, 'turn')})")
-        return SessionResumed(saved.id, saved.turns)
+        how = f"forked {saved.id} as {session.id}" if fork else f"resumed {saved.id}"
+        self.note(f"mca: {how} ({plural(saved.turns, 'turn')})")
+        return SessionResumed(saved.id, saved.turns, forked_as=session.id if fork else "")
 
-    def run(self, sentence: str, output: str = "text", resume: str | None = None) -> int:
+    def run(
+        self, sentence: str, output: str = "text", resume: str | None = None, fork: bool = False
+    ) -> int:
         """Run one turn; exit 0 on an answer, 1 when the turn stopped early or failed. With
         --json a failed turn still prints its object, with `error` and the tool calls that did
         run; stream-json writes every event as a JSON line as the turn goes (streamed)."""
         if output == "stream-json":
-            return self.streamed(sentence, resume)
+            return self.streamed(sentence, resume, fork)
         as_json = output == "json"
         to = None if as_json or not self.face.stream else self.out
         ui = StderrUI(self.face, self.err, to, self.stdin)
         session = self.opener(ui)
         try:
             if resume is not None:
-                self.resume(session, resume)
+                self.resume(session, resume, fork)
             self._mock_note()
             return self._turn(session, ui, sentence, as_json)
         finally:
@@ -324,7 +341,7 @@ class OneShot:
         then = "the session is saved: mca --continue goes on with it"
         return cancelled(session.last_turn, None, then)
 
-    def streamed(self, sentence: str, resume: str | None = None) -> int:
+    def streamed(self, sentence: str, resume: str | None = None, fork: bool = False) -> int:
         """-p with --output-format stream-json: session.start, every event of the turn as it
         happens, then usage and turn.end (error and turn.end when it fails) on stdout, one JSON
         object per line. Questions are asked on the terminal, as without it."""
@@ -332,9 +349,13 @@ class OneShot:
         session = self.opener(ui)
         self._mock_note()
         try:
-            ui.start(session.started())
-            if resume is not None:
-                ui.event(self.resume(session, resume))
+            resumed = None
+            try:  # session.start first, with the id the conversation goes on under
+                resumed = self.resume(session, resume, fork) if resume is not None else None
+            finally:
+                ui.start(session.started())
+            if resumed is not None:
+                ui.event(resumed)
             result = session.run_turn(sentence, ledger=False)
             ui.end_text()
             entry = session.finish_turn(result)

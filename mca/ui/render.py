@@ -93,6 +93,8 @@ def progress_line(event: Event) -> str:
             return f"context compacted: {before:,} -> {after:,} tokens"
         case Notice(message=message) | ModelRetry(message=message):
             return message
+        case FileChanged(asked=True):
+            return ""  # the diff was shown with the question: once is enough
         case FileChanged(diff=diff):
             return diff
     return ""

@@ -55,6 +55,7 @@ class Repl:
         plain: bool | None = None,
         first: str | None = None,
         resume: str | None = None,
+        fork: bool = False,
         chooser: ModelSwitch | None = None,
         stdin: TextIO | None = None,
     ) -> None:
@@ -89,7 +90,7 @@ class Repl:
         self._session_lock = threading.Lock()
         self.slash = SlashCommands(self)
         self.commands: dict[str, Command] = self.slash.table
-        self.first, self.wanted = first, resume
+        self.first, self.wanted, self.fork = first, resume, fork
         self.chooser = chooser
         self.totals = Totals()
         self.resumed = 0  # turns the conversation had when it was resumed (run elsewhere)
@@ -149,7 +150,12 @@ class Repl:
             raise KeyboardInterrupt from None
 
     def _key(self, keys: str, show: Callable[[], None]) -> str | None:
-        return None if self._keys is None else self._keys.key(keys, show)
+        """A question's one key: read by the turn's keyboard, or outside a turn (/init, after
+        a `!command`) by one opened for the question; None when input is not a terminal."""
+        if self._keys is not None:
+            return self._keys.key(keys, show)
+        with turn_keyboard(self.prompt, lambda typed: None, self._hold) as keyboard:
+            return None if keyboard is None else keyboard.key(keys, show)
 
     @property
     def switch(self) -> Callable[[str], ModelOptions] | None:
@@ -168,11 +174,12 @@ class Repl:
         """The startup line about skills (counts tokens: loads the tokenizer)."""
         return skills_summary(self.session)
 
-    def resume(self, wanted: str) -> None:
-        """Go on with a saved conversation: 'last', an id, or '' to pick from a list."""
+    def resume(self, wanted: str, fork: bool = False) -> None:
+        """Go on with a saved conversation: 'last', an id, or '' to pick from a list; `fork`:
+        a copy of it, under a new id."""
         from mca.ui.resume import resume
 
-        turns = resume(self.session, self.ui, self._ask, wanted)
+        turns = resume(self.session, self.ui, self._ask, wanted, fork)
         if turns is not None:
             self.resumed = turns
 
@@ -222,7 +229,7 @@ class Repl:
         from mca.ui.shell import run_shell
 
         self._summary_first()
-        run_shell(self.session, self.ui, self._ask, command)
+        run_shell(self.session, self.ui, command)
 
     # -- turns -----------------------------------------------------------------------------
     def handle_turn(self, sentence: str) -> None:
@@ -334,7 +341,7 @@ class Repl:
                 self.ui.say(self.summary())
                 self._show_summary("")
                 if self.wanted is not None:
-                    self.resume("" if self.wanted == "" else self.wanted)
+                    self.resume(self.wanted, self.fork)
                 if self.first is not None:
                     self.handle_line(self.first)
         except McaError as e:

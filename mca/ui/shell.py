@@ -4,7 +4,6 @@ they typed it); its output joins the conversation when they say so."""
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -14,7 +13,7 @@ if TYPE_CHECKING:
 MAX_SHELL_CHARS = 16_000  # of a !command's output added to the conversation
 
 
-def run_shell(session: Session, ui: ReplUI, ask: Callable[[str], str], command: str) -> None:
+def run_shell(session: Session, ui: ReplUI, command: str) -> None:
     """Run it with its output shown as it comes, then offer it to the conversation."""
     from mca.tools.command import CommandInterrupted, execute
 
@@ -40,10 +39,9 @@ def run_shell(session: Session, ui: ReplUI, ask: Callable[[str], str], command: 
     status = "killed" if code is None else f"exit {code}"
     ui.say(f"({status})")
     try:
-        answer = ask("add the command and its output to the conversation? [y/N] ")
+        if not ui.confirm("add the command and its output to the conversation?"):
+            return
     except KeyboardInterrupt:
-        return
-    if answer.strip().lower() not in ("y", "yes"):
         return
     kept = output if len(output) <= MAX_SHELL_CHARS else "…" + output[-MAX_SHELL_CHARS:]
     session.add_shell_message(

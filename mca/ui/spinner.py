@@ -20,6 +20,12 @@ DELAY = 0.3  # a reply faster than this never shows a spinner
 _RETRY = re.compile(r"(.*), retrying in ([\d.]+) s \((\d+)/(\d+)\)$")
 
 
+def counts_down(message: str) -> bool:
+    """Is this a retry's wait ("HTTP 429, retrying in 4.0 s (2/5)"), which the spinner counts
+    down, rather than news that stays true (a request sent again another way)?"""
+    return _RETRY.match(message) is not None
+
+
 class Spinner:
     def __init__(self, out: TextIO, lock: threading.RLock) -> None:
         self.out = out

@@ -33,6 +33,7 @@ class StreamWriter:
         self.ends_line = False  # what was written of it ends with a newline
         self._scrubber = StreamScrubber(self.secrets)
         self._markdown: MarkdownStream | None = None
+        self.tail = ""  # what was written of the reply's last line (styles included)
 
     def _safe(self, text: str) -> str:
         return text if self.raw else visible(text)
@@ -40,12 +41,14 @@ class StreamWriter:
     def feed(self, delta: str) -> None:
         """A piece of the reply: scrubbed, made safe, rendered, written."""
         if not self.streamed:
-            self.streamed, self.ends_line = True, False
+            self.streamed, self.ends_line, self.tail = True, False, ""
             self._scrubber = StreamScrubber(self.secrets)
             self._markdown = self.new_markdown() if self.new_markdown else None
         safe = self._safe(self._scrubber.feed(delta))
-        self.out.write(self._markdown.feed(safe) if self._markdown else safe)
+        shown = self._markdown.feed(safe) if self._markdown else safe
+        self.out.write(shown)
         self.out.flush()
+        self.tail = (self.tail + shown).rsplit("\n", 1)[-1]
         self.ends_line = safe.endswith("\n") if safe else self.ends_line
 
     def end(self) -> bool:
@@ -59,5 +62,14 @@ class StreamWriter:
             rest = self._markdown.feed(rest) + self._markdown.finish()
         self.out.write(rest if ends_line else rest + "\n")
         self.out.flush()
-        self.streamed = False
+        self.streamed, self.tail = False, ""
         return True
+
+    def at_margin(self, columns: int) -> bool:
+        """Does the reply's last line fill the screen's width exactly (the cursor waits at the
+        right margin, and moving it would lose the wrap a next character makes)?"""
+        from mca.ui.ansi import SGR
+        from mca.ui.livebox import width
+
+        cells = width(SGR.sub("", self.tail))
+        return cells > 0 and cells % columns == 0

@@ -16,11 +16,12 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from mca.sanitize import command_block, exact_line, for_terminal, one_line, scrub
-from mca.ui.ansi import DIM, RESET
+from mca.ui.ansi import CLEAR_LINE_BELOW, DIM, RESET, line_below
 from mca.ui.livebox import CommandBox, fit
 from mca.ui.markdown import MarkdownStream
+from mca.ui.questions import ANSWER_WORDS, YES_NO, line_answer
 from mca.ui.render import colour_diff, fold_thinking, progress_line
-from mca.ui.spinner import Spinner
+from mca.ui.spinner import Spinner, counts_down
 from mca.ui.stream import StreamWriter
 
 if TYPE_CHECKING:  # on the path to the first prompt: imported when first needed
@@ -30,8 +31,6 @@ if TYPE_CHECKING:  # on the path to the first prompt: imported when first needed
 # (keys, show) -> the key pressed after show() put the question up ('' for Enter), or None when
 # the keyboard is not read key by key (then the question takes a line).
 KeyQuestion = Callable[[str, Callable[[], None]], str | None]
-ANSWER_WORDS = {"y": "yes", "n": "no", "a": "always"}
-LINE_ANSWERS = {"y": "y", "yes": "y", "n": "n", "no": "n", "a": "a", "always": "a"}
 MAX_PATH_COMPLETIONS = 200
 SKIP_COMPLETE = {".git", "node_modules", "__pycache__", ".venv", ".mca"}
 
@@ -143,6 +142,8 @@ class ReplUI:
         self._turn_text: list[str] = []  # what was streamed of this turn's replies
         self._thought: list[str] = []  # the reply's thinking so far: shown folded when it ends
         self._held: dict[int, list[str]] = {}  # by thread: writes kept for later (held())
+        self._note = ""  # "queued: what the person typed meanwhile", or ''
+        self._note_drawn = False  # the note is on the line under a streaming answer
 
     @staticmethod
     def _markdown() -> MarkdownStream:
@@ -160,26 +161,31 @@ class ReplUI:
         block = command_block(question.command)
         if question.more:
             self.say(f"the sandbox stopped this command from {question.wall}:\n{block}")
-            yes = self._answer(f"run it again with {question.more}, this once? [y]es / [N]o")
+            yes = self._answer(f"run it again with {question.more}, this once? {YES_NO}")
             return Answer.YES if yes == "y" else Answer.NO
         where = question.sandbox or "unsandboxed: with your full rights"
         self.say(f"run_command wants to run exactly this ({where}):\n{block}")
         always = f" / [a]lways `{one_line(question.always)}`" if question.always else ""
         keys = "yna" if question.always else "yn"
-        while (answer := self._answer(f"run it? [y]es / [N]o{always}", keys)) is None:
+        while (answer := self._answer(f"run it? {YES_NO}{always}", keys)) is None:
             pass  # a typed line that is no answer: asked again
         return {"y": Answer.YES, "a": Answer.ALWAYS}.get(answer, Answer.NO)
 
     def approve_edit(self, path: str, diff: str) -> bool:
         """The "ask" mode: the diff, then a yes/no for this edit."""
         self.show_diff(diff)
-        return self._answer(f"apply this change to {exact_line(path)}? [y]es / [N]o") == "y"
+        return self.confirm(f"apply this change to {exact_line(path)}?")
 
     def approve_write(self, path: str, reason: str, diff: str) -> bool:
         """Protected paths: the diff, then a yes/no that neither yolo nor 'always' answers."""
         self.say(f"{exact_line(path)} is a protected path: {reason}.\nthe change, whole:")
         self.show_diff(diff)
-        return self._answer(f"write {exact_line(path)} anyway? [y]es / [N]o") == "y"
+        return self.confirm(f"write {exact_line(path)} anyway?")
+
+    def confirm(self, question: str) -> bool:
+        """A yes/no question, asked the one way every question is (`questions.py`): True for
+        yes. Esc, Ctrl-C and Ctrl-D raise KeyboardInterrupt."""
+        return self._answer(f"{question} {YES_NO}") == "y"
 
     def more_steps(self, calls: int, more: int) -> bool:
         """At the step limit: one key lets the turn make `more` model calls."""
@@ -195,9 +201,7 @@ class ReplUI:
         if key is not None:
             self._write(ANSWER_WORDS[key or "n"] + "\n")  # the transcript shows what was chosen
             return key or "n"
-        line = self.ask(prompt).strip().lower()
-        answer = LINE_ANSWERS.get(line, "") if line else "n"
-        return answer if answer and answer in keys else None
+        return line_answer(self.ask(prompt), keys)
 
     def event(self, event: Event) -> None:
         from mca.events import (
@@ -220,7 +224,7 @@ class ReplUI:
                 self.end_stream()
                 self.spinner.start()
                 return
-            case ModelRetry(message=message) if self.spinner.running:
+            case ModelRetry(message=message) if self.spinner.running and counts_down(message):
                 self.spinner.set_state(one_line(scrub(message, self.secrets)))
                 return
             case CommandOutput(text=text):
@@ -231,10 +235,13 @@ class ReplUI:
             line = colour_diff(scrub(line, self.secrets), self.colour)  # made safe line by line
         elif line:
             line = for_terminal(line, self.secrets)
+        waiting = self.spinner.running
         if line:
             self._write(line + "\n")
         if isinstance(event, CommandStarted):
             self.box.start()
+        elif isinstance(event, ModelRetry) and waiting:
+            self.spinner.start()  # said once, above it; the wait goes on
 
     @contextlib.contextmanager
     def held(self) -> Iterator[list[str]]:
@@ -263,6 +270,7 @@ class ReplUI:
         self.spinner.stop()
         self.box.stop()
         with self.lock:
+            self._erase_note()
             if end_stream:
                 self.stream.end()
             self.out.write(text)
@@ -283,19 +291,46 @@ class ReplUI:
         self.end_thinking()
         self.spinner.stop()
         with self.lock:
+            self._erase_note()
             self.stream.feed(delta)
             self._turn_text.append(delta)
+            self._draw_note()
 
     def queued(self, typed: str) -> None:
         """What the person has typed during the turn (kept for the next prompt), shown on the
-        spinner's and the running command's line; the answer's text is never mixed with it."""
+        spinner's line, the running command's, or the line under a streaming answer; the
+        answer's text is never mixed with it."""
         note = f"queued: {fit(one_line(typed), 40)}" if typed.strip() else ""
         with self.lock:
-            self.spinner.note = self.box.note = note
+            self.spinner.note = self.box.note = self._note = note
+            if self.stream.streamed:
+                self._erase_note()
+                self._draw_note()
+
+    def _draw_note(self) -> None:
+        """Under the lock, while an answer streams on a terminal: the note on the line below
+        it, the cursor left where the answer goes on (not while it waits at the right margin,
+        where moving it would lose the next character's wrap: the next piece draws it)."""
+        columns = _columns()
+        if not (self.live and self._note and self.stream.streamed) or self._note_drawn:
+            return
+        if self.stream.at_margin(columns):
+            return
+        note = fit(self._note, max(columns - 1, 10))
+        self.out.write(line_below(f"{DIM}{note}{RESET}" if self.colour else note))
+        self.out.flush()
+        self._note_drawn = True
+
+    def _erase_note(self) -> None:
+        """Under the lock: the note under the answer gone, before anything else is written."""
+        if self._note_drawn:
+            self.out.write(CLEAR_LINE_BELOW)
+            self._note_drawn = False
 
     def begin_turn(self) -> None:
-        """A turn starts: nothing of its answer has been shown yet."""
+        """A turn starts: nothing of its answer has been shown yet, nothing typed is queued."""
         self._turn_text = []
+        self.queued("")
 
     def shown(self, answer: str) -> bool:
         """Was this answer streamed in this turn (a notice may have ended its stream since)?"""
@@ -305,6 +340,7 @@ class ReplUI:
         self.end_thinking()
         self.spinner.stop()
         with self.lock:
+            self._erase_note()
             self.stream.end()
 
     def say(self, text: str) -> None:

@@ -286,8 +286,15 @@ class WorkspaceStore:
         return Rewound(report, turn, True)
 
     def carry(self, *sessions: str) -> None:
-        """A resumed conversation: the turns of these sessions are this conversation's too."""
+        """A forked conversation: the turns of these sessions are this conversation's too."""
         self.sessions |= set(sessions)
+
+    def adopt(self, session: str, *earlier: str) -> None:
+        """A resumed conversation: this session's turns from now on are recorded as that
+        conversation's (`session`, its id), whose turns (and those of `earlier` ids, under
+        which an older mca recorded them) /rewind finds."""
+        self.session = session
+        self.sessions = {session, *earlier}
 
     @property
     def checkpoints(self) -> bool:

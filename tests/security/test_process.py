@@ -248,9 +248,9 @@ def test_p_on_a_terminal_shows_the_exact_command_and_no_escapes(tmp_path: Path) 
     # --mode ask: in the sandbox, the default mode would run it without a question
     argv = ["-C", str(ws), "-p", "go", "--mode", "ask"]
     child: pexpect.spawn[bytes] = pexpect.spawn(str(MCA), argv, env=env, timeout=30)
-    child.expect(rb"run it\? \[y/N\] ")
+    child.expect(rb"run it\? \[y\]es / \[N\]o: ")
     shown = child.before or b""
-    child.sendline("n")
+    child.send("n")  # one key
     child.expect(pexpect.EOF)
     everything = shown + (child.before or b"")
     assert b"touch PWNED^M^[[2Kls" in shown

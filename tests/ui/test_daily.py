@@ -276,4 +276,4 @@ def test_resume_inside_the_repl_keeps_the_conversation_it_leaves(ws: Path) -> No
     sentences = sorted(s.first_sentence for s in found)
     assert sentences == ["list", "read missing.txt"]  # both conversations are there to resume
     resumed = next(s for s in found if s.first_sentence == "list")
-    assert resumed.turns == 2 and resumed.came_from == first.id
+    assert resumed.turns == 2 and resumed.id == first.id and resumed.path == first.path

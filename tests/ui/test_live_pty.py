@@ -45,9 +45,9 @@ def running(ws: Path, command: str, shows: str) -> Screen:
     return term
 
 
-def streaming(ws: Path, server: FakeServer) -> Screen:
+def streaming(ws: Path, server: FakeServer, size: tuple[int, int] = (100, 40)) -> Screen:
     """mca asked the first question, its answer streaming (slowly) on the screen."""
-    term = Screen(ws, [], env_for(ws, server))
+    term = Screen(ws, [], env_for(ws, server), size=size)
     start(term)
     term.child.sendline("first question")
     term.on_screen("word02")
@@ -168,6 +168,29 @@ def test_keys_typed_during_an_answer_stay_out_of_it_and_are_sent_next(
     assert answer.split() == [w.strip() for w in WORDS]  # nothing typed landed in it
     assert "mca> typed meanwhile" in screen
     assert sent_users(slow_answer) == ["first question", "typed meanwhile"]
+    term.close()
+
+
+def test_keys_typed_during_an_answer_show_as_queued_under_it_while_it_streams(
+    ws: Path, slow_answer: FakeServer
+) -> None:
+    """As during a command: `queued: …` on its own line, under the answer as it streams (at a
+    tmux pane's size, 100x30), gone when the answer ends; the answer's line stays whole."""
+    term = streaming(ws, slow_answer, size=(100, 30))
+    term.child.send("typed meanwhile")
+    term.on_screen("queued: typed meanwhile")
+    assert "word11" not in term.text()  # shown while the answer still streams
+    assert term.row("queued: typed meanwhile") == term.row("word00") + 1
+    term.on_screen("word08")
+    assert term.row("queued: typed meanwhile") == term.row("word00") + 1  # it stays under it
+    term.on_screen("word11")
+    term.wait_for(lambda s: "queued:" not in s, "the note gone with the answer's end")
+    answer = next(line for line in term.text().splitlines() if "word00" in line)
+    assert answer.split() == [w.strip() for w in WORDS]
+    term.child.send("\r")
+    term.wait_for(next_answered, "the typed message answered")
+    assert sent_users(slow_answer) == ["first question", "typed meanwhile"]
+    assert "queued:" not in term.text()  # nor shown again in the next turn
     term.close()
 
 

@@ -109,7 +109,8 @@ def test_init_writes_the_template_without_a_model(ws: Path) -> None:
 def test_init_asks_before_overwriting_and_undo_puts_it_back(ws: Path) -> None:
     (ws / "AGENTS.md").write_text("mine\n")
     out = repl(ws, "/init\nn\n")
-    assert "AGENTS.md exists: overwrite it?" in out and "left as it is" in out
+    assert "AGENTS.md exists: overwrite it (/undo puts it back)? [y]es / [N]o:" in out
+    assert "left as it is" in out
     assert (ws / "AGENTS.md").read_text() == "mine\n"
     out = repl(ws, "/init\ny\n/undo\n")
     assert "wrote AGENTS.md" in out and (ws / "AGENTS.md").read_text() == "mine\n"

@@ -52,3 +52,17 @@ def test_markdown_is_rendered_per_reply() -> None:
         w.feed(reply)
         w.end()
     assert len(made) == 2 and "# Title" not in out.getvalue() and "Title" in out.getvalue()
+
+
+def test_it_knows_when_the_cursor_waits_at_the_right_margin() -> None:
+    """The queued note under a streaming answer is not drawn while the last line fills the
+    screen's width exactly: moving the cursor there would lose the next character's wrap."""
+    w = StreamWriter(io.StringIO(), [], markdown=lambda: MarkdownStream(None))
+    w.feed("x" * 9)
+    assert not w.at_margin(10)
+    w.feed("**中**")  # bold (styles take no cells), a wide letter: two cells
+    assert w.at_margin(11) and not w.at_margin(10)
+    w.feed("\nyy")
+    assert not w.at_margin(11) and w.at_margin(2)
+    w.end()
+    assert not w.at_margin(2)

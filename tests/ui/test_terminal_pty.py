@@ -253,8 +253,8 @@ def test_shell_command_and_model_switch_on_a_terminal(ws: Path) -> None:
         term.expect("mca>")
         term.child.sendline("!echo typed-by-me > made.txt; cat made.txt")
         term.expect("typed-by-me")
-        term.expect(r"add the command and its output to the conversation\? \[y/N\]")
-        term.child.sendline("y")
+        term.expect(r"add the command and its output to the conversation\? \[y\]es / \[N\]o:")
+        term.child.send("y")  # one key, as every question takes
         term.expect("added: the model sees it with your next message")
         term.child.sendline("hello")
         term.expect("from the server")
