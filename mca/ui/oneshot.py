@@ -108,7 +108,8 @@ class StderrUI:
         if question.more:
             self._say(f"mca: the sandbox stopped this command from {question.wall}:\n{shown}")
             if not self.stdin.isatty():
-                return Answer.NO
+                self._say(f"mca: not run again with {question.more}: no terminal to ask on")
+                return Answer.UNASKED
             yes = self._ask(f"run it again with {question.more}, this once? [y/N] ")
             return Answer.YES if yes else Answer.NO
         if not self.stdin.isatty():
@@ -116,7 +117,7 @@ class StderrUI:
                 "mca: not running this command without approval (pass --yes or --mode yolo):\n"
                 + shown
             )
-            return Answer.NO
+            return Answer.UNASKED
         where = question.sandbox or "unsandboxed: with your full rights"
         self._say(f"run_command wants to run exactly this ({where}):\n{shown}")
         return Answer.YES if self._ask("run it? [y/N] ") else Answer.NO
