@@ -98,6 +98,12 @@ def _run_flags(add: Callable[..., None]) -> None:
         " workspace and a private /tmp, no secrets, no network; off: your full rights)",
     )
     add("--allow-network", action="store_true", help="let sandboxed commands use the network")
+    add(
+        "--allow-git",
+        action="store_true",
+        help="let sandboxed commands write .git/ (git commit) without a question; hooks they"
+        " write there run when you next use git",
+    )
 
 
 def _model_flags(add: Callable[..., None]) -> None:

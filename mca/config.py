@@ -51,7 +51,9 @@ class Settings:
     sandbox: str = SPECS.sandbox.default
     sandbox_source: str = ""  # where a sandbox other than the default was asked for
     network: bool = SPECS.network.default
+    allow_git: bool = SPECS.allow_git.default
     sandbox_deny_read: tuple[Path, ...] = SPECS.sandbox_deny_read.default
+    sandbox_writable: tuple[Path, ...] = SPECS.sandbox_writable.default
     mock_script: Path | None = None
     mock_reason: str = ""
     skills_dirs: tuple[Path, ...] = SPECS.skills_dirs.default
@@ -168,7 +170,7 @@ def load_settings(
         providers=providers,
         **_model(src, providers, chosen),
         **_limits(src),
-        **_sandbox(src, user_home),
+        **_sandbox(src, user_home, home),
     )
     if o.get("record") is not None:
         _check_record(Path(o["record"]))
@@ -177,7 +179,7 @@ def load_settings(
 
 def _flags(o: dict[str, Any]) -> dict[str, Any]:
     """The settings the command line gives (taken out of `o`; the rest are Settings fields)."""
-    keys = ("model", "max_steps", "sandbox", "network", "reasoning", "thinking")
+    keys = ("model", "max_steps", "sandbox", "network", "allow_git", "reasoning", "thinking")
     flags = {k: o.pop(k, None) for k in keys}
     flags["mode"] = _mode_flag(o.pop("mode", None), o.pop("yes", False))
     return flags
@@ -211,15 +213,40 @@ def _limits(src: Sources) -> dict[str, Any]:
     return {name: src.get(getattr(SPECS, name)) for name in names.split()}
 
 
-def _sandbox(src: Sources, user_home: Path) -> dict[str, Any]:
+def _sandbox(src: Sources, user_home: Path, home: Path) -> dict[str, Any]:
     """What commands may reach."""
-    deny = src.get(SPECS.sandbox_deny_read)
+    deny = tuple(_expand(Path(d), user_home) for d in src.get(SPECS.sandbox_deny_read))
     return {
         "sandbox": src.get(SPECS.sandbox),
         "sandbox_source": (src.raw(SPECS.sandbox) or Raw("", "")).source,
         "network": src.get(SPECS.network),
-        "sandbox_deny_read": tuple(_expand(Path(d), user_home) for d in deny),
+        "allow_git": src.get(SPECS.allow_git),
+        "sandbox_deny_read": deny,
+        "sandbox_writable": _writable(src, user_home, home, deny),
     }
+
+
+def _writable(
+    src: Sources, user_home: Path, home: Path, deny: tuple[Path, ...]
+) -> tuple[Path, ...]:
+    """sandbox_writable: absolute or ~/ paths, none of them /, your home, a directory above it,
+    or a secret's (one of the deny list, $MCA_HOME) or one holding it."""
+    from mca.sandbox.policy import secret_paths, unwritable
+
+    secrets = secret_paths(user_home, home, tuple(str(d) for d in deny))
+    out = []
+    for given in src.get(SPECS.sandbox_writable):
+        text = str(given)
+        path = _expand(Path(text), user_home)
+        why = unwritable(path, user_home, secrets)
+        if why:
+            where = (src.raw(SPECS.sandbox_writable) or Raw("", "sandbox_writable")).source
+            raise ConfigError(
+                f"{where}: {text!r} cannot be made writable for commands: {why}; name the"
+                " cache directories themselves (for example ~/.cache/uv)"
+            )
+        out.append(path)
+    return tuple(out)
 
 
 def _mode_flag(mode: str | None, yes: bool) -> str | None:

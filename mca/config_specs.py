@@ -81,6 +81,13 @@ class SPECS:
         "MCA_SANDBOX", "sandbox", choice(*SANDBOX_MODES), Mode.WORKSPACE_WRITE.value, "--sandbox"
     )
     network = Spec("MCA_NETWORK", "network", boolean, False, "--allow-network")
+    # sandboxed commands may write .git/ (git commit; hooks included) without a question
+    allow_git = Spec("MCA_ALLOW_GIT", "allow_git", boolean, False, "--allow-git")
+    # directories outside the workspace commands may write (caches the user trusts), checked
+    # against the secret list at start-up (mca.sandbox.policy.unwritable)
+    sandbox_writable: Spec[tuple[Path, ...]] = Spec(
+        "MCA_SANDBOX_WRITABLE", "sandbox_writable", paths, ()
+    )
     # paths commands may not read, beside the built-in list (~/.ssh, ~/.aws, ...)
     sandbox_deny_read: Spec[tuple[Path, ...]] = Spec(
         "MCA_SANDBOX_DENY_READ", "sandbox_deny_read", paths, ()

@@ -355,7 +355,7 @@ class ApprovalAnswered(Event):
     kind: ClassVar[str] = "approval.answered"
     what: str
     subject: str
-    answer: str  # "yes", "no" or "always"
+    answer: str  # "yes", "no", "always", or "unasked" (no terminal to ask on)
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ def overrides(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
     found |= {"show_ledger": True} if args.ledger else {}
     found |= {"record": Path(args.record)} if args.record else {}
     found |= {"network": True} if args.allow_network else {}
+    found |= {"allow_git": True} if args.allow_git else {}
     workspace = Path(args.workspace or os.getcwd())
     if not workspace.is_dir():
         raise ConfigError(f"-C: workspace {workspace} is not a directory")

@@ -8,7 +8,8 @@ __all__ = ["DEFAULT_MODE", "MODES"]
 MODES = {
     "ask": "every edit and every command asks first (the diff before the question)",
     "auto-edit": "edits apply (shown as diffs); commands run in the sandbox, or ask without one",
-    "read-only": "no writes and no commands: the tools refuse, saying why",
+    "read-only": "edits refused; commands run in a read-only sandbox (they write nothing, no"
+    " network), and are refused where there is no sandbox",
     "yolo": "edits and commands run without asking (protected paths still ask)",
 }
 DEFAULT_MODE = "auto-edit"

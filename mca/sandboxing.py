@@ -34,6 +34,8 @@ def sandbox_for(settings: Settings) -> Sandbox:
         network=settings.network,
         deny_read=tuple(str(p) for p in settings.sandbox_deny_read),
         protected_dirs=settings.skills_dirs,
+        writable=settings.sandbox_writable,
+        write_git=settings.allow_git,
     )
     return Sandbox(policy, mechanisms)
 
@@ -67,6 +69,7 @@ def banner_line(s: Settings) -> str:
     if not abi:  # user namespaces are tried with the session (a fork): the next notice says
         return "no Landlock here: commands run in user namespaces where allowed (/status)"
     net = "network allowed" if s.network else "no network"
+    net += ", .git/ writable" if s.allow_git and s.sandbox == "workspace-write" else ""
     return f"commands run in the sandbox: {s.sandbox}, {net} (Landlock ABI {abi}; /status)"
 
 

@@ -80,7 +80,9 @@ class HeadlessUI:
 
     def approve(self, question: CommandQuestion) -> Answer:
         """Commands when `commands`; never a run with more rights (nobody to ask)."""
-        return Answer.YES if self.commands and not question.more else Answer.NO
+        if question.more:
+            return Answer.UNASKED
+        return Answer.YES if self.commands else Answer.NO
 
     def approve_write(self, path: str, reason: str, diff: str) -> bool:
         return False
@@ -361,8 +363,11 @@ class Session:
         return self.workspace.changes()
 
     def sandbox_text(self) -> str:
-        """The sandbox in force and its mechanism, for /mode and /status."""
+        """The sandbox in force and its mechanism, for /mode and /status (read-only mode's
+        commands run in a read-only one)."""
         box = self.sandbox
+        if box is not None and box.active and self.mode == "read-only":
+            return f"{box.read_only().describe()}, for read-only mode"
         return box.describe() if box is not None else "none"
 
     def sandbox_report(self) -> list[str]:

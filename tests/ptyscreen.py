@@ -50,15 +50,22 @@ class Screen:
     """A pexpect child whose output is also fed to a pyte screen."""
 
     def __init__(
-        self, ws: Path, args: list[str], env: dict[str, str], size: tuple[int, int] = (100, 40)
+        self,
+        ws: Path,
+        args: list[str],
+        env: dict[str, str],
+        size: tuple[int, int] = (100, 40),
+        launcher: tuple[str, ...] = (),
     ) -> None:
+        """`launcher`: what starts mca (tests/confine.py's command line, ending in `--`)."""
         cols, rows = size  # 100 columns: the answer in test_terminal_pty is wider than that
         self.screen = pyte.Screen(cols, rows)
         self.stream = pyte.ByteStream(self.screen)
         self.raw = b""
+        argv = [*launcher, str(MCA), *args]
         self.child: pexpect.spawn[bytes] = pexpect.spawn(
-            str(MCA),
-            args,
+            argv[0],
+            argv[1:],
             env=env,
             cwd=str(ws),
             timeout=30,

@@ -281,7 +281,7 @@ def test_every_line_and_log_record_matches_its_schema(
     ends = [r["stop_reason"] for r in seen if r["type"] == "turn.end"]
     assert ends == ["end", "end", "step_limit", "error"]
     asked = next(r for r in seen if r["type"] == "approval.answered")
-    assert asked["subject"] == "touch made" and asked["answer"] == "no"
+    assert asked["subject"] == "touch made" and asked["answer"] == "unasked"  # no terminal
     assert not (ws / "made").exists()
 
 

@@ -32,10 +32,9 @@ from mca.sandbox.probe import Mechanisms
 from mca.sandbox.rules import read_grants, signature
 from mca.sandbox.tasks import (
     children,
-    children_of,
     kill_cgroup,
+    kill_orphans,
     make_cgroup,
-    reap,
     remove_cgroup,
     set_subreaper,
 )
@@ -79,13 +78,14 @@ class Sandbox:
     policy: Policy
     mechanisms: Mechanisms
     _tmp: Path | None = None
-    _rulesets: dict[bool, _Cached] = field(default_factory=dict)
+    _rulesets: dict[tuple[bool, tuple[Path, ...]], _Cached] = field(default_factory=dict)
     _cgroup: Path | None = None
     _child: Child | None = None
     _enforcer: landlock.Enforcer | None = None
     _subreaper: bool = False
     _state: bytes | None = None
     _filter: seccomp.Installer | None = None
+    _read_only: Sandbox | None = None
 
     @property
     def active(self) -> bool:
@@ -102,15 +102,24 @@ class Sandbox:
         if not self.mechanisms.available:
             return f"none: {self.mechanisms.describe()}; commands run unsandboxed"
         net = "network allowed" if self.policy.network else "no network"
-        return f"{self.policy.mode} ({net}; {self.mechanisms.describe()})"
+        more = "".join(f", {w}" for w in self.policy.widened(Grant()))
+        return f"{self.policy.mode} ({net}{more}; {self.mechanisms.describe()})"
 
     def summary(self, grant: Grant | None = None) -> str:
         """A few words for the tool line: 'sandboxed: workspace-write, no network'."""
-        network = self.policy.network or (grant is not None and grant.network)
+        grant = grant or Grant()
+        network = self.policy.network or grant.network
         parts = [str(self.policy.mode), "network" if network else "no network"]
-        if grant is not None and grant.write_protected:
-            parts.append(".git/ writable")
-        return "sandboxed: " + ", ".join(parts)
+        return "sandboxed: " + ", ".join(parts + self.policy.widened(grant, configured=False))
+
+    def read_only(self) -> Sandbox:
+        """The read-only approval mode's sandbox: nothing writable but a private /tmp of its
+        own, no network (made once, closed with this one)."""
+        if self.policy == self.policy.read_only():
+            return self
+        if self._read_only is None:
+            self._read_only = Sandbox(self.policy.read_only(), self.mechanisms)
+        return self._read_only
 
     # -- preparing a command ---------------------------------------------------------------
     def tmp(self) -> Path:
@@ -119,8 +128,20 @@ class Sandbox:
             self._tmp = Path(tempfile.mkdtemp(prefix="mca-sandbox-"))
         return self._tmp
 
-    def _ruleset(self, network: bool) -> landlock.Ruleset:
-        cached = self._rulesets.get(network)
+    def _writable(self, grant: Grant) -> tuple[Path, ...]:
+        """The directories outside the workspace this command may write, each made first when
+        it is missing (a cache the person named that no tool has made yet)."""
+        out = []
+        for d in self.policy.writable_dirs(grant):
+            with contextlib.suppress(OSError):
+                d.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if d.is_dir():
+                out.append(d)
+        return tuple(out)
+
+    def _ruleset(self, network: bool, extra: tuple[Path, ...]) -> landlock.Ruleset:
+        key = (network, extra)
+        cached = self._rulesets.get(key)
         if cached is not None:
             if signature(Path(p) for p, _ in cached.signature) == cached.signature:
                 return cached.ruleset
@@ -135,20 +156,21 @@ class Sandbox:
             _allow(rs, path, landlock.READ_DIR)
         for path in grants.whole:
             _allow(rs, path, landlock.READ)
-        writable = [self.tmp()]
+        writable = [self.tmp(), *extra]
         if self.policy.writes_workspace:
             writable.append(self.policy.workspace)
         for path in writable:
             _allow(rs, path, landlock.WRITE)
         for sink in SINKS:
             _allow(rs, Path(sink), landlock.READ_FILE | landlock.WRITE_FILE)
-        self._rulesets[network] = _Cached(rs, signature(grants.walked))
+        self._rulesets[key] = _Cached(rs, signature(grants.walked))
         return rs
 
     def prepare(self, grant: Grant, env: Mapping[str, str]) -> Launch:
         """Everything one command's child needs, built in mca (the child only makes calls)."""
         network = self.policy.network or grant.network
-        ruleset_fd = self._ruleset(network).fd if self.mechanisms.landlock_abi else -1
+        extra = self._writable(grant)
+        ruleset_fd = self._ruleset(network, extra).fd if self.mechanisms.landlock_abi else -1
         if self._child is None:
             self._child, self._enforcer = Child(), landlock.Enforcer()
             self._filter = self._metadata_filter()
@@ -156,10 +178,10 @@ class Sandbox:
                 self._cgroup = make_cgroup(self.mechanisms.pids_cgroup, self._task_limit())
             if not self.namespaces:
                 self._subreaper = set_subreaper()
-        plan = self._plan(grant, network, ruleset_fd)
-        reals = tuple(Path(p.decode()) for p in self._protected_reals())
-        named = self.policy.protected
-        protected = () if grant.write_protected else (*named, *(r for r in reals if r not in named))
+        plan = self._plan(grant, network, ruleset_fd, extra)
+        named = self.policy.held(grant)
+        reals = tuple(Path(p.decode()) for p in self._protected_reals(named))
+        protected = (*named, *(r for r in reals if r not in named))
         record = guard.record(protected, contents=not self.namespaces, mirror=self._mirror())
         child, enforcer, no_metadata = self._child, self._enforcer, self._filter
         assert child is not None and enforcer is not None
@@ -199,7 +221,9 @@ class Sandbox:
         except OSError:
             return None
 
-    def _plan(self, grant: Grant, network: bool, ruleset_fd: int) -> ChildPlan:
+    def _plan(
+        self, grant: Grant, network: bool, ruleset_fd: int, extra: tuple[Path, ...]
+    ) -> ChildPlan:
         ns, strict, mask_dir = 0, False, b""
         masks: tuple[tuple[bytes, bool], ...] = ()
         remount: tuple[tuple[bytes, int], ...] | None = None
@@ -209,9 +233,9 @@ class Sandbox:
         if self.namespaces:
             ns = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC
             ns |= 0 if network else CLONE_NEWNET
-            binds, writable = self._binds()
-            if not grant.write_protected or not self.policy.writes_workspace:
-                read_only = [(p, locked_flags(p.decode())) for p in self._protected_reals()]
+            binds, writable = self._binds(extra)
+            held = self._protected_reals(self.policy.held(grant))
+            read_only = [(p, locked_flags(p.decode())) for p in held]
             strict = not self.mechanisms.landlock_abi
             mask_dir = self._mask_dir()
             masks = mounts.masks(self.policy.deny_read, files=bool(mask_dir))
@@ -267,21 +291,22 @@ class Sandbox:
         tasks = self._task_limit()
         return rlimits(tasks, p.max_file_bytes, in_user_ns, p.max_memory_bytes, p.max_cpu_seconds)
 
-    def _protected_reals(self) -> list[bytes]:
-        """Each protected path that exists, as its real path when that stays in the workspace
-        (a `.git` or `.mca` that is a link to a folder inside it protects that folder; one that
-        leads out is read-only there anyway)."""
+    def _protected_reals(self, paths: tuple[Path, ...]) -> list[bytes]:
+        """Each of these protected paths that exists, as its real path when that stays in the
+        workspace (a `.git` or `.mca` that is a link to a folder inside it protects that folder;
+        one that leads out is read-only there anyway)."""
         ws, out = self.policy.workspace, []
-        for p in self.policy.protected:
+        for p in paths:
             real = Path(os.path.realpath(p))
             inside = real == ws or real.is_relative_to(ws)
             if os.path.exists(real) and inside and real != ws and bytes(real) not in out:
                 out.append(bytes(real))
         return out
 
-    def _binds(self) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:
+    def _binds(self, extra: tuple[Path, ...]) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:
         """The private directory over /tmp, /var/tmp and /dev/shm (not over one that holds the
-        workspace), the workspace bound onto itself; and which of them stay writable."""
+        workspace), the workspace and the other writable directories bound onto themselves;
+        and which of them stay writable."""
         ws, tmp = self.policy.workspace, self.tmp()
         binds: list[tuple[bytes, bytes]] = []
         covered = []
@@ -296,6 +321,9 @@ class Sandbox:
         if self.policy.writes_workspace:
             binds.insert(0, (bytes(ws), bytes(ws)))
             writable.append(bytes(ws))
+        # first: the workspace or /tmp inside one of them is bound over it afterwards
+        binds[:0] = [(bytes(d), bytes(d)) for d in extra]
+        writable += [bytes(d) for d in extra]
         return binds, writable
 
     def popen(self, argv: list[str], launch: Launch, **kwargs: Any) -> subprocess.Popen[bytes]:
@@ -328,10 +356,13 @@ class Sandbox:
         if self._cgroup is not None:
             kill_cgroup(self._cgroup)
         elif self._subreaper:
-            _kill_orphans(before)
+            kill_orphans(before, _launched, _launch_lock)
 
     def close(self) -> None:
         """Remove the private /tmp and the cgroup; close the rulesets."""
+        if self._read_only is not None:
+            self._read_only.close()
+            self._read_only = None
         for cached in self._rulesets.values():
             cached.ruleset.close()
         self._rulesets.clear()
@@ -347,26 +378,3 @@ class Sandbox:
 def _allow(rs: landlock.Ruleset, path: Path, rights: int) -> None:
     with contextlib.suppress(FileNotFoundError, PermissionError):
         landlock.allow_path(rs, str(path), rights)
-
-
-def _kill_orphans(before: frozenset[int]) -> None:
-    """mca is a subreaper: what a command left running became mca's children. Kill each new
-    child's whole tree and reap it (commands run one at a time, so a child mca did not have
-    before the command is the command's)."""
-    me = os.getpid()
-    for _ in range(50):
-        with _launch_lock:
-            tree = children_of()
-            orphans = [p for p in tree.get(me, []) if p not in before and p not in _launched]
-        if not orphans:
-            return
-        todo, seen = list(orphans), set()
-        while todo:
-            p = todo.pop()
-            if p in seen:
-                continue
-            seen.add(p)
-            todo += tree.get(p, [])
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(p, signal.SIGKILL)
-        reap(orphans)

@@ -1,13 +1,16 @@
-"""What a sandboxed command may do: pure data, no I/O.
+"""What a sandboxed command may do: pure data, no I/O but resolving paths.
 
 A `Policy` is built once per session from the settings; a `Grant` widens it for one command the
-person approved with more rights (the network, or writing `.git/` as `git commit` must).
+person approved with more rights (the network, writing `.git/` as `git commit` must, or a
+directory outside the workspace). `unwritable` says which directories can never be made
+writable (config.toml's `sandbox_writable`, or a one-time grant), and why.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 # Inside the workspace: readable, never writable from the sandbox (the workspace's manifest of
@@ -19,11 +22,15 @@ __all__ = [
     "MAX_PROCESSES",
     "MODE_HELP",
     "SECRET_PATHS",
+    "SYSTEM_DIRS",
     "Grant",
     "Mode",
     "Policy",
     "build_policy",
     "expand",
+    "secret_paths",
+    "shown",
+    "unwritable",
 ]
 
 
@@ -60,6 +67,8 @@ SECRET_PATHS = (
     "~/.pypirc",
     "~/.password-store",
 )
+# Never writable from the sandbox, whoever asks: the kernel's and the devices' views.
+SYSTEM_DIRS = ("/proc", "/sys", "/dev")
 MAX_PROCESSES = 1024  # processes a command may have at once (fork bombs stop here)
 MAX_FILE_BYTES = 8 * 1024**3  # one file a command writes (a disk fill stops here)
 
@@ -70,13 +79,17 @@ class Grant:
 
     network: bool = False
     write_protected: bool = False  # .git/, .mca/, .agents/skills/ writable for this command
+    writable: tuple[Path, ...] = ()  # directories outside the workspace (see `unwritable`)
 
     def __bool__(self) -> bool:
-        return self.network or self.write_protected
+        return self.network or self.write_protected or bool(self.writable)
 
-    def describe(self) -> str:
+    def describe(self, user_home: Path | None = None) -> str:
         parts = ["the network"] if self.network else []
         parts += ["writing .git/ and the other protected paths"] if self.write_protected else []
+        if self.writable:
+            dirs = ", ".join(shown(d, user_home) for d in self.writable)
+            parts.append(f"{dirs} writable")
         return " and ".join(parts)
 
 
@@ -96,10 +109,46 @@ class Policy:
     max_memory_bytes: int = 0  # address space of each process (0: no limit)
     max_cpu_seconds: int = 0  # CPU time of each process (0: no limit)
     extra: tuple[str, ...] = field(default=(), repr=False)  # config.toml additions, as given
+    writable: tuple[Path, ...] = ()  # config.toml's sandbox_writable, resolved and checked
+    write_git: bool = False  # --allow-git: every command may write .git/ (hooks included)
 
     @property
     def writes_workspace(self) -> bool:
         return self.mode is Mode.WORKSPACE_WRITE
+
+    def held(self, grant: Grant) -> tuple[Path, ...]:
+        """The protected paths a command with `grant` may not write: none when the person let
+        it write them all; all but the workspace's own `.git` when git may be written
+        (--allow-git: a nested repository's stays held). In a sandbox that writes nothing they
+        stay, for the record."""
+        if not self.writes_workspace:
+            return self.protected
+        if grant.write_protected:
+            return ()
+        if self.write_git:
+            return tuple(p for p in self.protected if p != self.workspace / ".git")
+        return self.protected
+
+    def writable_dirs(self, grant: Grant) -> tuple[Path, ...]:
+        """Directories outside the workspace a command with `grant` may write (config.toml's
+        and the grant's; none in a sandbox that writes nothing)."""
+        if not self.writes_workspace:
+            return ()
+        return tuple(dict.fromkeys((*self.writable, *grant.writable)))
+
+    def widened(self, grant: Grant, *, configured: bool = True) -> list[str]:
+        """What a command with `grant` may write beyond the mode's own, a few words each
+        (config.toml's directories only when `configured`)."""
+        if not self.writes_workspace:
+            return []
+        out = [".git/ writable"] if grant.write_protected or self.write_git else []
+        dirs = self.writable_dirs(grant) if configured else grant.writable
+        return out + [f"{shown(d, self.user_home)} writable" for d in dirs]
+
+    def read_only(self) -> Policy:
+        """The same sandbox with nothing writable but a private /tmp and no network: the
+        read-only approval mode's."""
+        return replace(self, mode=Mode.READ_ONLY, network=False, writable=(), write_git=False)
 
 
 def expand(path: str, user_home: Path) -> Path:
@@ -107,6 +156,47 @@ def expand(path: str, user_home: Path) -> Path:
     if path == "~" or path.startswith("~/"):
         return user_home / path[2:]
     return Path(path)
+
+
+def shown(path: Path, user_home: Path | None) -> str:
+    """A path as a person writes it: under their home as ~/..."""
+    if user_home is not None and path != user_home and path.is_relative_to(user_home):
+        return "~/" + str(path.relative_to(user_home))
+    return str(path)
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def unwritable(path: Path, user_home: Path, secrets: tuple[Path, ...]) -> str:
+    """Why `path` (absolute) may never be made writable from the sandbox ('' when it may): the
+    whole file system, the kernel's views, your home itself or a directory above it, or one
+    that is or holds or lies in one of your secrets (whose rights come with writing it)."""
+    if not path.is_absolute():
+        return "it is not an absolute path (write it as /... or ~/...)"
+    real, home = _real(path), _real(user_home)
+    if real == Path("/"):
+        return "it is the whole file system"
+    if any(real == Path(d) or real.is_relative_to(d) for d in SYSTEM_DIRS):
+        return "it is the kernel's or the devices' view, never writable"
+    if real == home or home.is_relative_to(real):
+        return "it is your home directory or holds it (with your secrets)"
+    for secret in secrets:
+        for s in dict.fromkeys((secret, _real(secret))):
+            if real == s or real.is_relative_to(s):
+                return f"it is one of your secrets ({shown(s, user_home)})"
+            if s.is_relative_to(real):
+                return f"it holds one of your secrets ({shown(s, user_home)})"
+    return ""
+
+
+def secret_paths(
+    user_home: Path, mca_home: Path, deny_read: tuple[str, ...] = ()
+) -> tuple[Path, ...]:
+    """The secret list, config.toml's additions and $MCA_HOME, absolute."""
+    secrets = [expand(p, user_home) for p in (*SECRET_PATHS, *deny_read)]
+    return tuple(dict.fromkeys([*secrets, mca_home]))
 
 
 def build_policy(
@@ -118,12 +208,14 @@ def build_policy(
     network: bool = False,
     deny_read: tuple[str, ...] = (),
     protected_dirs: tuple[Path, ...] = (),
+    writable: tuple[Path, ...] = (),
+    write_git: bool = False,
 ) -> Policy:
     """The session's policy: the secret list (plus config.toml's) and $MCA_HOME unreadable, the
-    protected names and any skills directory inside the workspace read-only."""
+    protected names and any skills directory inside the workspace read-only, config.toml's
+    writable directories (checked by the settings) writable."""
     ws = workspace.resolve()
-    secrets = [expand(p, user_home) for p in (*SECRET_PATHS, *deny_read)]
-    secrets.append(mca_home)
+    secrets = secret_paths(user_home, mca_home, deny_read)
     protected = [ws / name for name in PROTECTED_NAMES]
     for d in (*protected_dirs, mca_home):
         real = d.resolve()
@@ -136,9 +228,11 @@ def build_policy(
         mode,
         ws,
         user_home,
-        tuple(dict.fromkeys(secrets)),
+        secrets,
         tuple(protected),
         mca_home / "sandbox" / key,
         network,
         extra=deny_read,
+        writable=tuple(dict.fromkeys(_real(expand(str(p), user_home)) for p in writable)),
+        write_git=write_git,
     )

@@ -12,6 +12,7 @@ import itertools
 import os
 import resource
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -19,6 +20,7 @@ __all__ = [
     "children",
     "children_of",
     "kill_cgroup",
+    "kill_orphans",
     "make_cgroup",
     "reap",
     "remove_cgroup",
@@ -180,3 +182,26 @@ def reap(pids: list[int]) -> None:
     for p in pids:
         with contextlib.suppress(ChildProcessError, OSError):
             os.waitpid(p, os.WNOHANG)
+
+
+def kill_orphans(before: frozenset[int], launched: set[int], lock: threading.Lock) -> None:
+    """mca is a subreaper: what a command left running became mca's children. Kill each new
+    child's whole tree and reap it (commands run one at a time, so a child mca did not have
+    before the command is the command's; those in `launched`, mca started on purpose)."""
+    me = os.getpid()
+    for _ in range(50):
+        with lock:
+            tree = children_of()
+            orphans = [p for p in tree.get(me, []) if p not in before and p not in launched]
+        if not orphans:
+            return
+        todo, seen = list(orphans), set()
+        while todo:
+            p = todo.pop()
+            if p in seen:
+                continue
+            seen.add(p)
+            todo += tree.get(p, [])
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(p, signal.SIGKILL)
+        reap(orphans)

@@ -31,11 +31,13 @@ SHELL_SYNTAX = set(";&|`$<>(){}*?[]~!#\\\n\r") | {"\t"}
 
 
 class Answer(enum.StrEnum):
-    """A person's answer to a command question."""
+    """A person's answer to a command question, or UNASKED: there was nobody to ask (no
+    terminal), which the model is told as such, never as the person's no."""
 
     YES = "yes"
     NO = "no"
     ALWAYS = "always"
+    UNASKED = "unasked"
 
 
 @dataclass(frozen=True)

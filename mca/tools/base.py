@@ -145,7 +145,7 @@ class Tool:
         return self.run(env, turn, args)
 
 
-READ_ONLY = "mca is in read-only mode: nothing may be written or run (the user can /mode it)"
+READ_ONLY = "mca is in read-only mode: nothing may be written (the user can /mode it)"
 
 
 def schema(properties: Mapping[str, Any], required: list[str]) -> dict[str, Any]:

@@ -208,7 +208,7 @@ def run_command(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
             f" saying yes (at most {MAX_APPROVAL_LINES}); write it to a script file and run that"
         )
     if env.approvals.mode == "read-only":
-        raise ToolError(f"not run: {READ_ONLY}; say what you would run instead")
+        return _read_only(env, command, timeout)
     box = env.sandbox if env.sandbox is not None and env.sandbox.active else None
     _approve(env, command, box)
     env.before_change(turn.number)  # what the command changes, /undo can put back
@@ -231,8 +231,35 @@ def _approve(env: ToolEnv, command: str, box: Sandbox | None) -> None:
     answer = approvals.ask.approve(question)
     if answer is Answer.ALWAYS and key is not None:
         approvals.always.add(key)
+    elif answer is Answer.UNASKED:
+        raise ToolError(
+            f"not run: nobody was asked (mca ran without a terminal to ask on): {command}; the"
+            " user can let commands run with --yes or --mode yolo"
+        )
     elif answer is not Answer.YES:
         raise ToolError(f"the user declined to run: {command}")
+
+
+def _read_only(env: ToolEnv, command: str, timeout: int) -> str:
+    """Read-only mode: the command runs without a question in a read-only sandbox (nothing
+    writable but a private /tmp, no network), never offered more; refused where there is
+    no sandbox."""
+    from mca.sandbox.walls import refused
+
+    box = env.sandbox
+    if box is None or not box.active:
+        why = box.describe() if box is not None else "none in this session"
+        raise ToolError(
+            f"not run: {READ_ONLY}; commands run only in a sandbox, and there is"
+            f" none here (sandbox: {why}); say what you would run instead"
+        )
+    done = _run(env, command, timeout, box.read_only(), Grant())
+    if (done.timed_out or done.code != 0) and refused(done.output):
+        done.notes.append(
+            "read-only mode: commands run in a read-only sandbox (no writes but a private /tmp,"
+            " no network), and nothing is run again with more; the user can /mode auto-edit"
+        )
+    return _result(command, timeout, done)
 
 
 def _run(env: ToolEnv, command: str, timeout: int, box: Sandbox | None, grant: Grant) -> Outcome:
@@ -254,26 +281,37 @@ def _run(env: ToolEnv, command: str, timeout: int, box: Sandbox | None, grant: G
 def _maybe_again(env: ToolEnv, command: str, timeout: int, box: Sandbox, done: Outcome) -> Outcome:
     """A command that hit the sandbox's walls: the person may let it run again with exactly
     the right it lacked, once. Asked in every mode, as protected paths are (neither yolo nor an
-    "always" answers it); refused when there is nobody to ask."""
-    from mca.sandbox.walls import NETWORK_HINT, needed
+    "always" answers it); when there is nobody to ask, the model is told so and how the person
+    can allow it. What no answer opens (a secret) is said, not asked."""
+    from mca.sandbox.walls import find
 
     failed = done.timed_out or done.code != 0
-    need = needed(done.output, done.notes, network=box.policy.network, failed=failed)
-    if not need or (need.write_protected and not box.policy.writes_workspace):
+    wall = find(done.output, done.notes, command, box.policy, failed=failed)
+    closed = [f"the sandbox: {line}" for line in wall.closed]
+    for line in closed:
+        _tell(env, done, line)
+    need, home = wall.grant, box.policy.user_home
+    if not need:
         return done
-    walls = ["the network"] * need.network
-    walls += ["writing .git/ (or .mca/, .agents/skills/)"] * need.write_protected
-    wall = " and ".join(walls)
-    question = CommandQuestion(command, box.summary(), "", need.describe(), wall)
-    if env.approvals.ask.approve(question) is not Answer.YES:
-        hint = f" ({NETWORK_HINT})" if need.network else ""
-        note = f"the sandbox stopped {wall}; the user did not allow more{hint}"
-        env.emit(events.Notice(note))
-        done.notes.append(note)
+    question = CommandQuestion(command, box.summary(), "", need.describe(home), wall.what)
+    answer = env.approvals.ask.approve(question)
+    if answer is not Answer.YES:
+        who = (
+            "nobody was asked (no terminal to ask on; --yes does not cover this)"
+            if answer is Answer.UNASKED
+            else "the user did not allow more"
+        )
+        _tell(env, done, "; ".join([f"the sandbox stopped {wall.what}; {who}", *wall.hints]))
         return done
     again = _run(env, command, timeout, box, need)
-    again.notes[:0] = [f"run again with {need.describe()} (the user allowed it once)"]
+    again.notes[:0] = [*closed, f"run again with {need.describe(home)} (the user allowed it once)"]
     return again
+
+
+def _tell(env: ToolEnv, done: Outcome, note: str) -> None:
+    """A line for the person now and for the model with the result."""
+    env.emit(events.Notice(note))
+    done.notes.append(note)
 
 
 def _result(command: str, timeout: int, done: Outcome) -> str:

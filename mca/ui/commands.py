@@ -251,7 +251,9 @@ class SlashCommands:
             return
         if wanted:
             session.set_mode(wanted)
-            self.say(f"mode {wanted}: {MODES[wanted]}")
+            box = session.sandbox
+            none = wanted == "read-only" and (box is None or not box.active)
+            self.say(f"mode {wanted}: {MODES[wanted]}" + (" (none here)" if none else ""))
             return
         now = session.mode
         lines = [f"{'*' if m == now else ' '} {m:<10} {what}" for m, what in MODES.items()]

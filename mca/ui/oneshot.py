@@ -120,7 +120,8 @@ class StderrUI:
         if question.more:
             self._say(f"mca: the sandbox stopped this command from {question.wall}:\n{shown}")
             if not self.stdin.isatty():
-                return Answer.NO
+                self._say(f"mca: not run again with {question.more}: no terminal to ask on")
+                return Answer.UNASKED
             yes = self._ask(f"run it again with {question.more}, this once?")
             return Answer.YES if yes else Answer.NO
         if not self.stdin.isatty():
@@ -128,7 +129,7 @@ class StderrUI:
                 "mca: not running this command without approval (pass --yes or --mode yolo):\n"
                 + shown
             )
-            return Answer.NO
+            return Answer.UNASKED
         where = question.sandbox or "unsandboxed: with your full rights"
         self._say(f"run_command wants to run exactly this ({where}):\n{shown}")
         return Answer.YES if self._ask("run it?") else Answer.NO

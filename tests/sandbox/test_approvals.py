@@ -141,6 +141,21 @@ def test_widening_asks_even_in_yolo(ws: Path) -> None:
     assert (ws / ".git" / "config").read_bytes() == before
 
 
+@needs_sandbox
+def test_allow_git_commits_in_yolo_without_a_question(ws: Path) -> None:
+    """The person said so once (allow_git): a commit asks nothing; .mca/ stays protected (its
+    wall is still asked about: declined here)."""
+    (ws / "f.txt").write_text("x\n")
+    commit = "git add f.txt && git -c user.name=t -c user.email=t@t commit -qm one"
+    evil = "mkdir -p .mca && echo x > .mca/evil"
+    out = repl(ws, [commit, evil], "n" + ENTER, MCA_MODE="yolo", MCA_ALLOW_GIT="1")
+    log = subprocess.run(["git", "-C", str(ws), "log", "--oneline"], capture_output=True, text=True)
+    assert "one" in log.stdout and not (ws / ".mca" / "evil").exists()
+    assert out.count("the sandbox stopped this command") == 1, out  # .mca/'s, not the commit's
+    assert out.index("the sandbox stopped this command") > out.index(evil)
+    assert "sandboxed: workspace-write, no network, .git/ writable" in out
+
+
 @pytest.mark.slow
 @needs_sandbox
 def test_the_network_is_offered_once_and_named(ws: Path) -> None:

@@ -239,7 +239,9 @@ def test_auto_edit_shows_the_diff_and_ask_asks_first(
     assert (ws / "a.txt").read_text() == "old\n"
 
 
-def test_read_only_refuses_writes_and_commands(run_repl: RunRepl, ws: Path, tmp_path: Path) -> None:
+def test_read_only_refuses_writes_and_its_commands_write_nothing(
+    run_repl: RunRepl, ws: Path, tmp_path: Path
+) -> None:
     script = _script(tmp_path, WRITE, RUN % "touch X", DONE)
     out, _ = run_repl(f"go{ENTER}{CTRL_D}", MCA_MOCK_SCRIPT=script, MCA_MODE="read-only")
     assert out.count("read-only mode") == 2 and not (ws / "a.txt").exists()
