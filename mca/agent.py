@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from mca import signals
 from mca.cancel import close_cancelled
@@ -18,10 +18,25 @@ from mca.tools.command import CommandInterrupted
 from mca.turn import DEFAULT_MAX_STEPS, StopReason, ToolRecord, TurnResult
 from mca.types import Message, Request, Response, TextSink, ToolCall
 
-__all__ = ["MAX_CALLS_PER_REPLY", "Agent", "BeforeModel", "MoreSteps", "PreTurn", "no_pre_turn"]
+__all__ = [
+    "MAX_CALLS_PER_REPLY",
+    "Agent",
+    "AsksForSteps",
+    "BeforeModel",
+    "MoreSteps",
+    "PreTurn",
+    "no_pre_turn",
+]
 
 MAX_CALLS_PER_REPLY = 8
 MoreSteps = Callable[[int, int], bool]  # (model calls made, how many more): go on?
+
+
+@runtime_checkable
+class AsksForSteps(Protocol):
+    """A UI that can ask, at a turn's step limit, whether it may go on (the REPL's)."""
+
+    def more_steps(self, calls: int, more: int) -> bool: ...
 
 
 class PreTurn(Protocol):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mca.agent import Agent
+from mca.agent import Agent, AsksForSteps
 from mca.compact import Compactor
 from mca.config import Settings
 from mca.engine import Engine
@@ -21,7 +21,7 @@ from mca.models import build_model, window_for
 from mca.models.options import ModelOptions
 from mca.sandboxing import sandbox_for, unsandboxed_notice
 from mca.sanitize import scrub
-from mca.session import UI, AsksForSteps, Session, calibration_for, prompt_for
+from mca.session import UI, Session, calibration_for, prompt_for
 from mca.skills.cache import FitsMemo
 from mca.skills.discover import Discovery, shadow_warnings
 from mca.skills.runtime import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol
 
 from mca import rewind
 from mca.agent import Agent
@@ -45,15 +45,7 @@ from mca.workspace.store import WorkspaceStore
 if TYPE_CHECKING:
     from mca.sandbox.box import Sandbox
 
-__all__ = [
-    "UI",
-    "AsksForSteps",
-    "HeadlessUI",
-    "Session",
-    "SessionConfig",
-    "calibration_for",
-    "prompt_for",
-]
+__all__ = ["UI", "HeadlessUI", "Session", "SessionConfig", "calibration_for", "prompt_for"]
 
 
 class UI(Asker, Protocol):
@@ -62,13 +54,6 @@ class UI(Asker, Protocol):
     def event(self, event: Event) -> None: ...
 
     def text(self, delta: str) -> None: ...
-
-
-@runtime_checkable
-class AsksForSteps(Protocol):
-    """A UI that can ask, at a turn's step limit, whether it may go on (the REPL's)."""
-
-    def more_steps(self, calls: int, more: int) -> bool: ...
 
 
 @dataclass(frozen=True)
