@@ -44,7 +44,7 @@ class Settings:
     secrets: tuple[str, ...] = field(default=(), repr=False)
     warnings: tuple[str, ...] = ()
     context_window: int = SPECS.context_window.default
-    context_window_known: bool = False
+    context_window_from: str = ""  # where the figure came from ('' : assumed, the default)
     max_steps: int = SPECS.max_steps.default
     stream: bool = True
     mode: str = SPECS.mode.default
@@ -80,6 +80,11 @@ class Settings:
     checkpoint_cap: int = SPECS.checkpoint_cap.default
     prices: tuple[tuple[str, Price], ...] = ()  # config.toml [prices]
     providers: Registry = field(default=PROVIDERS, repr=False, compare=False)
+
+    @property
+    def context_window_known(self) -> bool:
+        """The window came from a setting or the catalog (not the assumed default)."""
+        return bool(self.context_window_from)
 
     @property
     def price_table(self) -> dict[str, Price]:
@@ -187,7 +192,7 @@ def _flags(o: dict[str, Any]) -> dict[str, Any]:
 
 def _model(src: Sources, providers: Registry, chosen: ModelChoice) -> dict[str, Any]:
     """The model's fields: who serves it, where, with which key, its window and wire."""
-    window = src.given(SPECS.context_window) or providers.window_for(chosen.model)
+    window, where = _window(src, providers, chosen.model)
     return {
         "provider": chosen.provider,
         "model": chosen.model,
@@ -197,11 +202,21 @@ def _model(src: Sources, providers: Registry, chosen: ModelChoice) -> dict[str, 
         "mock_script": mock_path(src.env),
         "mock_reason": chosen.mock_reason,
         "context_window": window or SPECS.context_window.default,
-        "context_window_known": window is not None,
+        "context_window_from": where,
         "wire": wire_for(src, providers, chosen),
         "reasoning": src.get(SPECS.reasoning),
         "thinking": src.get(SPECS.thinking),
     }
+
+
+def _window(src: Sources, providers: Registry, model: str) -> tuple[int | None, str]:
+    """The context window and where it came from: a setting, else mca's catalog (None and ''
+    when neither says: the default is assumed, unless the server says at the session's start)."""
+    raw = src.raw(SPECS.context_window)
+    if raw is not None:
+        return SPECS.context_window.check(raw), f"set by {raw.source}"
+    known = providers.window_for(model)
+    return (known, f"mca's catalog for {model}") if known else (None, "")
 
 
 def _limits(src: Sources) -> dict[str, Any]:

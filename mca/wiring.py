@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mca.config import Settings
+from mca.models import asks_window
 from mca.models.options import HttpOptions, ModelOptions
 from mca.ui.face import FaceConfig
 
@@ -53,7 +54,7 @@ def model_options(s: Settings) -> ModelOptions:
         own_api=s.own_api,
         custom_url=s.base_url not in s.providers.base_urls(),
         context_window=s.context_window,
-        context_window_known=s.context_window_known,
+        context_window_from=s.context_window_from,
         mock_script=s.mock_script,
         record=s.record,
     )
@@ -101,4 +102,5 @@ def face_config(s: Settings) -> FaceConfig:
         stream=s.stream,
         mock_reason=s.mock_reason,
         no_color=s.no_color,
+        asks_window=asks_window(model_options(s)),
     )

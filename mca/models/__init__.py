@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from mca.models.options import ModelOptions
     from mca.types import Model
 
-__all__ = ["build_model", "describe_reasoning", "window_for"]
+__all__ = ["asks_window", "build_model", "describe_reasoning", "window_for"]
 
 
 def build_model(options: ModelOptions, notice: Notice = lambda s: None) -> Model:
@@ -48,10 +48,16 @@ def describe_reasoning(options: ModelOptions) -> str:
     return f"{options.model} does not reason{unused}"
 
 
+def asks_window(options: ModelOptions) -> bool:
+    """Will the session ask the server for its context window (nothing else says it, and the
+    server is no provider's own)?"""
+    return options.provider != "mock" and not options.context_window_known and options.custom_url
+
+
 def window_for(options: ModelOptions) -> tuple[ModelOptions, str]:
     """Ask a local server for its context window when nothing else said it; the options with
     the window it gave, and a line saying so ('' when nothing was asked or found)."""
-    if options.provider == "mock" or options.context_window_known or not options.custom_url:
+    if not asks_window(options):
         return options, ""
     from mca.models.window import discover_window  # httpx: only for a server that may say
 
@@ -59,5 +65,6 @@ def window_for(options: ModelOptions) -> tuple[ModelOptions, str]:
     if found is None:
         return options, ""
     window, where = found
-    note = f"context window {window:,} tokens (from the server's {where})"
-    return options.with_(context_window=window, context_window_known=True), note
+    source = f"from the server's {where}"
+    note = f"context window {window:,} tokens ({source})"
+    return options.with_(context_window=window, context_window_from=source), note

@@ -53,9 +53,14 @@ class ModelOptions:
     own_api: bool = False  # the base URL is the provider's own (not a compatible server)
     custom_url: bool = False  # the base URL is no provider's own (a local server, a proxy)
     context_window: int = 0
-    context_window_known: bool = False  # the window came from a setting or a record
+    context_window_from: str = ""  # where the figure came from ('' : assumed, the default)
     mock_script: Path | None = None  # the scripted mock's transcript
     record: Path | None = None  # --record: where responses are recorded for replay
+
+    @property
+    def context_window_known(self) -> bool:
+        """The window came from a setting, the catalog or the server (not assumed)."""
+        return bool(self.context_window_from)
 
     def with_(self, **changes: Any) -> ModelOptions:
         """A copy with some fields changed."""

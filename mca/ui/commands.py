@@ -262,7 +262,7 @@ class SlashCommands:
     def status(self, arg: str) -> None:
         from mca.ui.status import status_text
 
-        self.say(status_text(self.repl.session))
+        self.say(self.repl.ui.fitted(status_text(self.repl.session)))
 
     def compact(self, arg: str) -> None:
         self.say(self.repl.session.compact())

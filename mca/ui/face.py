@@ -28,6 +28,7 @@ class FaceConfig:
     stream: bool = True  # the answer as it arrives
     no_color: bool = False  # NO_COLOR is set: plain text even on a terminal
     mock_reason: str = ""  # why the offline mock answers ('' : a real model)
+    asks_window: bool = False  # the session's start asks the server for its context window
 
 
 class ModelSwitch(Protocol):

@@ -42,7 +42,7 @@ from mca.ui.livebox import CommandBox
 from mca.ui.outcome import cancelled
 from mca.ui.questions import ANSWER_WORDS, YES_NO, line_answer, read_key, reads_keys
 from mca.ui.render import fold_thinking, ledger_table, progress_line
-from mca.ui.spinner import Spinner, counts_down
+from mca.ui.spinner import ASKING, Spinner, counts_down
 from mca.ui.stream import StreamWriter
 from mca.words import plural
 
@@ -200,6 +200,7 @@ def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
         "answer": result.answer,
         "turn": result.turn,
         "stopped": result.answer if result.stopped_early else None,
+        "stop": str(result.stop),  # why the turn ended: end, step_limit, error, interrupted
         "notice": result.notice or None,
         "error": None,
         "tool_calls": [
@@ -259,10 +260,23 @@ class OneShot:
         """--json's object, every string in it scrubbed (the answer, the error, tool results)."""
         text = json.dumps(scrub_data(obj, self.face.secrets), indent=2, ensure_ascii=False)
         self.out.write(text + "\n")
+        self.out.flush()
 
     def _mock_note(self) -> None:
         if self.face.mock_reason:
             self.note(f"mca: using the offline mock model ({self.face.mock_reason})")
+
+    def _open(self, ui: StderrUI) -> Session:
+        """The session, a spinner on a terminal saying so while the server is asked for its
+        context window."""
+        spinner = ui.spinner if self.face.asks_window else None
+        if spinner is not None:
+            spinner.start(ASKING)
+        try:
+            return self.opener(ui)
+        finally:
+            if spinner is not None:
+                spinner.stop()
 
     def resume(self, session: Session, wanted: str, fork: bool = False) -> SessionResumed:
         """Go on with a saved conversation (an id, or 'last'), under its id (`fork`: a copy,
@@ -293,7 +307,7 @@ class OneShot:
         as_json = output == "json"
         to = None if as_json or not self.face.stream else self.out
         ui = StderrUI(self.face, self.err, to, self.stdin)
-        session = self.opener(ui)
+        session = self._open(ui)
         try:
             if resume is not None:
                 self.resume(session, resume, fork)
@@ -309,14 +323,17 @@ class OneShot:
         except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP
             ui.end_stream()  # what streamed of the answer ends its line
             line = self._cancelled(session)
-            if as_json and session.last_turn is not None:
-                self._print_json(turn_json(session, session.last_turn) | {"stopped": line})
+            if as_json:  # --json still prints its object on Ctrl-C, SIGTERM, SIGHUP
+                last = session.last_turn or TurnResult(session.turns + 1, "")
+                ended = {"stop": str(StopReason.INTERRUPTED), "stopped": line}
+                self._print_json(turn_json(session, last) | ended)
             self.note(f"mca: {line}")
             return signals.exit_code(EXIT_INTERRUPTED)
         except McaError as e:
             if not as_json or session.last_turn is None:
                 raise
-            self._print_json(turn_json(session, session.last_turn) | {"error": str(e)})
+            ended = {"error": str(e), "stop": str(StopReason.ERROR)}
+            self._print_json(turn_json(session, session.last_turn) | ended)
             return self._error(e)
         ui.end_stream()
         if as_json:

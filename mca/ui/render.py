@@ -35,6 +35,7 @@ __all__ = [
     "tools_json",
     "tools_text",
     "undo_lines",
+    "wrap_words",
 ]
 
 MAX_RESULT_PREVIEW = 6
@@ -198,6 +199,23 @@ def tools_json(tools: Sequence[Tool]) -> str:
         [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools],
         indent=2,
     )
+
+
+def wrap_words(text: str, columns: int) -> str:
+    """Each line wider than `columns` broken between words (a terminal breaks it mid-word),
+    its further lines indented two more than it; a word wider than a line is cut."""
+    import textwrap
+
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= columns:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+        out += textwrap.wrap(
+            line, columns, subsequent_indent=indent, break_on_hyphens=False, tabsize=1
+        )
+    return "\n".join(out)
 
 
 def _cut(text: str, width: int) -> str:

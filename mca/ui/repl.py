@@ -3,8 +3,8 @@ slash commands, `!command`, approvals, Ctrl-C handling, resuming saved conversat
 
 from __future__ import annotations
 
+import contextlib
 import sys
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
@@ -24,7 +24,7 @@ from mca.ui.face import FaceConfig, ModelSwitch
 from mca.ui.history import load_history
 from mca.ui.keys import RawHold, TurnKeys, turn_keyboard
 from mca.ui.render import ledger_table
-from mca.ui.startup import DeferredSummary, skills_summary
+from mca.ui.startup import DeferredSummary, LazySession, skills_summary
 from mca.ui.terminal import McaCompleter, ReplUI, key_bindings
 from mca.usage import Totals
 
@@ -72,7 +72,7 @@ class Repl:
                 input=input,
                 output=output,
                 key_bindings=key_bindings(),
-                completer=McaCompleter(face.workspace, lambda: self.commands, self._skills),
+                completer=McaCompleter(face.workspace, self._commands, self._skills),
                 complete_while_typing=False,
             )
         self._io = (input, output)
@@ -83,11 +83,7 @@ class Repl:
         self._startup: DeferredSummary | None = None  # the summary, when built behind the prompt
         colour = use_colour(self.out, face.no_color)
         self.ui = ReplUI(self.out, self._ask, face.secrets, colour, live, self._key)
-        self._open = opener
-        self._session: Session | None = None
-        self._session_error: BaseException | None = None
-        self._session_ready = threading.Event()
-        self._session_lock = threading.Lock()
+        self._lazy = LazySession(lambda: opener(self.ui))
         self.slash = SlashCommands(self)
         self.commands: dict[str, Command] = self.slash.table
         self.first, self.wanted, self.fork = first, resume, fork
@@ -100,36 +96,21 @@ class Repl:
     @property
     def session(self) -> Session:
         """The session; built on first use, or in the background once the prompt is up."""
-        self._build_session()
-        if self._session_error is not None:
-            raise self._session_error
-        assert self._session is not None
-        return self._session
+        return self._lazy.get()
 
-    def _build_session(self) -> None:
-        with self._session_lock:
-            if self._session_ready.is_set():
-                return
-            try:
-                self._session = self._open(self.ui)
-            except McaError as e:  # reported on first use, in the main thread
-                self._session_error = e
-            except OSError as e:
-                self._session_error = McaError(f"cannot start the session: {e}")
-            except Exception as e:  # a bug: re-raised as it is on first use, never dropped
-                self._session_error = e
-            finally:
-                self._session_ready.set()
+    def _commands(self) -> dict[str, str]:
+        """Each slash command and what it does, for completion."""
+        return {name: command.help for name, command in self.commands.items()}
 
-    def _skills(self) -> list[str]:
-        """Skill names for completion: none until the session is ready (never waits)."""
+    def _skills(self) -> dict[str, str]:
+        """Skills /NAME can use and their descriptions, for completion: none until the session
+        is ready (never waits)."""
         from mca.skills.switches import user_invocable
 
-        if self._session is None:
-            return []
-        return sorted(
-            n for n, s in self._session.skills.discovery.skills.items() if user_invocable(s)
-        )
+        if self._lazy.built is None:
+            return {}
+        found = self._lazy.built.skills.discovery.skills
+        return {n: s.description for n, s in found.items() if user_invocable(s)}
 
     def _ask(self, question: str) -> str:
         if self.plain:
@@ -268,7 +249,8 @@ class Repl:
         self._usage_line(result, time.monotonic() - started)
 
     def _last(self) -> TurnResult | None:
-        return self._session.last_turn if self._session is not None else None
+        built = self._lazy.built
+        return built.last_turn if built is not None else None
 
     def _usage_line(self, result: TurnResult, seconds: float) -> None:
         from mca.usage import turn_line, turn_usage
@@ -285,7 +267,7 @@ class Repl:
             seconds,
         )
         self.totals.turns.append(usage)
-        self.ui.dim(turn_line(usage, self.totals))
+        self.ui.dim(self.ui.fitted(turn_line(usage, self.totals)))
 
     def _bug(self, error: Exception) -> None:
         if self.face.debug:
@@ -338,7 +320,9 @@ class Repl:
         )
         try:
             if not deferred:
-                self.ui.say(self.summary())
+                with self._starting():
+                    summary = self.summary()
+                self.ui.say(summary)
                 self._show_summary("")
                 if self.wanted is not None:
                     self.resume(self.wanted, self.fork)
@@ -357,25 +341,30 @@ class Repl:
         """In the start-up thread: the session built, then what it said and the summary, kept
         from the screen while the prompt is up (a failed build is reported on first use)."""
         with self.ui.held() as said:
-            self._build_session()
-            if self._session_error is None:
+            self._lazy.build()
+            if self._lazy.error is None:
                 self.ui.say(self.summary())
         return "".join(said)
 
     def _summary_first(self) -> None:
         """Before the output of the first line handled: the start-up summary, if still due."""
         if self._startup is not None:
-            self._startup.finish(wait=True)
+            with self._starting():
+                self._startup.finish(wait=True)
+
+    def _starting(self) -> contextlib.AbstractContextManager[None]:
+        """While a line waits for the session: a spinner saying so, on a terminal."""
+        return self._lazy.awaited(self.ui.spinner if self.ui.live else None, self.face.asks_window)
 
     def _show_summary(self, said: str) -> None:
         self.ui.replay(said)
-        if self.face.verbose and self._session_error is None:
+        if self.face.verbose and self._lazy.error is None:
             self.slash.skills("")
 
     def _close(self) -> None:
         self._hold.release()
-        if self._session is not None:
-            self._session.close()
+        if self._lazy.built is not None:
+            self._lazy.built.close()
 
     def _loop(self) -> int:
         try:

@@ -17,6 +17,8 @@ from mca.ui.ansi import CLEAR_LINE
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TICK = 0.1
 DELAY = 0.3  # a reply faster than this never shows a spinner
+STARTING = "starting the session"  # what is waited for before a turn can start
+ASKING = "asking the server for its context window"
 _RETRY = re.compile(r"(.*), retrying in ([\d.]+) s \((\d+)/(\d+)\)$")
 
 

@@ -10,13 +10,71 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import Application, run_in_terminal
 
+from mca.errors import McaError
+from mca.ui.spinner import ASKING, STARTING
+
 if TYPE_CHECKING:  # built after the prompt is on screen
     from mca.session import Session
+    from mca.ui.spinner import Spinner
+
+
+
+class LazySession:
+    """The REPL's session, built once: in the start-up thread behind the prompt, or on first
+    use, whichever comes first; a failure to build it is raised on every use after."""
+
+    def __init__(self, open_session: Callable[[], Session]) -> None:
+        self._open = open_session
+        self.built: Session | None = None  # None until built (and when building failed)
+        self.error: BaseException | None = None
+        self._ready = threading.Event()
+        self._lock = threading.Lock()
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    def get(self) -> Session:
+        """The session (built now if it is not yet); the failure to build it, raised."""
+        self.build()
+        if self.error is not None:
+            raise self.error
+        assert self.built is not None
+        return self.built
+
+    def build(self) -> None:
+        """Build it, once (a failure is kept for get(), which the main thread reports)."""
+        with self._lock:
+            if self._ready.is_set():
+                return
+            try:
+                self.built = self._open()
+            except McaError as e:
+                self.error = e
+            except OSError as e:
+                self.error = McaError(f"cannot start the session: {e}")
+            except Exception as e:  # a bug: re-raised as it is on first use, never dropped
+                self.error = e
+            finally:
+                self._ready.set()
+
+    @contextlib.contextmanager
+    def awaited(self, spinner: Spinner | None, asks_window: bool) -> Iterator[None]:
+        """While a line waits for the session to be built: `spinner` (on a terminal) says what
+        takes the time (a server asked for its context window, most often)."""
+        shown = spinner is not None and not self.ready
+        if spinner is not None and shown:
+            spinner.start(ASKING if asks_window else STARTING)
+        try:
+            yield
+        finally:
+            if spinner is not None and shown:
+                spinner.stop()
 
 
 def skills_summary(session: Session) -> str:

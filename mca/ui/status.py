@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from mca.session import Session
 
 MAX_NAMES = 12  # skill names listed per status line; /skills has them all
+ASSUMED = "assumed: no setting, catalog entry or server says; MCA_CONTEXT_WINDOW sets it"
 
 
 def safe_url(url: str, secrets: tuple[str, ...]) -> str:
@@ -42,9 +43,10 @@ def context_lines(session: Session) -> list[str]:
     history = sum(est.count(message_text(m)) for m in session.messages)
     used = prompt + history
     lines = [
-        f"context window {s.context_window:,} tokens · in context now ~{used:,} tokens"
-        f" ({used / s.context_window:.1%}; {est.label}: system prompt and tool schemas"
-        f" {prompt:,}, {plural(len(session.messages), 'message')} {history:,})"
+        f"context window {s.context_window:,} tokens ({s.context_window_from or ASSUMED})",
+        f"in context now ~{used:,} tokens ({used / s.context_window:.1%}; {est.label}: system"
+        f" prompt and tool schemas {prompt:,}, {plural(len(session.messages), 'message')}"
+        f" {history:,})",
     ]
     last = session.ledger.last
     if last is not None and last.provider_prompt_tokens:

@@ -7,7 +7,7 @@ import contextlib
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -20,7 +20,7 @@ from mca.ui.ansi import CLEAR_LINE_BELOW, DIM, RESET, line_below
 from mca.ui.livebox import CommandBox, fit
 from mca.ui.markdown import MarkdownStream
 from mca.ui.questions import ANSWER_WORDS, YES_NO, line_answer
-from mca.ui.render import colour_diff, fold_thinking, progress_line
+from mca.ui.render import colour_diff, fold_thinking, progress_line, wrap_words
 from mca.ui.spinner import Spinner, counts_down
 from mca.ui.stream import StreamWriter
 
@@ -32,18 +32,20 @@ if TYPE_CHECKING:  # on the path to the first prompt: imported when first needed
 # the keyboard is not read key by key (then the question takes a line).
 KeyQuestion = Callable[[str, Callable[[], None]], str | None]
 MAX_PATH_COMPLETIONS = 200
+MAX_META = 60  # cells of a completion's description
 SKIP_COMPLETE = {".git", "node_modules", "__pycache__", ".venv", ".mca"}
 
 
 class McaCompleter(Completer):
     """Slash commands and skill names at the start of the line; skill names after $;
-    workspace paths after @."""
+    workspace paths after @. Each command and skill shows what it does beside it (`commands`
+    and `skills` map each name to its one line)."""
 
     def __init__(
         self,
         root: Path,
-        commands: Callable[[], Iterable[str]],
-        skills: Callable[[], Iterable[str]] = lambda: (),
+        commands: Callable[[], Mapping[str, str]],
+        skills: Callable[[], Mapping[str, str]] = dict,
     ) -> None:
         self.root = root
         self.commands = commands
@@ -52,20 +54,21 @@ class McaCompleter(Completer):
     def get_completions(self, document: Document, event: CompleteEvent) -> Iterable[Completion]:
         text = document.text_before_cursor
         if text.startswith("/") and " " not in text:
-            commands = sorted(self.commands())
-            names = commands + [f"/{s}" for s in self.skills() if f"/{s}" not in commands]
-            for name in names:
+            commands, skills = self.commands(), self.skills()
+            named = {f"/{s}": f"skill: {about}" for s, about in skills.items()} | dict(commands)
+            for name in sorted(named):
                 if name.startswith(text):
-                    meta = "skill" if name not in commands else None
-                    yield Completion(name, start_position=-len(text), display_meta=meta)
+                    about = fit(one_line(named[name]), MAX_META)
+                    yield Completion(name, start_position=-len(text), display_meta=about)
             return
         word = text.rsplit(None, 1)[-1] if text.strip() and not text[-1].isspace() else ""
         if word.startswith("@"):
             yield from self._paths(word[1:])
         elif word.startswith("$"):
-            for name in self.skills():
+            for name, about in sorted(self.skills().items()):
                 if name.startswith(word[1:]):
-                    yield Completion(f"${name}", start_position=-len(word), display_meta="skill")
+                    meta = fit(one_line(f"skill: {about}"), MAX_META)
+                    yield Completion(f"${name}", start_position=-len(word), display_meta=meta)
 
     def _paths(self, partial: str) -> Iterable[Completion]:
         head, _, stem = partial.rpartition("/")
@@ -350,6 +353,11 @@ class ReplUI:
         """The model's answer when it was not streamed (rendered the same way)."""
         self.text(text.rstrip("\n"))
         self.end_stream()
+
+    def fitted(self, text: str) -> str:
+        """`text` with its long lines broken between words at the terminal's width (mca's own
+        lines, /status and the usage line; a pipe gets them whole, a line each)."""
+        return wrap_words(text, _columns()) if self.live else text
 
     def dim(self, text: str) -> None:
         """A line of secondary information (dim on a colour terminal)."""

@@ -110,7 +110,7 @@ def test_model_error_keeps_the_conversation(run_repl: RunRepl, ws: Path, tmp_pat
 def test_completion_of_commands_and_paths(ws: Path) -> None:
     (ws / "src").mkdir()
     (ws / "src" / "calc.js").write_text("")
-    comp = McaCompleter(ws, lambda: ["/undo", "/help", "/snapshots"])
+    comp = McaCompleter(ws, lambda: {"/undo": "undo", "/help": "help", "/snapshots": "list"})
 
     def complete(text: str) -> list[str]:
         return [c.text for c in comp.get_completions(Document(text), CompleteEvent())]
