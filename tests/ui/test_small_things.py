@@ -7,6 +7,7 @@ what each command does, and --json's object on Ctrl-C. (The stream-json schema's
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import signal
 import subprocess
@@ -55,7 +56,7 @@ def whole_words(term: Screen, first: str) -> None:
     rows = term.text().splitlines()
     top = max(i for i, r in enumerate(rows) if first in r)  # the latest
     assert rows[top + 1].startswith("  ") and rows[top + 1].strip(), rows[top : top + 2]
-    for row, after in zip(rows, rows[1:], strict=False):
+    for row, after in itertools.pairwise(rows):
         assert len(row) < TMUX[0] or after.startswith(" "), (row, after)
 
 
