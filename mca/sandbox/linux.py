@@ -35,6 +35,7 @@ AT_RECURSIVE = 0x8000
 MOUNT_ATTR_RDONLY = 0x1
 PR_CAPBSET_DROP = 24
 PR_SET_DUMPABLE = 4
+PR_SET_PDEATHSIG = 1
 MNT_DETACH = 2
 SYS_CLOSE_RANGE = 436
 # Capabilities root keeps inside the sandbox: those about files only (Landlock bounds where).
@@ -127,8 +128,9 @@ class Child:
 
     def _namespaces(self, plan: ChildPlan) -> None:
         self._ok(self.libc.unshare(plan.namespaces), "unshare")
-        self.map_ids(plan.uid, plan.gid)
-        self._no_nested_user_namespaces(plan.strict)
+        if plan.namespaces & CLONE_NEWUSER:  # else joined, made and mapped already (spawner)
+            self.map_ids(plan.uid, plan.gid)
+            self._no_nested_user_namespaces(plan.strict)
         self._ok(self.libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "private /")
         self._mask(plan.masks, plan.mask_dir)
         for source, target in plan.binds:
@@ -234,7 +236,8 @@ class Child:
         it ends, the kernel kills everything left in it); this process only waits for it and
         ends the same way, so mca sees the command's own status."""
         pid = os.fork()
-        if pid == 0:
+        if pid == 0:  # ends with this waiter, killed whole, so with the spawner that made it
+            self.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             return
         self.libc.syscall(SYS_CLOSE_RANGE, 0, 0xFFFFFFFF, 0)  # hold no pipe of mca's open
 
