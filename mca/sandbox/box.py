@@ -155,7 +155,10 @@ class Sandbox:
             self._filter = self._metadata_filter()
             self._share = secrets.token_hex(8) if self.reuse and self.namespaces else ""
             if os.geteuid() == 0 and self.mechanisms.pids_cgroup is not None:
-                self._cgroup = make_cgroup(self.mechanisms.pids_cgroup, self._task_limit())
+                # a session's sandbox: one more task, the spawner's forker for it, which lives
+                # in the cgroup (a fork into it is free, joining it is not)
+                room = self._task_limit() + (1 if self.reuse and self.namespaces else 0)
+                self._cgroup = make_cgroup(self.mechanisms.pids_cgroup, room)
             if not self.namespaces:
                 self._subreaper = set_subreaper()
         plan = self._plan(grant, network, ruleset_fd)

@@ -36,19 +36,14 @@ from collections.abc import Callable
 from typing import Any
 
 from mca.sandbox import landlock, seccomp
-from mca.sandbox.linux import CLONE_NEWNET, CLONE_NEWUSER, Child, ChildPlan, _loopback_up
+from mca.sandbox.linux import CLONE_NEWUSER, Child, ChildPlan
+from mca.sandbox.spawnchild import SHARED, make_namespaces, run_child
 
-__all__ = ["HEADER", "SETUP_FAILED", "frame", "main", "run_child"]
+__all__ = ["HEADER", "frame", "main"]
 
 HEADER = struct.Struct("!II")  # payload length, descriptors carried
-SETUP_FAILED = 126  # as box.SETUP_FAILED: the set-up failed, the command never ran
-NOT_FOUND = 127  # the program could not be executed (as a shell says)
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
 MAX_FDS = 64
-# Made once per sandbox (a session's; "share" names it) and joined by each of its commands:
-# making a user and a network namespace is most of a namespace sandbox's start. The mount, PID
-# and IPC namespaces stay each command's own (nothing of one command outlives it).
-SHARED = ((CLONE_NEWUSER, "user"), (CLONE_NEWNET, "net"))
 
 
 def frame(message: tuple[Any, ...], nfds: int = 0) -> bytes:
@@ -56,9 +51,25 @@ def frame(message: tuple[Any, ...], nfds: int = 0) -> bytes:
     return HEADER.pack(len(payload), nfds) + payload
 
 
+class _Forker:
+    """A child of the spawner living in one sandbox's pids cgroup, which forks that sandbox's
+    commands there: joining a cgroup costs the kernel an RCU grace period (7 to 16 ms here),
+    a fork into it nothing. The spawner passes the requests on and the answers back."""
+
+    def __init__(self, pid: int, sock: socket.socket) -> None:
+        self.pid, self.sock = pid, sock
+        self.buffer = b""
+        self.asked: set[int] = set()  # requests not answered yet
+        self.pids: set[int] = set()  # commands running
+
+
 class _Helper:
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, forks: bool = True) -> None:
         self.sock = sock
+        self.forks = forks  # may start forkers (the spawner; a forker itself does not)
+        self.forkers: dict[bytes, _Forker] = {}  # by the cgroup's cgroup.procs
+        self.poller = select.poll()
+        self.wake: tuple[int, int] = (-1, -1)
         self.child = Child()
         self.enforcer = landlock.Enforcer()
         self.filters: dict[bytes, seccomp.Installer] = {}
@@ -70,23 +81,25 @@ class _Helper:
 
     # -- the loop ----------------------------------------------------------------------------
     def serve(self) -> None:
-        wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        wake_r, wake_w = self.wake = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
         signal.signal(signal.SIGCHLD, lambda signum, frame: None)
-        poller = select.poll()
-        poller.register(self.sock.fileno(), select.POLLIN)
-        poller.register(wake_r, select.POLLIN)
+        self.poller.register(self.sock.fileno(), select.POLLIN)
+        self.poller.register(wake_r, select.POLLIN)
         try:
             while True:
-                for fd, _ in poller.poll():
+                for fd, _ in self.poller.poll():
                     if fd == wake_r:
                         while _drain(wake_r):
                             pass
-                    elif not self._receive():
-                        return
+                    elif fd == self.sock.fileno():
+                        if not self._receive():
+                            return
+                    else:
+                        self._from_forker(fd)
                 self._reap()
-        finally:
-            for pid in self.running:  # mca is gone: nothing it started outlives it
+        finally:  # mca is gone: nothing it started outlives it
+            for pid in self.running | {p for f in self.forkers.values() for p in f.pids}:
                 _kill_group(pid)
 
     def _receive(self) -> bool:
@@ -114,11 +127,99 @@ class _Helper:
             self.buffer = self.buffer[HEADER.size + size :]
             fds, self.fds = self.fds[:nfds], self.fds[nfds:]
             try:
-                self._handle(marshal.loads(payload), fds)
+                message = marshal.loads(payload)
+                if not self._forward(message, fds):
+                    self._handle(message, fds)
             finally:
                 for fd in fds:
                     _close(fd)
         return True
+
+    # -- forkers -----------------------------------------------------------------------------
+    def _forward(self, message: tuple[Any, ...], fds: list[int]) -> bool:
+        """A sandbox's command (one with namespaces, sharing them, in a pids cgroup) goes to
+        its forker, started at its first; False where this process starts it itself."""
+        op, rid, body = message
+        if op == "release":
+            for forker in self.forkers.values():
+                _send_to(forker.sock, message, [])
+        plan = body.get("plan") if op == "spawn" else None
+        if not (self.forks and plan and body["share"] and plan["cgroup_procs"]):
+            return False
+        if not plan["namespaces"] & CLONE_NEWUSER:
+            return False
+        key = plan["cgroup_procs"]
+        forker = self.forkers.get(key) or self._start_forker(key, fds)
+        body = {**body, "plan": {**plan, "cgroup_procs": b""}}  # in it already
+        if not _send_to(forker.sock, (op, rid, body), fds):
+            return False
+        forker.asked.add(rid)
+        return True
+
+    def _start_forker(self, cgroup_procs: bytes, fds: list[int]) -> _Forker:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover (the forker: it holds nothing of the spawner's)
+            code = 1
+            try:
+                signal.set_wakeup_fd(-1)
+                for fd in [*self.wake, *fds, *self.fds, ours.fileno(), self.sock.fileno()]:
+                    _close(fd)
+                for f in self.forkers.values():
+                    _close(f.sock.fileno())
+                for joined in self.namespaces.values():
+                    for _, fd in joined:
+                        _close(fd)
+                self.child.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+                if os.getppid() == self.me:
+                    fd = os.open(cgroup_procs, os.O_WRONLY | os.O_CLOEXEC)
+                    os.write(fd, str(os.getpid()).encode())
+                    os.close(fd)
+                    _Helper(theirs, forks=False).serve()
+                    code = 0
+            finally:
+                os._exit(code)
+        theirs.close()
+        forker = self.forkers[cgroup_procs] = _Forker(pid, ours)
+        self.poller.register(ours.fileno(), select.POLLIN)
+        return forker
+
+    def _from_forker(self, fd: int) -> None:
+        """A forker's answers, passed on to mca; at its end, what it had not answered fails
+        and what it ran is said killed."""
+        forker = next((f for f in self.forkers.values() if f.sock.fileno() == fd), None)
+        if forker is None:
+            self.poller.unregister(fd)
+            return
+        try:
+            data = forker.sock.recv(1 << 16)
+        except OSError:
+            data = b""
+        forker.buffer += data
+        while len(forker.buffer) >= HEADER.size:
+            size, _ = HEADER.unpack_from(forker.buffer)
+            if len(forker.buffer) < HEADER.size + size:
+                break
+            message = marshal.loads(forker.buffer[HEADER.size : HEADER.size + size])
+            forker.buffer = forker.buffer[HEADER.size + size :]
+            op, key, value = message
+            if op == "exit":
+                forker.pids.discard(key)
+            else:
+                forker.asked.discard(key)
+                if op == "pid":
+                    forker.pids.add(value)
+            self._send(message)
+        if data:
+            return
+        self.poller.unregister(fd)
+        forker.sock.close()
+        self.forkers = {k: f for k, f in self.forkers.items() if f is not forker}
+        for rid in forker.asked:
+            self._send(("error", rid, "the sandbox's forker ended"))
+        for pid in forker.pids:
+            _kill_group(pid)
+            self._send(("exit", pid, -signal.SIGKILL))
 
     def _send(self, message: tuple[Any, ...]) -> None:
         with contextlib.suppress(OSError):  # mca is gone: the loop sees EOF next
@@ -188,7 +289,7 @@ class _Helper:
         key = (share, flags, plan.uid, plan.gid, plan.loopback_up, plan.strict)
         joined = self.namespaces.get(key)
         if joined is None:
-            joined = self._make_namespaces(flags, plan)
+            joined = make_namespaces(self.child, flags, plan)
             if not joined:
                 return [], plan
             self.namespaces[key] = joined
@@ -196,48 +297,6 @@ class _Helper:
             **{**_fields(plan), "namespaces": plan.namespaces & ~flags, "loopback_up": False}
         )
         return joined, rest
-
-    def _make_namespaces(self, flags: int, plan: ChildPlan) -> list[tuple[int, int]]:
-        """A child makes the namespaces (mapped, no nested user namespaces, `lo` up) and waits
-        while this process opens them; then it ends, and they live on in those descriptors."""
-        said_r, said_w = os.pipe2(os.O_CLOEXEC)
-        hold_r, hold_w = os.pipe2(os.O_CLOEXEC)
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover
-            code = 1
-            try:
-                signal.set_wakeup_fd(-1)
-                os.close(said_r)
-                os.close(hold_w)
-                self.child.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-                if self.child.libc.unshare(flags) == 0:
-                    self.child.map_ids(plan.uid, plan.gid)
-                    self.child._no_nested_user_namespaces(plan.strict)
-                    if plan.loopback_up:
-                        _loopback_up()
-                    os.write(said_w, b"k")
-                    os.read(hold_r, 1)
-                    code = 0
-            finally:
-                os._exit(code)
-        os.close(said_w)
-        os.close(hold_r)
-        out: list[tuple[int, int]] = []
-        try:
-            if os.read(said_r, 1) == b"k":
-                for flag, name in SHARED:
-                    if flags & flag:
-                        path = f"/proc/{pid}/ns/{name}"
-                        out.append((flag, os.open(path, os.O_RDONLY | os.O_CLOEXEC)))
-        except OSError:
-            for _, fd in out:
-                _close(fd)
-            out = []
-        finally:
-            os.close(said_r)
-            os.close(hold_w)
-            os.waitpid(pid, 0)
-        return out
 
     def _enforce(self, spec: dict[str, Any]) -> Callable[[int], None]:
         program: bytes | None = spec["seccomp"]
@@ -290,77 +349,15 @@ def _plan(wire: dict[str, Any], fds: list[int]) -> ChildPlan:
     return ChildPlan(**fields)
 
 
-def run_child(
-    spec: dict[str, Any],
-    fds: list[int],
-    plan: ChildPlan | None,
-    child: Child,
-    enforce: Callable[[int], None],
-    parent: int,
-    ready: int,
-    joined: list[tuple[int, int]] = [],  # noqa: B006 (never changed)
-    rest: ChildPlan | None = None,
-) -> None:
-    """In the forked child (one thread, the spawner's): never returns. `joined`: namespaces
-    to enter first (the user namespace first), after which `rest` is what is left to do."""
+def _send_to(sock: socket.socket, message: tuple[Any, ...], fds: list[int]) -> bool:
+    data = frame(message, len(fds))
+    rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack(f"{len(fds)}i", *fds))]
     try:
-        signal.set_wakeup_fd(-1)
-        for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT):
-            signal.signal(sig, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_SETMASK, [])
-        os.setsid()
-        os.close(ready)
-        child.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # the spawner died before the line above
-            os._exit(SETUP_FAILED)
-        _place(spec["targets"], fds)
-        os.chdir(spec["cwd"])
-        for flag, fd in joined:
-            if child.libc.setns(fd, flag) != 0:
-                err = ctypes.get_errno()
-                raise OSError(err, f"sandbox: setns: {os.strerror(err)}")
-        if plan is not None:
-            child.setup(rest if joined and rest is not None else plan, enforce)
-            if plan.namespaces and spec["workdir"]:
-                os.chdir(spec["workdir"])  # through the new mounts, so the read-only ones apply
-        else:
-            enforce(-1)
-    except OSError as e:  # the command's own error, said on its stderr: never run it
-        _say(f"mca: {e.strerror or e}")
-        os._exit(SETUP_FAILED)
-    except BaseException as e:
-        _say(f"mca: sandbox set-up: {type(e).__name__}: {e}")
-        os._exit(SETUP_FAILED)
-    argv: list[bytes] = spec["argv"]
-    env: dict[bytes, bytes] = spec["env"]
-    try:
-        os.execvpe(argv[0], argv, env)
-    except OSError as e:
-        _say(f"mca: cannot run {os.fsdecode(argv[0])}: {e.strerror or e}")
-    os._exit(NOT_FOUND)
-
-
-def _place(targets: list[int], fds: list[int]) -> None:
-    """Each descriptor mca passed at the number the command expects (0, 1, 2, pass_fds),
-    inheritable; everything else the spawner holds is close-on-exec. First moved above every
-    target, so that putting one in place never overwrites another."""
-    if not targets:
-        return
-    floor = max(max(targets) + 1, 3)
-    moved = [_dup_above(fd, floor) for fd in fds[: len(targets)]]
-    for fd, target in zip(moved, targets, strict=True):
-        os.dup2(fd, target, inheritable=True)
-
-
-def _dup_above(fd: int, floor: int) -> int:
-    import fcntl
-
-    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, floor)
-
-
-def _say(line: str) -> None:
-    with contextlib.suppress(OSError):
-        os.write(2, (line + "\n").encode(errors="replace"))
+        sent = sock.sendmsg([data], rights if fds else [])
+        sock.sendall(data[sent:])
+    except OSError:
+        return False
+    return True
 
 
 def _drain(fd: int) -> bool:
