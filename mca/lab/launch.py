@@ -110,15 +110,33 @@ class Unsandboxed:
         self.home = tempfile.mkdtemp(prefix="mca-lab-")
 
     def start(self, fds: tuple[int, int], stderr: IO[bytes]) -> Process:
-        return shared().spawn(
+        limits = rlimits(self.limits)
+        if sys.platform.startswith("linux"):
+            return shared().spawn(
+                child_argv(fds),
+                child_env(self.home),
+                limits_only(limits),
+                cwd=self.home,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                pass_fds=fds,
+            )
+
+        def preexec() -> None:  # elsewhere (macOS) there is no spawner: setrlimit only
+            for kind, value in limits:
+                resource.setrlimit(kind, (value, value))
+
+        return subprocess.Popen(
             child_argv(fds),
-            child_env(self.home),
-            limits_only(rlimits(self.limits)),
+            env=child_env(self.home),
             cwd=self.home,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=stderr,
             pass_fds=fds,
+            preexec_fn=preexec,
+            start_new_session=True,
         )
 
     def stop(self, proc: Process) -> None:

@@ -175,6 +175,7 @@ def test_the_spawner_and_its_commands_end_when_mca_is_killed(kind: str, tmp_path
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
     )
     assert mca.stdout is not None
     command, spawner = (int(x) for x in mca.stdout.readline().split())
@@ -291,7 +292,12 @@ def test_the_lab_without_a_sandbox_starts_from_the_spawner_with_its_limits(
         with open(os.devnull, "wb") as err:
             proc = launcher.start((read, write), err)
         parent = int(_status(proc.pid)["PPid"])
-        limits = Path(f"/proc/{proc.pid}/limits").read_text()
+        deadline = time.monotonic() + 10  # set in the child after it is started: wait for them
+        while time.monotonic() < deadline:
+            limits = Path(f"/proc/{proc.pid}/limits").read_text()
+            if str(300 * 1024 * 1024) in limits:
+                break
+            time.sleep(0.02)
         launcher.stop(proc)
     finally:
         os.close(read)
