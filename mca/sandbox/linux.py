@@ -17,8 +17,6 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mca.sandbox.tasks import user_tasks
-
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
@@ -293,6 +291,8 @@ def rlimits(
     out += [(resource.RLIMIT_AS, memory_bytes)] if memory_bytes > 0 else []
     out += [(resource.RLIMIT_CPU, cpu_seconds)] if cpu_seconds > 0 else []
     if in_user_ns or os.geteuid() != 0:  # root in a user namespace of its own is not exempt
+        from mca.sandbox.tasks import user_tasks  # here: the spawner imports this module
+
         room = max_processes if in_user_ns else user_tasks(os.getuid()) + max_processes
         _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
         cap = hard if hard != resource.RLIM_INFINITY else room

@@ -329,3 +329,25 @@ def test_a_threaded_process_probes_through_the_spawner() -> None:
         found = probe()
         assert shared().pids()
     assert found == FULL
+
+
+def test_the_spawner_imports_only_the_set_up() -> None:
+    """What the helper loads: the child's set-up (linux, landlock, seccomp) and its own two
+    modules; nothing of the rest of mca, no threads, no subprocess."""
+    from mca.sandbox.spawn import MCA_PARENT
+
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import mca.sandbox.spawner;"
+        " print(' '.join(sorted(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code, MCA_PARENT],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={},
+    ).stdout.split()
+    ours = {m for m in out if m.startswith("mca.")}
+    allowed = {"linux", "landlock", "seccomp", "spawner", "spawnchild"}
+    assert ours <= {f"mca.sandbox.{m}" for m in allowed} | {"mca.sandbox"}, ours
+    assert not {"threading", "subprocess", "pathlib"} & set(out), out
