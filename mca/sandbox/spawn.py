@@ -99,6 +99,7 @@ class _Link:
         finally:
             theirs.close()
         self.pid = self.proc.pid
+        self.owner = os.getpid()
         self.reader = threading.Thread(target=self._read, name="mca-spawner", daemon=True)
         self.reader.start()
 
@@ -220,9 +221,10 @@ class Spawner:
         with self._lock:
             if self._closed:
                 raise SpawnError("the sandbox's spawner was closed (mca is ending)")
-            if self._link is None or self._link.dead:
-                self._link = _Link()
-            return self._link
+            link = self._link
+            if link is None or link.dead or link.owner != os.getpid():  # forked: not ours
+                link = self._link = _Link()
+            return link
 
     def _request(self, op: str, body: Any, fds: Sequence[int], spawned: Spawned | None) -> int:
         why = ""

@@ -214,6 +214,8 @@ class _Helper:
             return
         self.poller.unregister(fd)
         forker.sock.close()
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(forker.pid, 0)  # ending (its socket closed with it), or reaped already
         self.forkers = {k: f for k, f in self.forkers.items() if f is not forker}
         for rid in forker.asked:
             self._send(("error", rid, "the sandbox's forker ended"))
