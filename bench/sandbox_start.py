@@ -1,9 +1,12 @@
 """The cost of starting a sandboxed command: a sandboxed `true` against an unsandboxed one,
 alternating, through mca's command path, for each mechanism this user has here.
 
-`make bench` runs it in its own process (root, in CI) and, as an ordinary account, through
-tests/confine.py under the system interpreter: `python -m bench.sandbox_start N` prints one
-JSON object per mechanism.
+`make bench` runs it in its own process (root, in CI) at the start of the run, at its end (the
+process has grown by then) and beside 10,000 skills loaded in the same process (a session's
+memory with many skills); and, as an ordinary account, through tests/confine.py under the
+system interpreter: `python -m bench.sandbox_start N` prints one JSON object per mechanism.
+Commands start from the spawner (mca/sandbox/spawner.py), so what mca holds should not matter:
+each row says how large this process was (its resident memory) while it measured.
 """
 
 from __future__ import annotations
@@ -26,8 +29,20 @@ def _alternate(a: Callable[[], float], b: Callable[[], float], n: int) -> tuple[
     return statistics.median(xs), statistics.median(ys)
 
 
+def rss_mb() -> float:
+    """This process's resident memory, in MB (0 where /proc does not say)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        pass
+    return 0.0
+
+
 def measure(n: int, where: Path) -> list[dict[str, object]]:
-    """[{mechanism, sandboxed_ms, plain_ms, describe}] for namespaces, namespaces without
+    """[{mechanism, sandboxed_ms, plain_ms, how, rss_mb}] for namespaces, namespaces without
     Landlock, and Landlock alone (those this system and user have)."""
     from mca.sandbox.box import Sandbox
     from mca.sandbox.policy import Mode, build_policy
@@ -63,9 +78,8 @@ def measure(n: int, where: Path) -> list[dict[str, object]]:
             timed(box)()  # the ruleset is built once per session: not part of a command
             boxed, plain = _alternate(timed(box), timed(None), n)
             box.close()
-        out.append(
-            {"mechanism": label, "sandboxed_ms": boxed, "plain_ms": plain, "how": mech.describe()}
-        )
+        row = {"mechanism": label, "sandboxed_ms": boxed, "plain_ms": plain}
+        out.append({**row, "how": mech.describe(), "rss_mb": rss_mb()})
     return out
 
 

@@ -8,11 +8,13 @@ import contextlib
 import json
 import os
 import select
-import subprocess
 import threading
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mca.sandbox.spawn import Process
 
 MAX_ANSWER = 64 * 1024 * 1024
 CHUNK = 1 << 16
@@ -76,7 +78,7 @@ class Channel:
 
     def __init__(
         self,
-        proc: subprocess.Popen[bytes],
+        proc: Process,
         send_fd: int,
         read_fd: int,
         err: IO[bytes],

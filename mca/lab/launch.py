@@ -24,6 +24,7 @@ import mca
 from mca.sandbox.box import Launch, Sandbox
 from mca.sandbox.policy import Grant, Mode, build_policy
 from mca.sandbox.probe import Mechanisms
+from mca.sandbox.spawn import Process, limits_only, shared
 
 __all__ = [
     "MCA_PARENT",
@@ -60,9 +61,9 @@ class Launcher(Protocol):
 
     sandboxed: bool
 
-    def start(self, fds: tuple[int, int], stderr: IO[bytes]) -> subprocess.Popen[bytes]: ...
+    def start(self, fds: tuple[int, int], stderr: IO[bytes]) -> Process: ...
 
-    def stop(self, proc: subprocess.Popen[bytes]) -> None: ...
+    def stop(self, proc: Process) -> None: ...
 
     def close(self) -> None: ...
 
@@ -98,7 +99,9 @@ def rlimits(limits: Limits) -> list[tuple[int, int]]:
 
 class Unsandboxed:
     """Limits and a session of its own; the process group is killed at the end. A process that
-    leaves the group can outlive the hand-in: this is for code you would run yourself."""
+    leaves the group can outlive the hand-in: this is for code you would run yourself. Started
+    by the spawner, as the sandboxed ones are (the limits are set in its child, not in a fork
+    of the grader's threads)."""
 
     sandboxed = False
 
@@ -106,10 +109,21 @@ class Unsandboxed:
         self.limits = limits
         self.home = tempfile.mkdtemp(prefix="mca-lab-")
 
-    def start(self, fds: tuple[int, int], stderr: IO[bytes]) -> subprocess.Popen[bytes]:
+    def start(self, fds: tuple[int, int], stderr: IO[bytes]) -> Process:
         limits = rlimits(self.limits)
+        if sys.platform.startswith("linux"):
+            return shared().spawn(
+                child_argv(fds),
+                child_env(self.home),
+                limits_only(limits),
+                cwd=self.home,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                pass_fds=fds,
+            )
 
-        def preexec() -> None:
+        def preexec() -> None:  # elsewhere (macOS) there is no spawner: setrlimit only
             for kind, value in limits:
                 resource.setrlimit(kind, (value, value))
 
@@ -125,7 +139,7 @@ class Unsandboxed:
             start_new_session=True,
         )
 
-    def stop(self, proc: subprocess.Popen[bytes]) -> None:
+    def stop(self, proc: Process) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -172,8 +186,8 @@ class Sandboxed:
         self.policy, self.mechanisms = policy, mechanisms
         self.running: dict[int, tuple[Sandbox, Launch]] = {}
 
-    def start(self, fds: tuple[int, int], stderr: IO[bytes]) -> subprocess.Popen[bytes]:
-        box = Sandbox(self.policy, self.mechanisms)
+    def start(self, fds: tuple[int, int], stderr: IO[bytes]) -> Process:
+        box = Sandbox(self.policy, self.mechanisms, reuse=False)  # one child: nothing to share
         try:
             launch = box.prepare(Grant(), {})
             proc = box.popen(
@@ -191,7 +205,7 @@ class Sandboxed:
         self.running[proc.pid] = (box, launch)
         return proc
 
-    def stop(self, proc: subprocess.Popen[bytes]) -> None:
+    def stop(self, proc: Process) -> None:
         """Kill the child's group, then what the sandbox knows of (its cgroup, its orphans);
         remove its private /tmp. Nothing of it runs when this returns."""
         with contextlib.suppress(ProcessLookupError, PermissionError):

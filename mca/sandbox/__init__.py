@@ -25,7 +25,11 @@ each must hold); with neither, nothing is called a sandbox and every command ask
 Modules: policy (what is allowed; pure data), rules (which paths Landlock grants), landlock
 (the ctypes binding), linux (what the child does before exec), mounts (what it mounts), seccomp
 (the metadata filter), probe (what this system has), box (the session's Sandbox), properties
-(what holds with which mechanisms; pure), check (each property tried in a real child). The
+(what holds with which mechanisms; pure), check (each property tried in a real child). Commands
+start from the spawner, a small single-threaded helper made once per process, never from a
+fork of mca: spawner (the helper's loop, run as its own program), spawnchild (what its children
+do between fork and exec), spawn (mca's side: the helper started, the requests, restarts),
+spawned (the request's data, and the Popen-like handle on a command). The
 protected paths' list and their guard without a mount namespace are the workspace store's
 (mca/workspace/protect.py, guard.py).
 """

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import signal
-import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,6 @@ from mca.sandbox.linux import (
     CLONE_NEWNS,
     CLONE_NEWPID,
     CLONE_NEWUSER,
-    Child,
     ChildPlan,
     drop_list,
     locked_flags,
@@ -30,6 +29,7 @@ from mca.sandbox.linux import (
 from mca.sandbox.policy import Grant, Mode, Policy
 from mca.sandbox.probe import Mechanisms
 from mca.sandbox.rules import read_grants, signature
+from mca.sandbox.spawn import Setup, Spawned, shared
 from mca.sandbox.tasks import (
     children,
     kill_cgroup,
@@ -54,10 +54,10 @@ _launch_lock = threading.Lock()
 
 @dataclass
 class Launch:
-    """One command's preparation: what the child runs before exec, its environment, and what
-    mca checks afterwards."""
+    """One command's preparation: what the child does before exec (as data: the spawner's
+    child does it), its environment, and what mca checks afterwards."""
 
-    preexec: Callable[[], None]
+    setup: Setup
     env: dict[str, str]
     record: guard.Record
     grant: Grant
@@ -77,14 +77,15 @@ class Sandbox:
 
     policy: Policy
     mechanisms: Mechanisms
+    reuse: bool = True  # commands share the user and network namespaces (one sandbox's many)
     _tmp: Path | None = None
     _rulesets: dict[tuple[bool, tuple[Path, ...]], _Cached] = field(default_factory=dict)
     _cgroup: Path | None = None
-    _child: Child | None = None
-    _enforcer: landlock.Enforcer | None = None
+    _ready: bool = False
     _subreaper: bool = False
     _state: bytes | None = None
-    _filter: seccomp.Installer | None = None
+    _filter: bytes | None = None
+    _share: str = ""
     _read_only: Sandbox | None = None
 
     @property
@@ -118,7 +119,7 @@ class Sandbox:
         if self.policy == self.policy.read_only():
             return self
         if self._read_only is None:
-            self._read_only = Sandbox(self.policy.read_only(), self.mechanisms)
+            self._read_only = Sandbox(self.policy.read_only(), self.mechanisms, self.reuse)
         return self._read_only
 
     # -- preparing a command ---------------------------------------------------------------
@@ -171,11 +172,15 @@ class Sandbox:
         network = self.policy.network or grant.network
         extra = self._writable(grant)
         ruleset_fd = self._ruleset(network, extra).fd if self.mechanisms.landlock_abi else -1
-        if self._child is None:
-            self._child, self._enforcer = Child(), landlock.Enforcer()
+        if not self._ready:
+            self._ready = True
             self._filter = self._metadata_filter()
+            self._share = secrets.token_hex(8) if self.reuse and self.namespaces else ""
             if os.geteuid() == 0 and self.mechanisms.pids_cgroup is not None:
-                self._cgroup = make_cgroup(self.mechanisms.pids_cgroup, self._task_limit())
+                # a session's sandbox: one more task, the spawner's forker for it, which lives
+                # in the cgroup (a fork into it is free, joining it is not)
+                room = self._task_limit() + (1 if self.reuse and self.namespaces else 0)
+                self._cgroup = make_cgroup(self.mechanisms.pids_cgroup, room)
             if not self.namespaces:
                 self._subreaper = set_subreaper()
         plan = self._plan(grant, network, ruleset_fd, extra)
@@ -183,31 +188,16 @@ class Sandbox:
         reals = tuple(Path(p.decode()) for p in self._protected_reals(named))
         protected = (*named, *(r for r in reals if r not in named))
         record = guard.record(protected, contents=not self.namespaces, mirror=self._mirror())
-        child, enforcer, no_metadata = self._child, self._enforcer, self._filter
-        assert child is not None and enforcer is not None
-        cwd = str(self.policy.workspace)
-
-        def enforce(fd: int) -> None:
-            enforcer.no_new_privs()
-            if fd >= 0:
-                enforcer.restrict(fd)
-            if no_metadata is not None:
-                no_metadata.install()
-
-        def preexec() -> None:
-            try:
-                child.setup(plan, enforce)
-                if plan.namespaces:
-                    os.chdir(cwd)  # through the new mounts, so the read-only ones apply
-            except OSError as e:  # the command's own error, said on its stderr: never run it
-                os.write(2, f"mca: {e.strerror or e}\n".encode(errors="replace"))
-                os._exit(SETUP_FAILED)
-
+        # the child's calls, made in the spawner's child: the plan, then no_new_privs, Landlock
+        # and seccomp; with namespaces a chdir to the workspace through the new mounts (so the
+        # read-only ones apply). A failure is said on the command's stderr, exit 126.
+        ws = str(self.policy.workspace)
+        setup = Setup(plan, self._filter, confine=True, workdir=ws, share=self._share)
         child_env = dict(env)
         covered = any(target == b"/tmp" for _, target in plan.binds)
         child_env["TMPDIR"] = "/tmp" if covered else str(self.tmp())
         before = frozenset() if self.namespaces or self._cgroup else children(os.getpid())
-        return Launch(preexec, child_env, record, grant, before)
+        return Launch(setup, child_env, record, grant, before)
 
     def _mirror(self) -> Path | None:
         """Where git's objects are hard-linked when no mount protects .git (mca's state)."""
@@ -259,14 +249,13 @@ class Sandbox:
             strict=strict,
         )
 
-    def _metadata_filter(self) -> seccomp.Installer | None:
+    def _metadata_filter(self) -> bytes | None:
         """Read-only mode writes nothing outside its /tmp: no chmod, chown, utime or xattr
         either, refused by seccomp (Landlock does not cover them; mounts do only with
-        namespaces)."""
+        namespaces). The program; the spawner's child installs it."""
         if self.policy.writes_workspace:
             return None
-        program = seccomp.no_metadata_changes()
-        return seccomp.Installer(program) if program is not None else None
+        return seccomp.no_metadata_changes()
 
     def _mask_dir(self) -> bytes:
         """mca's own state directory for this workspace, where the child makes the covers of
@@ -326,12 +315,31 @@ class Sandbox:
         writable += [bytes(d) for d in extra]
         return binds, writable
 
-    def popen(self, argv: list[str], launch: Launch, **kwargs: Any) -> subprocess.Popen[bytes]:
-        """Start a prepared command (registered, so cleaning up after another command never
-        takes it for a leftover)."""
+    def popen(
+        self,
+        argv: list[str],
+        launch: Launch,
+        *,
+        cwd: str | None = None,
+        stdin: Any = None,
+        stdout: Any = None,
+        stderr: Any = None,
+        pass_fds: Iterable[int] = (),
+    ) -> Spawned:
+        """Start a prepared command from the spawner, the small single-threaded helper made
+        once per process: no set-up code runs in mca's (threaded, large) process between fork
+        and exec. The command leads a session of its own, as with start_new_session; it is
+        registered, so cleaning up after another command never takes it for a leftover."""
         with _launch_lock:
-            proc = subprocess.Popen(
-                argv, env=launch.env, preexec_fn=launch.preexec, start_new_session=True, **kwargs
+            proc = shared().spawn(
+                argv,
+                launch.env,
+                launch.setup,
+                cwd=cwd,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                pass_fds=pass_fds,
             )
             _launched.add(proc.pid)
         return proc
@@ -356,13 +364,17 @@ class Sandbox:
         if self._cgroup is not None:
             kill_cgroup(self._cgroup)
         elif self._subreaper:
-            kill_orphans(before, _launched, _launch_lock)
+            kill_orphans(before, _launched, _launch_lock, shared().pids())
 
     def close(self) -> None:
-        """Remove the private /tmp and the cgroup; close the rulesets."""
+        """Remove the private /tmp and the cgroup; close the rulesets; the spawner lets this
+        sandbox's namespaces go."""
         if self._read_only is not None:
             self._read_only.close()
             self._read_only = None
+        if self._share:
+            shared().release(self._share)
+            self._share, self._ready = "", False
         for cached in self._rulesets.values():
             cached.ruleset.close()
         self._rulesets.clear()

@@ -300,4 +300,4 @@ def _run(box: Sandbox, ws: Path, command: str) -> str:
             os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
     box.finish(launch, proc.pid)
-    return out.decode(errors="replace")
+    return (out or b"").decode(errors="replace")

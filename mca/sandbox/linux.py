@@ -17,8 +17,6 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mca.sandbox.tasks import user_tasks
-
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
@@ -35,6 +33,7 @@ AT_RECURSIVE = 0x8000
 MOUNT_ATTR_RDONLY = 0x1
 PR_CAPBSET_DROP = 24
 PR_SET_DUMPABLE = 4
+PR_SET_PDEATHSIG = 1
 MNT_DETACH = 2
 SYS_CLOSE_RANGE = 436
 # Capabilities root keeps inside the sandbox: those about files only (Landlock bounds where).
@@ -127,8 +126,9 @@ class Child:
 
     def _namespaces(self, plan: ChildPlan) -> None:
         self._ok(self.libc.unshare(plan.namespaces), "unshare")
-        self.map_ids(plan.uid, plan.gid)
-        self._no_nested_user_namespaces(plan.strict)
+        if plan.namespaces & CLONE_NEWUSER:  # else joined, made and mapped already (spawner)
+            self.map_ids(plan.uid, plan.gid)
+            self._no_nested_user_namespaces(plan.strict)
         self._ok(self.libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "private /")
         self._mask(plan.masks, plan.mask_dir)
         for source, target in plan.binds:
@@ -234,7 +234,8 @@ class Child:
         it ends, the kernel kills everything left in it); this process only waits for it and
         ends the same way, so mca sees the command's own status."""
         pid = os.fork()
-        if pid == 0:
+        if pid == 0:  # ends with this waiter, killed whole, so with the spawner that made it
+            self.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             return
         self.libc.syscall(SYS_CLOSE_RANGE, 0, 0xFFFFFFFF, 0)  # hold no pipe of mca's open
 
@@ -290,6 +291,8 @@ def rlimits(
     out += [(resource.RLIMIT_AS, memory_bytes)] if memory_bytes > 0 else []
     out += [(resource.RLIMIT_CPU, cpu_seconds)] if cpu_seconds > 0 else []
     if in_user_ns or os.geteuid() != 0:  # root in a user namespace of its own is not exempt
+        from mca.sandbox.tasks import user_tasks  # here: the spawner imports this module
+
         room = max_processes if in_user_ns else user_tasks(os.getuid()) + max_processes
         _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
         cap = hard if hard != resource.RLIM_INFINITY else room

@@ -6,6 +6,7 @@ import ctypes
 import os
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from mca.sandbox.linux import (
 )
 from mca.sandbox.mounts import mount_points
 
-__all__ = ["NAMESPACES", "Mechanisms", "probe"]
+__all__ = ["NAMESPACES", "Mechanisms", "probe", "try_namespaces"]
 
 
 @dataclass(frozen=True)
@@ -63,33 +64,64 @@ class Mechanisms:
 NAMESPACES = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET
 
 
+def try_namespaces(child: Child) -> int:
+    """In a forked child: enter new user, mount, PID and network namespaces and make the view
+    read-only. 0, or which step failed: 3 unshare, 4 the id maps, 5 mounting, 6 mount_setattr."""
+    uid, gid = os.getuid(), os.getgid()  # before: in the new namespace they are unmapped
+    if child.libc.unshare(NAMESPACES) != 0:
+        return 3
+    try:
+        child.map_ids(uid, gid)
+    except OSError:
+        return 4
+    # inside another Landlock sandbox (mca run by mca) mounting is refused: no namespaces
+    if child.libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return 5
+    attr = MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
+    size = ctypes.sizeof(attr)
+    if child.libc.syscall(SYS_MOUNT_SETATTR, -100, b"/", AT_RECURSIVE, ctypes.byref(attr), size):
+        return 6
+    return 0
+
+
+def _threaded() -> bool:
+    """Whether this process runs more than one thread (the kernel's count: C libraries' too)."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Threads:"):
+                    return int(line.split()[1]) > 1
+    except (OSError, ValueError, IndexError):
+        pass
+    return threading.active_count() > 1
+
+
 def _user_namespaces(landlock_abi: int) -> bool:
     """Whether a child can enter new user, mount, PID and network namespaces and make its view
     read-only (tried once). Without Landlock the read-only mounts are the only write wall:
-    mount_setattr, or a list of mount points to remount one by one."""
-    child = Child()
-    uid, gid = os.getuid(), os.getgid()
+    mount_setattr, or a list of mount points to remount one by one. A threaded mca (the REPL
+    builds its session in a thread) asks the spawner, which forks for it: no fork of a threaded
+    process runs code before exec; a single-threaded one (-p) forks itself, which is cheaper
+    than starting the spawner for a session that may run no command."""
+    if _threaded():
+        from mca.sandbox.spawn import SpawnError, shared
 
-    def try_it() -> None:
-        if child.libc.unshare(NAMESPACES) != 0:
-            os._exit(3)
         try:
-            child.map_ids(uid, gid)
-        except OSError:
-            os._exit(4)
-        # inside another Landlock sandbox (mca run by mca) mounting is refused: no namespaces
-        if child.libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
-            os._exit(5)
-        size = ctypes.sizeof(attr)
-        if child.libc.syscall(SYS_MOUNT_SETATTR, -100, b"/", AT_RECURSIVE, ref, size) != 0:
-            os._exit(6)
+            code = shared().probe(landlock_abi)
+        except SpawnError:
+            return False
+    else:
+        child = Child()
 
-    attr = MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
-    ref = ctypes.byref(attr)
-    try:
-        code = subprocess.run(["/bin/true"], preexec_fn=try_it, check=False).returncode
-    except (OSError, subprocess.SubprocessError):
-        return False
+        def try_it() -> None:
+            failed = try_namespaces(child)
+            if failed:
+                os._exit(failed)
+
+        try:
+            code = subprocess.run(["/bin/true"], preexec_fn=try_it, check=False).returncode
+        except (OSError, subprocess.SubprocessError):
+            return False
     return code == 0 or (code == 6 and (landlock_abi >= 1 or mount_points(()) is not None))
 
 

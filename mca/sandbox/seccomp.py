@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import platform
+import os
 import struct
 
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
@@ -36,7 +36,7 @@ def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
 def no_metadata_changes() -> bytes | None:
     """The BPF program (None on a machine this does not know). A call made through another
     ABI (32-bit, x32) is refused whole: its numbers differ."""
-    known = CALLS.get(platform.machine())
+    known = CALLS.get(os.uname().machine)  # platform.machine(), without importing platform
     if known is None:
         return None
     arch, calls = known

@@ -14,6 +14,7 @@ import resource
 import signal
 import threading
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 __all__ = [
@@ -184,15 +185,22 @@ def reap(pids: list[int]) -> None:
             os.waitpid(p, os.WNOHANG)
 
 
-def kill_orphans(before: frozenset[int], launched: set[int], lock: threading.Lock) -> None:
+def kill_orphans(
+    before: frozenset[int],
+    launched: set[int],
+    lock: threading.Lock,
+    spawners: Collection[int] = (),
+) -> None:
     """mca is a subreaper: what a command left running became mca's children. Kill each new
     child's whole tree and reap it (commands run one at a time, so a child mca did not have
-    before the command is the command's; those in `launched`, mca started on purpose)."""
+    before the command is the command's; those in `launched`, and the spawners, mca started on
+    purpose)."""
     me = os.getpid()
     for _ in range(50):
         with lock:
             tree = children_of()
-            orphans = [p for p in tree.get(me, []) if p not in before and p not in launched]
+            new = [p for p in tree.get(me, []) if p not in before and p not in spawners]
+            orphans = [p for p in new if p not in launched]
         if not orphans:
             return
         todo, seen = list(orphans), set()

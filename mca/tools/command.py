@@ -19,7 +19,8 @@ from mca.tools.base import READ_ONLY, ToolEnv, TurnState, arg_int, arg_str
 from mca.tools.live import LiveOutput
 
 if TYPE_CHECKING:
-    from mca.sandbox.box import Sandbox
+    from mca.sandbox.box import Launch, Sandbox
+    from mca.sandbox.spawn import Process
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -93,7 +94,7 @@ def child_env(base: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _kill_group(proc: Process) -> None:
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(proc.pid, sig)
@@ -107,7 +108,7 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _reader(
-    proc: subprocess.Popen[bytes], cap: Capture, on_chunk: Callable[[bytes], None] | None
+    proc: Process, cap: Capture, on_chunk: Callable[[bytes], None] | None
 ) -> threading.Thread:
     def pump() -> None:
         assert proc.stdout is not None
@@ -120,6 +121,19 @@ def _reader(
     t = threading.Thread(target=pump, daemon=True)
     t.start()
     return t
+
+
+def _start_sandboxed(
+    sandbox: Sandbox, launch: Launch, argv: list[str], pipes: dict[str, Any]
+) -> Process:
+    """From the sandbox's spawner; where it cannot start the command, one line says why."""
+    from mca.sandbox.spawn import SpawnError
+
+    try:
+        return sandbox.popen(argv, launch, **pipes)
+    except SpawnError as e:
+        sandbox.finish(launch, 0)
+        raise ToolError(f"not run: {e}") from None
 
 
 @dataclass
@@ -155,8 +169,9 @@ def execute(
         "stderr": subprocess.STDOUT,
     }
     launch = sandbox.prepare(grant or Grant(), env) if sandbox is not None else None
+    proc: Process
     if sandbox is not None and launch is not None:
-        proc = sandbox.popen(argv, launch, **pipes)
+        proc = _start_sandboxed(sandbox, launch, argv, pipes)
     else:
         proc = subprocess.Popen(argv, start_new_session=True, env=env, **pipes)
     cap = Capture()

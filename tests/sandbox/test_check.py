@@ -19,6 +19,7 @@ from mca.sandbox.check import check, lines, refusal
 from mca.sandbox.policy import Grant, Mode, build_policy
 from mca.sandbox.probe import Mechanisms, probe
 from mca.sandbox.properties import LAB_NEEDS, Prop, expected, weaker_line
+from mca.sandbox.spawn import Setup
 
 pytestmark = pytest.mark.slow  # each property tried in a real child
 
@@ -94,7 +95,7 @@ class Unsandboxed(Sandbox):
 
     def prepare(self, grant: Grant, env: Mapping[str, str]) -> Launch:
         launch = super().prepare(grant, env)
-        return dataclasses.replace(launch, preexec=lambda: None)
+        return dataclasses.replace(launch, setup=Setup(None, confine=False))
 
 
 def test_the_trial_sees_a_sandbox_that_holds_nothing(tmp_path: Path) -> None:
