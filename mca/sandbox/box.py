@@ -29,6 +29,7 @@ from mca.sandbox.linux import (
 )
 from mca.sandbox.policy import Grant, Mode, Policy
 from mca.sandbox.probe import Mechanisms
+from mca.sandbox.reach import Reach, Seen
 from mca.sandbox.rules import read_grants, signature
 from mca.sandbox.tasks import (
     children,
@@ -63,12 +64,18 @@ class Launch:
     record: guard.Record
     grant: Grant
     children_before: frozenset[int] = frozenset()  # mca's children when it started (no PID ns)
+    seen: Seen = field(default_factory=Seen)  # nested repositories, hidden sockets (reach.py)
+
+    @property
+    def reports(self) -> list[str]:  # said beside the output (a repository setting left …)
+        return self.seen.reports
 
 
 @dataclass
 class _Cached:
     ruleset: landlock.Ruleset
     signature: tuple[tuple[str, int], ...]
+    kept: tuple[bytes, ...] = ()  # what a cover hides the way to, granted itself (reach.py)
 
 
 @dataclass
@@ -86,6 +93,10 @@ class Sandbox:
     _subreaper: bool = False
     _state: bytes | None = None
     _filter: seccomp.Installer | None = None
+    _reach: Reach = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._reach = Reach(self.policy)
 
     @property
     def active(self) -> bool:
@@ -119,10 +130,11 @@ class Sandbox:
             self._tmp = Path(tempfile.mkdtemp(prefix="mca-sandbox-"))
         return self._tmp
 
-    def _ruleset(self, network: bool) -> landlock.Ruleset:
+    def _ruleset(self, network: bool, kept: tuple[bytes, ...] = ()) -> landlock.Ruleset:
         cached = self._rulesets.get(network)
         if cached is not None:
-            if signature(Path(p) for p, _ in cached.signature) == cached.signature:
+            same = signature(Path(p) for p, _ in cached.signature) == cached.signature
+            if same and cached.kept == kept:
                 return cached.ruleset
             cached.ruleset.close()
         grants = read_grants(self.policy.deny_read)
@@ -142,13 +154,18 @@ class Sandbox:
             _allow(rs, path, landlock.WRITE)
         for sink in SINKS:
             _allow(rs, Path(sink), landlock.READ_FILE | landlock.WRITE_FILE)
-        self._rulesets[network] = _Cached(rs, signature(grants.walked))
+        for source in kept:
+            _allow(rs, Path(os.fsdecode(source)), landlock.READ)
+        self._rulesets[network] = _Cached(rs, signature(grants.walked), kept)
         return rs
 
     def prepare(self, grant: Grant, env: Mapping[str, str]) -> Launch:
         """Everything one command's child needs, built in mca (the child only makes calls)."""
         network = self.policy.network or grant.network
-        ruleset_fd = self._ruleset(network).fd if self.mechanisms.landlock_abi else -1
+        bound = [t.decode() for _, t in self._binds()[0]] if self.namespaces else None
+        seen = self._reach.look(grant, env, tmp=self.tmp(), covered=bound)
+        kept = seen.hidden.sources
+        ruleset_fd = self._ruleset(network, kept).fd if self.mechanisms.landlock_abi else -1
         if self._child is None:
             self._child, self._enforcer = Child(), landlock.Enforcer()
             self._filter = self._metadata_filter()
@@ -156,11 +173,13 @@ class Sandbox:
                 self._cgroup = make_cgroup(self.mechanisms.pids_cgroup, self._task_limit())
             if not self.namespaces:
                 self._subreaper = set_subreaper()
-        plan = self._plan(grant, network, ruleset_fd)
+        plan = self._plan(grant, network, ruleset_fd, seen)
         reals = tuple(Path(p.decode()) for p in self._protected_reals())
         named = self.policy.protected
         protected = () if grant.write_protected else (*named, *(r for r in reals if r not in named))
-        record = guard.record(protected, contents=not self.namespaces, mirror=self._mirror())
+        record = self._reach.record(
+            protected, seen, contents=not self.namespaces, mirror=self._mirror()
+        )
         child, enforcer, no_metadata = self._child, self._enforcer, self._filter
         assert child is not None and enforcer is not None
         cwd = str(self.policy.workspace)
@@ -184,8 +203,9 @@ class Sandbox:
         child_env = dict(env)
         covered = any(target == b"/tmp" for _, target in plan.binds)
         child_env["TMPDIR"] = "/tmp" if covered else str(self.tmp())
+        child_env.update(self._reach.env(seen, env, self.tmp(), child_env["TMPDIR"]))
         before = frozenset() if self.namespaces or self._cgroup else children(os.getpid())
-        return Launch(preexec, child_env, record, grant, before)
+        return Launch(preexec, child_env, record, grant, before, seen)
 
     def _mirror(self) -> Path | None:
         """Where git's objects are hard-linked when no mount protects .git (mca's state)."""
@@ -199,7 +219,7 @@ class Sandbox:
         except OSError:
             return None
 
-    def _plan(self, grant: Grant, network: bool, ruleset_fd: int) -> ChildPlan:
+    def _plan(self, grant: Grant, network: bool, ruleset_fd: int, seen: Seen) -> ChildPlan:
         ns, strict, mask_dir = 0, False, b""
         masks: tuple[tuple[bytes, bool], ...] = ()
         remount: tuple[tuple[bytes, int], ...] | None = None
@@ -212,10 +232,12 @@ class Sandbox:
             binds, writable = self._binds()
             if not grant.write_protected or not self.policy.writes_workspace:
                 read_only = [(p, locked_flags(p.decode())) for p in self._protected_reals()]
+            read_only += mounts.read_only(seen.kept)  # the repositories inside the workspace
             strict = not self.mechanisms.landlock_abi
             mask_dir = self._mask_dir()
             masks = mounts.masks(self.policy.deny_read, files=bool(mask_dir))
-            remount = mounts.mount_points(writable) if strict else None
+            masks += tuple((f, False) for f in seen.hidden.files) if mask_dir else ()
+            remount = mounts.mount_points(writable, seen.hidden.places) if strict else None
         return ChildPlan(
             namespaces=ns,
             uid=os.getuid(),
@@ -233,6 +255,8 @@ class Sandbox:
             mask_dir=mask_dir,
             remount=remount,
             strict=strict,
+            hide=seen.hidden.places,
+            keep=seen.hidden.keep,
         )
 
     def _metadata_filter(self) -> seccomp.Installer | None:
@@ -315,7 +339,9 @@ class Sandbox:
         self.stop_leftovers(pid, launch.children_before)
         with _launch_lock:
             _launched.discard(pid)
-        return guard.restore(launch.record, self.policy.workspace)
+        notes = guard.restore(launch.record, self.policy.workspace)
+        self._reach.after(launch.seen)
+        return notes
 
     def stop_leftovers(self, pid: int, before: frozenset[int] = frozenset()) -> None:
         """Kill every process the command started that is still running. In a PID namespace

@@ -19,6 +19,7 @@ __all__ = [
     "MAX_PROCESSES",
     "MODE_HELP",
     "SECRET_PATHS",
+    "SOCKET_PLACES",
     "Grant",
     "Mode",
     "Policy",
@@ -43,22 +44,78 @@ MODE_HELP = {
     Mode.OFF: "commands run with your full rights (no sandbox)",
 }
 
-# The user's secrets: never readable from inside the sandbox. Paths under ~ are relative to the
-# user's home; config.toml's `sandbox_deny_read` adds more. $MCA_HOME is always added.
+# The user's secrets: never readable from inside the sandbox (the one list; the README shows
+# it). Paths under ~ are relative to the user's home; config.toml's `sandbox_deny_read` adds
+# more. $MCA_HOME is always added. A path that holds the workspace is left out (a command must
+# reach the workspace). Shell start-up files (~/.bashrc, ~/.profile, ~/.zshrc …) stay readable:
+# commands need them, so a key exported there is readable too.
 SECRET_PATHS = (
+    # keys and logins
     "~/.ssh",
-    "~/.aws",
     "~/.gnupg",
-    "~/.config/gh",
+    "~/.password-store",
+    "~/.local/share/keyrings",
     "~/.netrc",
-    "~/.docker/config.json",
     "~/.git-credentials",
+    "~/.config/gh",
+    "~/.config/hub",
+    "~/.config/glab-cli",
+    # clouds and clusters
+    "~/.aws",
     "~/.config/gcloud",
     "~/.azure",
+    "~/.oci",
     "~/.kube",
+    "~/.docker/config.json",
+    "~/.terraform.d",
+    "~/.vault-token",
+    "~/.config/doctl",
+    "~/.fly",
+    "~/.s3cfg",
+    "~/.boto",
+    "~/.config/rclone",
+    # package registries
     "~/.npmrc",
     "~/.pypirc",
-    "~/.password-store",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.gem/credentials",
+    # other coding agents and model tools
+    "~/.codex",
+    "~/.claude",
+    "~/.claude.json",
+    "~/.gemini",
+    "~/.config/github-copilot",
+    "~/.cache/huggingface/token",
+    "~/.huggingface",
+    # databases, and histories (keys typed on a command line)
+    "~/.pgpass",
+    "~/.my.cnf",
+    "~/.bash_history",
+    "~/.zsh_history",
+    "~/.python_history",
+    "~/.psql_history",
+    "~/.mysql_history",
+)
+# Where pathname Unix sockets live: with a mount namespace each is covered by an empty tmpfs
+# (mca/sandbox/sockets.py; the folders of sockets environment variables name are added then).
+# ~ is the user's home, $VAR the environment's.
+SOCKET_PLACES = (
+    "/run",
+    "/var/run",
+    "$XDG_RUNTIME_DIR",
+    "/tmp/.X11-unix",
+    "/tmp/.ICE-unix",
+    "/mnt/wslg",
+    "/var/lib/docker",
+    "/var/lib/lxd",
+    "/var/snap/lxd/common/lxd",
+    "/var/lib/incus",
+    "~/.docker/run",
+    "~/.colima",
+    "~/.rd",
+    "~/.lima",
+    "~/.local/share/containers",
 )
 MAX_PROCESSES = 1024  # processes a command may have at once (fork bombs stop here)
 MAX_FILE_BYTES = 8 * 1024**3  # one file a command writes (a disk fill stops here)
@@ -96,6 +153,7 @@ class Policy:
     max_memory_bytes: int = 0  # address space of each process (0: no limit)
     max_cpu_seconds: int = 0  # CPU time of each process (0: no limit)
     extra: tuple[str, ...] = field(default=(), repr=False)  # config.toml additions, as given
+    sockets: tuple[str, ...] = SOCKET_PLACES  # where sockets live (~ and $VAR as given)
 
     @property
     def writes_workspace(self) -> bool:
@@ -124,6 +182,7 @@ def build_policy(
     ws = workspace.resolve()
     secrets = [expand(p, user_home) for p in (*SECRET_PATHS, *deny_read)]
     secrets.append(mca_home)
+    secrets = [s for s in secrets if not ws.is_relative_to(s.resolve())]
     protected = [ws / name for name in PROTECTED_NAMES]
     for d in (*protected_dirs, mca_home):
         real = d.resolve()

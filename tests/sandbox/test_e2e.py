@@ -46,6 +46,7 @@ def _mca(world: World, commands: list[str], *extra: str) -> subprocess.Completed
     env = {
         **{k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")},
         **KEYS,
+        **world.env,  # $HOME, $XDG_RUNTIME_DIR, $SSH_AUTH_SOCK: the world's sockets are named
         "HOME": str(world.home),
         "MCA_HOME": str(world.root / "mcahome"),
         "MCA_MOCK_SCRIPT": str(script),
