@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -63,12 +64,13 @@ def _mca(world: World, commands: list[str], *extra: str) -> subprocess.Completed
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> World:
+def world(tmp_path: Path) -> Iterator[World]:
     if not MECH.available:
         pytest.skip("no sandbox here: mca runs commands unsandboxed, asks first and says so")
     w = build_world(tmp_path, MECH)
     w.sandbox.close()  # the world's own sandbox is not used: mca builds its own
-    return w
+    yield w
+    w.listener.close()  # (its socket in /run goes with it)
 
 
 def test_every_attempt_through_mca_is_blocked_or_harmless(world: World) -> None:
