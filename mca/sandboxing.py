@@ -4,6 +4,8 @@ sees the settings)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mca import __version__
@@ -14,7 +16,7 @@ from mca.sandbox.policy import Mode, build_policy
 if TYPE_CHECKING:  # the banner is on the path to the first prompt: the rest loads with the session
     from mca.sandbox.box import Sandbox
 
-__all__ = ["banner", "banner_line", "sandbox_for", "unsandboxed_notice"]
+__all__ = ["banner", "banner_line", "engine_warning", "sandbox_for", "unsandboxed_notice"]
 
 
 def sandbox_for(settings: Settings) -> Sandbox:
@@ -51,12 +53,34 @@ def unsandboxed_notice(settings: Settings, box: Sandbox | None) -> list[str]:
         from mca.sandbox.properties import weaker_line
 
         line = weaker_line(box.mechanisms, root=os.geteuid() == 0)
-        return [line] if line else []
+        return ([line] if line else []) + engine_warning(box, settings.user_home)
     if settings.sandbox == "off":
         return [f"commands run unsandboxed, with your full rights ({settings.sandbox_source} off)"]
     return [
         f"warning: commands run unsandboxed: {box.mechanisms.describe()}; in auto-edit mode"
         " every command asks first"
+    ]
+
+
+def engine_warning(
+    box: Sandbox, user_home: Path, env: Mapping[str, str] | None = None
+) -> list[str]:
+    """Where nothing hides unix sockets from sandboxed commands (no user namespaces, Landlock
+    before ABI 9): a container engine's socket you may use is a way out of the sandbox."""
+    if not box.active or box.namespaces or box.mechanisms.landlock_abi >= 9:
+        return []
+    import os
+
+    from mca.sandbox.sockets import engine_sockets
+
+    found = engine_sockets(os.environ if env is None else env, user_home)
+    if not found:
+        return []
+    return [
+        f"warning: sandboxed commands can reach {', '.join(found)} here (no user namespaces to"
+        " hide it): through it a command can run a container with this machine's files mounted,"
+        " as root; run mca where user namespaces are allowed, or as a user without access to"
+        " it (mca sandbox check)"
     ]
 
 

@@ -2,8 +2,8 @@
 layers its table draws hold (every import goes to its module's layer or one below), no import
 cycle comes back (type-only and deferred imports count), the size limits hold, and the
 boundaries it names hold (the faces never reach into the agent; the sandbox imports nothing of
-mca's but fsutil and the workspace store's protected paths). `python -m tests.measures` prints
-the same measures."""
+mca's but fsutil and the workspace store's protected paths and repositories). `python -m
+tests.measures` prints the same measures."""
 
 from __future__ import annotations
 
@@ -73,6 +73,7 @@ def _imports(path: str) -> set[str]:
 
 def test_the_sandbox_imports_nothing_of_mca_but_fsutil_and_the_workspace() -> None:
     allowed = {"mca.fsutil", "mca.workspace", "mca.workspace.protect"}
+    allowed |= {"mca.workspace.repos", "mca.workspace.gitconfig"}  # the repositories inside
     for module in sorted((REPO / "mca" / "sandbox").glob("*.py")):
         theirs = {m for m in _imports(str(module.relative_to(REPO))) if m.startswith("mca")}
         assert theirs <= allowed | {m for m in theirs if m.startswith("mca.sandbox")}, module

@@ -10,9 +10,12 @@ hold it on Linux, and nothing here pretends where none can.
 | no chmod/utime outside            | read-only mounts; read-only mode: seccomp refuses the calls |
 | secrets unreadable, and absent    | Landlock read allow-list; in a mount namespace each secret |
 |                                   | covered by an empty mount                                  |
-| .git/, .mca/ … read-only          | a read-only bind mount; without namespaces, recorded       |
-|                                   | before and restored after the command                      |
+| .git/, .mca/ … read-only; every   | a read-only bind mount; without namespaces, recorded       |
+| repository inside the workspace   | before and restored after the command; a new one whose     |
+|                                   | settings run programs named after it                       |
 | no network                        | a new network namespace; Landlock TCP rules (ABI 4) too    |
+| no unix socket outside            | where they live covered by empty mounts; Landlock's        |
+|                                   | RESOLVE_UNIX (ABI 9) too; neither: said, not held          |
 | nothing outlives the command      | a PID namespace; without one, a pids cgroup (root) or mca  |
 |                                   | as the subreaper of what the command leaves (needs /proc)  |
 | no fork bomb, no giant file       | RLIMIT_NPROC (a pids cgroup for root), RLIMIT_FSIZE        |
@@ -22,14 +25,18 @@ hold it on Linux, and nothing here pretends where none can.
 Without Landlock, user namespaces alone are a sandbox (the mounts are then the only wall, so
 each must hold); with neither, nothing is called a sandbox and every command asks.
 
-Modules: policy (what is allowed; pure data), rules (which paths Landlock grants), landlock
+Modules: policy (what is allowed; pure data), rules (which paths Landlock grants), rulesets
+(the session's Landlock rulesets, kept while the grants stand), landlock
 (the ctypes binding), linux (what the child does before exec), mounts (what it mounts), seccomp
-(the metadata filter), probe (what this system has), box (the session's Sandbox), properties
-(what holds with which mechanisms; pure), check (each property tried in a real child). Commands
+(the metadata filter), probe (what this system has), box (the session's Sandbox), reach (what
+a command could reach past the fixed walls, decided again before each: nested (the
+repositories inside the workspace) and sockets (where unix sockets live)), properties (what
+holds with which mechanisms; pure), check (each property tried in a real child). Commands
 start from the spawner, a small single-threaded helper made once per process, never from a
 fork of mca: spawner (the helper's loop, run as its own program), spawnchild (what its children
 do between fork and exec), spawn (mca's side: the helper started, the requests, restarts),
-spawned (the request's data, and the Popen-like handle on a command). The
-protected paths' list and their guard without a mount namespace are the workspace store's
-(mca/workspace/protect.py, guard.py).
+spawned (the request's data, and the Popen-like handle on a command). The protected paths'
+list, their guard without a mount namespace, the search for repositories and what in them runs
+programs are the workspace store's (mca/workspace/protect.py, guard.py, repos.py,
+gitconfig.py).
 """

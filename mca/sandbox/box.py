@@ -28,7 +28,8 @@ from mca.sandbox.linux import (
 )
 from mca.sandbox.policy import Grant, Mode, Policy
 from mca.sandbox.probe import Mechanisms
-from mca.sandbox.rules import read_grants, signature
+from mca.sandbox.reach import Reach, Seen
+from mca.sandbox.rulesets import Rulesets
 from mca.sandbox.spawn import Setup, Spawned, shared
 from mca.sandbox.tasks import (
     children,
@@ -40,10 +41,8 @@ from mca.sandbox.tasks import (
 )
 from mca.workspace import guard
 
-__all__ = ["SETUP_FAILED", "SINKS", "TMP_DIRS", "Launch", "Sandbox"]
+__all__ = ["SETUP_FAILED", "TMP_DIRS", "Launch", "Sandbox"]
 
-# Devices every program may write to (sinks); everything else in /dev is read-only.
-SINKS = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
 TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")  # each is the private directory inside
 SETUP_FAILED = 126  # the exit status of a command whose sandbox could not be set up
 # Children mca started on purpose (sandboxed commands, possibly several at once from the
@@ -62,12 +61,11 @@ class Launch:
     record: guard.Record
     grant: Grant
     children_before: frozenset[int] = frozenset()  # mca's children when it started (no PID ns)
+    seen: Seen = field(default_factory=Seen)  # nested repositories, hidden sockets (reach.py)
 
-
-@dataclass
-class _Cached:
-    ruleset: landlock.Ruleset
-    signature: tuple[tuple[str, int], ...]
+    @property
+    def reports(self) -> list[str]:  # said beside the output (a repository setting left …)
+        return self.seen.reports
 
 
 @dataclass
@@ -79,7 +77,7 @@ class Sandbox:
     mechanisms: Mechanisms
     reuse: bool = True  # commands share the user and network namespaces (one sandbox's many)
     _tmp: Path | None = None
-    _rulesets: dict[tuple[bool, tuple[Path, ...]], _Cached] = field(default_factory=dict)
+    _rulesets: Rulesets | None = None
     _cgroup: Path | None = None
     _ready: bool = False
     _subreaper: bool = False
@@ -87,6 +85,10 @@ class Sandbox:
     _filter: bytes | None = None
     _share: str = ""
     _read_only: Sandbox | None = None
+    _reach: Reach = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._reach = Reach(self.policy)
 
     @property
     def active(self) -> bool:
@@ -140,38 +142,27 @@ class Sandbox:
                 out.append(d)
         return tuple(out)
 
-    def _ruleset(self, network: bool, extra: tuple[Path, ...]) -> landlock.Ruleset:
-        key = (network, extra)
-        cached = self._rulesets.get(key)
-        if cached is not None:
-            if signature(Path(p) for p, _ in cached.signature) == cached.signature:
-                return cached.ruleset
-            cached.ruleset.close()
-        grants = read_grants(self.policy.deny_read)
+    def _ruleset(
+        self, network: bool, extra: tuple[Path, ...], kept: tuple[bytes, ...] = ()
+    ) -> landlock.Ruleset:
+        if self._rulesets is None:
+            self._rulesets = Rulesets(self.mechanisms.landlock_abi, self.policy.deny_read)
+        writable = (self.tmp(), *extra)
+        if self.policy.writes_workspace:
+            writable += (self.policy.workspace,)
         # In a network namespace the sandbox has its own loopback (test servers work) and no
         # way out; Landlock's TCP rules would forbid even that loopback, so only a sandbox
         # without namespaces has them.
-        tcp_open = network or self.namespaces
-        rs = landlock.create(self.mechanisms.landlock_abi, network=tcp_open)
-        for path in grants.list_only:
-            _allow(rs, path, landlock.READ_DIR)
-        for path in grants.whole:
-            _allow(rs, path, landlock.READ)
-        writable = [self.tmp(), *extra]
-        if self.policy.writes_workspace:
-            writable.append(self.policy.workspace)
-        for path in writable:
-            _allow(rs, path, landlock.WRITE)
-        for sink in SINKS:
-            _allow(rs, Path(sink), landlock.READ_FILE | landlock.WRITE_FILE)
-        self._rulesets[key] = _Cached(rs, signature(grants.walked))
-        return rs
+        return self._rulesets.get(network or self.namespaces, writable, kept)
 
     def prepare(self, grant: Grant, env: Mapping[str, str]) -> Launch:
         """Everything one command's child needs, built in mca (the child only makes calls)."""
         network = self.policy.network or grant.network
         extra = self._writable(grant)
-        ruleset_fd = self._ruleset(network, extra).fd if self.mechanisms.landlock_abi else -1
+        bound = [t.decode() for _, t in self._binds(extra)[0]] if self.namespaces else None
+        seen = self._reach.look(grant, env, tmp=self.tmp(), covered=bound)
+        kept = seen.hidden.sources
+        ruleset_fd = self._ruleset(network, extra, kept).fd if self.mechanisms.landlock_abi else -1
         if not self._ready:
             self._ready = True
             self._filter = self._metadata_filter()
@@ -183,11 +174,13 @@ class Sandbox:
                 self._cgroup = make_cgroup(self.mechanisms.pids_cgroup, room)
             if not self.namespaces:
                 self._subreaper = set_subreaper()
-        plan = self._plan(grant, network, ruleset_fd, extra)
+        plan = self._plan(grant, network, ruleset_fd, extra, seen)
         named = self.policy.held(grant)
         reals = tuple(Path(p.decode()) for p in self._protected_reals(named))
         protected = (*named, *(r for r in reals if r not in named))
-        record = guard.record(protected, contents=not self.namespaces, mirror=self._mirror())
+        record = self._reach.record(
+            protected, seen, contents=not self.namespaces, mirror=self._mirror()
+        )
         # the child's calls, made in the spawner's child: the plan, then no_new_privs, Landlock
         # and seccomp; with namespaces a chdir to the workspace through the new mounts (so the
         # read-only ones apply). A failure is said on the command's stderr, exit 126.
@@ -196,8 +189,9 @@ class Sandbox:
         child_env = dict(env)
         covered = any(target == b"/tmp" for _, target in plan.binds)
         child_env["TMPDIR"] = "/tmp" if covered else str(self.tmp())
+        child_env.update(self._reach.env(seen, env, self.tmp(), child_env["TMPDIR"]))
         before = frozenset() if self.namespaces or self._cgroup else children(os.getpid())
-        return Launch(setup, child_env, record, grant, before)
+        return Launch(setup, child_env, record, grant, before, seen)
 
     def _mirror(self) -> Path | None:
         """Where git's objects are hard-linked when no mount protects .git (mca's state)."""
@@ -212,7 +206,7 @@ class Sandbox:
             return None
 
     def _plan(
-        self, grant: Grant, network: bool, ruleset_fd: int, extra: tuple[Path, ...]
+        self, grant: Grant, network: bool, ruleset_fd: int, extra: tuple[Path, ...], seen: Seen
     ) -> ChildPlan:
         ns, strict, mask_dir = 0, False, b""
         masks: tuple[tuple[bytes, bool], ...] = ()
@@ -226,10 +220,12 @@ class Sandbox:
             binds, writable = self._binds(extra)
             held = self._protected_reals(self.policy.held(grant))
             read_only = [(p, locked_flags(p.decode())) for p in held]
+            read_only += mounts.read_only(seen.kept)  # the repositories inside the workspace
             strict = not self.mechanisms.landlock_abi
             mask_dir = self._mask_dir()
             masks = mounts.masks(self.policy.deny_read, files=bool(mask_dir))
-            remount = mounts.mount_points(writable) if strict else None
+            masks += tuple((f, False) for f in seen.hidden.files) if mask_dir else ()
+            remount = mounts.mount_points(writable, seen.hidden.places) if strict else None
         return ChildPlan(
             namespaces=ns,
             uid=os.getuid(),
@@ -247,6 +243,8 @@ class Sandbox:
             mask_dir=mask_dir,
             remount=remount,
             strict=strict,
+            hide=seen.hidden.places,
+            keep=seen.hidden.keep,
         )
 
     def _metadata_filter(self) -> bytes | None:
@@ -351,7 +349,9 @@ class Sandbox:
         self.stop_leftovers(pid, launch.children_before)
         with _launch_lock:
             _launched.discard(pid)
-        return guard.restore(launch.record, self.policy.workspace)
+        notes = guard.restore(launch.record, self.policy.workspace)
+        self._reach.after(launch.seen)
+        return notes
 
     def stop_leftovers(self, pid: int, before: frozenset[int] = frozenset()) -> None:
         """Kill every process the command started that is still running. In a PID namespace
@@ -375,9 +375,8 @@ class Sandbox:
         if self._share:
             shared().release(self._share)
             self._share, self._ready = "", False
-        for cached in self._rulesets.values():
-            cached.ruleset.close()
-        self._rulesets.clear()
+        if self._rulesets is not None:
+            self._rulesets.close()
         if self._cgroup is not None:
             kill_cgroup(self._cgroup)
             remove_cgroup(self._cgroup)
@@ -385,8 +384,3 @@ class Sandbox:
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
-
-
-def _allow(rs: landlock.Ruleset, path: Path, rights: int) -> None:
-    with contextlib.suppress(FileNotFoundError, PermissionError):
-        landlock.allow_path(rs, str(path), rights)

@@ -1,11 +1,14 @@
 """`mca sandbox check`: each property tried in a real sandboxed child, on this system, as this
 user, through the same path the model's commands take.
 
-A throwaway world is made in a private temporary directory: a workspace with a `.git/`, a
-folder beside it, a planted secret file and folder (added to the secret list), a TCP and a UDP
-listener on 127.0.0.1. One command per property tries to get out; the verdict is read from the
-world afterwards (a file that must not exist, a listener that must hear nothing, a lock a
-survivor would still hold), never from what the command printed about itself.
+A throwaway world is made in a private temporary directory: a workspace with a `.git/` and a
+repository inside it, a folder beside it, a planted secret file and folder (added to the secret
+list), a TCP and a UDP listener on 127.0.0.1, and listening unix sockets outside the workspace
+(in a folder added to the places sockets live, one that $SSH_AUTH_SOCK names, and in /run or
+your $XDG_RUNTIME_DIR where you may make one). One command per property tries to get out; the
+verdict is read from the world afterwards (a file that must not exist, a listener that must
+hear nothing, a lock a survivor would still hold), never from what the command printed about
+itself.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mca.sandbox import sockets
 from mca.sandbox.box import Sandbox
 from mca.sandbox.policy import Grant, Mode, Policy, build_policy
 from mca.sandbox.probe import Mechanisms
@@ -70,10 +74,12 @@ class _World:
     tcp: socket.socket
     udp: socket.socket
     tmp: Path = Path()  # the trial sandbox's private /tmp, as mca sees it
+    unix: dict[str, socket.socket] = dataclasses.field(default_factory=dict)  # path -> listener
+    env: dict[str, str] = dataclasses.field(default_factory=dict)  # for the trial's commands
 
     def heard(self) -> list[str]:
         """What reached the listeners (they never block)."""
-        got = []
+        got = [f"a connection to {path}" for path in self.unix_heard()]
         with contextlib.suppress(BlockingIOError, OSError):
             conn, _ = self.tcp.accept()
             got.append("a TCP connection")
@@ -83,14 +89,58 @@ class _World:
             got.append("a UDP datagram")
         return got
 
+    def unix_heard(self) -> list[str]:
+        out = []
+        for path, listener in self.unix.items():
+            with contextlib.suppress(BlockingIOError, OSError):
+                listener.accept()[0].close()
+                out.append(path)
+        return out
+
+    def close(self) -> None:
+        self.tcp.close()
+        self.udp.close()
+        for path, listener in self.unix.items():
+            listener.close()
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+def _listen(path: Path) -> socket.socket:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(str(path))
+    s.listen(4)
+    s.setblocking(False)
+    return s
+
+
+def _unix(w: _World) -> None:
+    """Listening sockets where a command must not reach them: a folder added to the places
+    sockets live, one $SSH_AUTH_SOCK names, and /run itself (root) or $XDG_RUNTIME_DIR."""
+    (w.root / "run").mkdir()
+    (w.root / "agent").mkdir()
+    places = [w.root / "run" / "engine.sock", w.root / "agent" / "agent.sock"]
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    for real in ("/run", runtime):
+        if real.startswith("/") and os.path.isdir(real) and os.access(real, os.W_OK):
+            places.append(Path(real) / f"mca-check-{w.token}.sock")
+            break
+    for path in places:
+        with contextlib.suppress(OSError):
+            w.unix[str(path)] = _listen(path)
+    w.env["SSH_AUTH_SOCK"] = str(w.root / "agent" / "agent.sock")
+    if runtime:
+        w.env["XDG_RUNTIME_DIR"] = runtime
+
 
 def _world() -> _World:
     root = Path(tempfile.mkdtemp(prefix="mca-check-")).resolve()
     ws, outside = root / "ws", root / "outside"
     token = secrets.token_hex(8)
-    for d in (ws / ".git", outside, root / "secret-dir"):
+    for d in (ws / ".git", ws / "vendor" / "lib" / ".git", outside, root / "secret-dir"):
         d.mkdir(parents=True)
     (ws / ".git" / "config").write_text("[core]\n")
+    (ws / "vendor" / "lib" / ".git" / "config").write_text("[core]\n")
     (outside / "file").write_text("outside\n")
     (outside / "file").chmod(0o644)
     (root / "secret").write_text(f"PLANTED-{token}\n")
@@ -102,7 +152,9 @@ def _world() -> _World:
     udp.bind(("127.0.0.1", 0))
     tcp.setblocking(False)
     udp.setblocking(False)
-    return _World(root, ws, outside, root / "secret", root / "secret-dir", token, tcp, udp)
+    w = _World(root, ws, outside, root / "secret", root / "secret-dir", token, tcp, udp)
+    _unix(w)
+    return w
 
 
 def _policy(base: Policy, w: _World) -> Policy:
@@ -116,6 +168,7 @@ def _policy(base: Policy, w: _World) -> Policy:
         protected=(w.ws / ".git",),
         network=False,
         max_processes=CHECK_PROCESSES,
+        sockets=(*base.sockets, str(w.root / "run")),
     )
 
 
@@ -153,6 +206,25 @@ def _network(w: _World, run: Run) -> tuple[bool, str]:
     return True, "listeners on 127.0.0.1 heard nothing (TCP and UDP)"
 
 
+def _sockets(w: _World, run: Run) -> tuple[bool, str]:
+    if not w.unix:
+        return False, "the trial could not make a listening unix socket"
+    code = (
+        "import socket, sys\nfor p in sys.argv[1:]:\n    s = socket.socket(socket.AF_UNIX)\n"
+        "    try:\n        s.connect(p)\n    except OSError:\n        pass\n"
+    )
+    run(f"{sys.executable} -c {_quote(code)} {' '.join(_quote(p) for p in w.unix)}")
+    heard = w.unix_heard()
+    time.sleep(0.1)  # a connection still on its way (the listeners are polled, not waited on)
+    heard += w.unix_heard()
+    if heard:
+        here = sockets.named_sockets(os.environ)
+        here += [s for s in sockets.engine_sockets(os.environ, Path.home()) if s not in here]
+        said = f"; reachable here: {', '.join(here[:5])}" if here else ""
+        return False, f"a command connected to {', '.join(sorted(set(heard)))}{said}"
+    return True, f"listening unix sockets outside the workspace heard nothing ({len(w.unix)})"
+
+
 def _later(w: _World) -> list[str]:
     time.sleep(0.2)  # a datagram in flight; the listeners are polled, not waited on
     return w.heard()
@@ -187,10 +259,11 @@ def _quote(text: str) -> str:
 
 
 def _protected(w: _World, run: Run) -> tuple[bool, str]:
-    run("echo '[alias] x = !touch pwned' >> .git/config")
-    if (w.ws / ".git" / "config").read_text() != "[core]\n":
-        return False, ".git/config kept what the command wrote"
-    return True, ".git/config was as before when the command ended"
+    run("for c in .git/config vendor/lib/.git/config; do echo '[alias] x = !touch p' >> $c; done")
+    for config in (".git/config", "vendor/lib/.git/config"):
+        if (w.ws / config).read_text() != "[core]\n":
+            return False, f"{config} kept what the command wrote"
+    return True, ".git/config and a nested repository's were as before when the command ended"
 
 
 def _processes(w: _World, run: Run) -> tuple[bool, str]:
@@ -222,6 +295,7 @@ TRIALS = {
     Prop.METADATA: _metadata,
     Prop.SECRETS: _secrets,
     Prop.NETWORK: _network,
+    Prop.SOCKETS: _sockets,
     Prop.SURVIVORS: _survivors,
     Prop.PROTECTED: _protected,
     Prop.PROCESSES: _processes,
@@ -270,20 +344,20 @@ def check(box: Sandbox, make: Callable[[Policy, Mechanisms], Sandbox] = Sandbox)
         return [_one(trial, w, prop, means[prop]) for prop in Prop]
     finally:
         trial.close()
-        w.tcp.close()
-        w.udp.close()
+        w.close()
         shutil.rmtree(w.root, ignore_errors=True)
 
 
 def _one(trial: Sandbox, w: _World, prop: Prop, means: Expected) -> Finding:
-    held, saw = TRIALS[prop](w, lambda command: _run(trial, w.ws, command))
+    held, saw = TRIALS[prop](w, lambda command: _run(trial, w.ws, command, w.env))
     return Finding(prop, held, means.by, saw)
 
 
-def _run(box: Sandbox, ws: Path, command: str) -> str:
+def _run(box: Sandbox, ws: Path, command: str, more: dict[str, str]) -> str:
     """One command the way run_command runs it: prepared, started, waited for, cleaned up
     after (leftovers stopped, protected paths put back)."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(ws), "LC_ALL": "C"}
+    env.update(more)
     launch = box.prepare(Grant(), env)
     proc = box.popen(
         ["/bin/bash", "-c", command],

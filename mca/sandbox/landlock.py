@@ -7,7 +7,9 @@ child, so the forked child does two system calls and allocates nothing.
 
 ABI levels used: 1 files, 2 link/rename across directories (REFER), 3 truncate, 4 TCP
 bind/connect, 5 device ioctl, 6 scopes (signals and abstract unix sockets to processes outside
-the sandbox). The kernel says which it has; rights it does not know are left out.
+the sandbox), 9 connecting to a pathname unix socket (RESOLVE_UNIX: granted only where writing
+is, so a socket outside the workspace and the private /tmp is out of reach; Linux 7.1). The
+kernel says which it has; rights it does not know are left out.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ __all__ = [
     "REFER",
     "REMOVE_DIR",
     "REMOVE_FILE",
+    "RESOLVE_UNIX",
     "SCOPE_ABSTRACT_UNIX_SOCKET",
     "SCOPE_SIGNAL",
     "TRUNCATE",
@@ -74,6 +77,7 @@ MAKE_SYM = 1 << 12
 REFER = 1 << 13  # ABI 2
 TRUNCATE = 1 << 14  # ABI 3
 IOCTL_DEV = 1 << 15  # ABI 5
+RESOLVE_UNIX = 1 << 16  # ABI 9
 NET_BIND_TCP = 1 << 0  # ABI 4
 NET_CONNECT_TCP = 1 << 1  # ABI 4
 SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
@@ -95,6 +99,7 @@ WRITE = (
     | REFER
     | TRUNCATE
     | IOCTL_DEV
+    | RESOLVE_UNIX
 )
 
 
@@ -107,6 +112,8 @@ def _fs_rights(abi: int) -> int:
         rights |= TRUNCATE
     if abi >= 5:
         rights |= IOCTL_DEV
+    if abi >= 9:
+        rights |= RESOLVE_UNIX
     return rights
 
 

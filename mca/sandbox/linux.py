@@ -39,6 +39,7 @@ SYS_CLOSE_RANGE = 436
 # Capabilities root keeps inside the sandbox: those about files only (Landlock bounds where).
 KEEP_CAPS = {0, 1, 2, 3, 4, 6, 7}  # chown, dac_override, dac_read_search, fowner, fsetid, set[ug]id
 CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 1, 2
+KEEP_DIR, KEEP_LINK, KEEP_FILE, KEEP_TREE = 0, 1, 2, 3  # what is made again in a hidden folder
 
 
 class SetupError(OSError):
@@ -65,6 +66,8 @@ class ChildPlan:
     mask_dir: bytes = b""  # a directory of mca's own to make the cover for secret files in
     remount: tuple[tuple[bytes, int], ...] | None = None  # read-only one by one (no setattr)
     strict: bool = False  # no Landlock: the mounts are the only wall, so each must hold
+    hide: tuple[bytes, ...] = ()  # folders where sockets live, each covered by an empty tmpfs
+    keep: tuple[tuple[int, bytes, bytes, int], ...] = ()  # made again in them (sockets.py)
 
 
 def locked_flags(path: str) -> int:
@@ -133,6 +136,7 @@ class Child:
         self._mask(plan.masks, plan.mask_dir)
         for source, target in plan.binds:
             self._ok(self.libc.mount(source, target, None, MS_BIND | MS_REC, None), "bind")
+        self._hide(plan.hide, plan.keep)
         if plan.writable:
             self._read_only_root(plan)
         for path, keep in plan.read_only:
@@ -182,6 +186,57 @@ class Child:
             self._ok(self.libc.umount2(mask_dir, MNT_DETACH), "let the covers' place go")
         for path in (path for path, is_dir in masks if is_dir):
             self._ok(self._cover(path, True, b""), f"cover {os.fsdecode(path)}")
+
+    def _hide(
+        self, places: tuple[bytes, ...], keep: tuple[tuple[int, bytes, bytes, int], ...]
+    ) -> None:
+        """Each folder where sockets live covered by an empty tmpfs, read-only once what is
+        kept in it is made again: links and folders, and files and folders bound back from
+        where they were (opened before they are covered, bound through /proc/self/fd). What
+        is kept is a convenience: one that fails is left out."""
+        if not places:
+            return
+        quiet = MS_NOSUID | MS_NODEV | MS_NOEXEC
+        sources: dict[bytes, int] = {}
+        for kind, path, source, _ in keep:
+            if kind in (KEEP_FILE, KEEP_TREE):
+                try:
+                    sources[path] = os.open(source, os.O_PATH | os.O_CLOEXEC)
+                except OSError:
+                    continue
+        try:
+            covered = []
+            for place in places:
+                made = self.libc.mount(b"none", place, b"tmpfs", quiet, b"mode=755,size=64k")
+                if made != 0 and ctypes.get_errno() == errno.ENOENT and not os.path.lexists(place):
+                    continue  # gone since mca looked: no socket left there
+                self._ok(made, f"hide the sockets in {os.fsdecode(place)}")
+                covered.append(place)
+            for kind, path, target, flags in keep:
+                try:
+                    self._uncover(kind, path, target, flags, sources.get(path, -1))
+                except OSError:
+                    continue
+            for place in covered:
+                ro = MS_BIND | MS_REMOUNT | MS_RDONLY | quiet
+                self._ok(self.libc.mount(None, place, None, ro, None), "read-only cover")
+        finally:
+            for fd in sources.values():
+                os.close(fd)
+
+    def _uncover(self, kind: int, path: bytes, target: bytes, flags: int, fd: int) -> None:
+        if kind == KEEP_DIR:
+            os.mkdir(path, 0o755)
+        elif kind == KEEP_LINK:
+            os.symlink(target, path)
+        elif fd >= 0:
+            if kind == KEEP_TREE:
+                os.mkdir(path, 0o755)
+            else:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644))
+            if self.libc.mount(b"/proc/self/fd/%d" % fd, path, None, MS_BIND, None) == 0:
+                ro = MS_BIND | MS_REMOUNT | MS_RDONLY | flags
+                self.libc.mount(None, path, None, ro, None)
 
     def _cover(self, path: bytes, is_dir: bool, cover: bytes) -> int:
         """One mount over a secret. A file replaced while the kernel mounts on it (renamed

@@ -12,6 +12,7 @@ remounted read-only instead, keeping the flags a user namespace may not clear.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,16 +25,27 @@ def masks(deny: Iterable[Path], *, files: bool = True) -> tuple[tuple[bytes, boo
     `files`: there is nothing to cover a file with)."""
     out: dict[bytes, bool] = {}
     for path in deny:
-        real = os.path.realpath(path)
         try:
-            if not os.path.exists(real):
+            if not os.path.exists(path):  # most of the list: nothing to resolve
                 continue
+            real = os.path.realpath(path)
             is_dir = os.path.isdir(real)
         except (OSError, ValueError):
             continue
         if is_dir or files:
             out.setdefault(os.fsencode(real), is_dir)
     return tuple(out.items())
+
+
+def read_only(paths: Iterable[Path]) -> list[tuple[bytes, int]]:
+    """(path, flags to keep) for each path to bind read-only onto itself: a git directory or
+    a `.git` file (a link cannot be mounted on; what it leads to is, on its own)."""
+    out = []
+    for p in paths:
+        with contextlib.suppress(OSError):
+            if not os.path.islink(p):
+                out.append((bytes(p), locked_flags(str(p))))
+    return out
 
 
 def _unescape(field: str) -> str:
@@ -49,15 +61,19 @@ def _unescape(field: str) -> str:
     return "".join(out)
 
 
-def mount_points(keep_writable: Iterable[bytes]) -> tuple[tuple[bytes, int], ...] | None:
-    """Every mount point but the writable ones and what is below them, shallowest first, with
-    the flags a read-only remount must keep; None where /proc/self/mountinfo cannot be read."""
+def mount_points(
+    keep_writable: Iterable[bytes], hidden: Iterable[bytes] = ()
+) -> tuple[tuple[bytes, int], ...] | None:
+    """Every mount point but the writable ones and what is below them (and what a cover
+    hides), shallowest first, with the flags a read-only remount must keep; None where
+    /proc/self/mountinfo cannot be read."""
     try:
         with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
             lines = f.read().splitlines()
     except OSError:
         return None
     writable = [os.fsdecode(w) for w in keep_writable]
+    covers = [os.fsdecode(h) for h in hidden]
     points: dict[str, int] = {}
     for line in lines:
         fields = line.split(" ")
@@ -66,6 +82,8 @@ def mount_points(keep_writable: Iterable[bytes]) -> tuple[tuple[bytes, int], ...
         where = _unescape(fields[4])
         if any(where == w or where.startswith(w.rstrip("/") + "/") for w in writable):
             continue
+        if any(where == h or where.startswith(h.rstrip("/") + "/") for h in covers):
+            continue  # under a cover: out of sight, and its path no longer leads to it
         try:
             points[where] = locked_flags(where)
         except OSError:

@@ -22,6 +22,7 @@ __all__ = [
     "MAX_PROCESSES",
     "MODE_HELP",
     "SECRET_PATHS",
+    "SOCKET_PLACES",
     "SYSTEM_DIRS",
     "Grant",
     "Mode",
@@ -50,22 +51,78 @@ MODE_HELP = {
     Mode.OFF: "commands run with your full rights (no sandbox)",
 }
 
-# The user's secrets: never readable from inside the sandbox. Paths under ~ are relative to the
-# user's home; config.toml's `sandbox_deny_read` adds more. $MCA_HOME is always added.
+# The user's secrets: never readable from inside the sandbox (the one list; the README shows
+# it). Paths under ~ are relative to the user's home; config.toml's `sandbox_deny_read` adds
+# more. $MCA_HOME is always added. A path that holds the workspace is left out (a command must
+# reach the workspace). Shell start-up files (~/.bashrc, ~/.profile, ~/.zshrc …) stay readable:
+# commands need them, so a key exported there is readable too.
 SECRET_PATHS = (
+    # keys and logins
     "~/.ssh",
-    "~/.aws",
     "~/.gnupg",
-    "~/.config/gh",
+    "~/.password-store",
+    "~/.local/share/keyrings",
     "~/.netrc",
-    "~/.docker/config.json",
     "~/.git-credentials",
+    "~/.config/gh",
+    "~/.config/hub",
+    "~/.config/glab-cli",
+    # clouds and clusters
+    "~/.aws",
     "~/.config/gcloud",
     "~/.azure",
+    "~/.oci",
     "~/.kube",
+    "~/.docker/config.json",
+    "~/.terraform.d",
+    "~/.vault-token",
+    "~/.config/doctl",
+    "~/.fly",
+    "~/.s3cfg",
+    "~/.boto",
+    "~/.config/rclone",
+    # package registries
     "~/.npmrc",
     "~/.pypirc",
-    "~/.password-store",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.gem/credentials",
+    # other coding agents and model tools
+    "~/.codex",
+    "~/.claude",
+    "~/.claude.json",
+    "~/.gemini",
+    "~/.config/github-copilot",
+    "~/.cache/huggingface/token",
+    "~/.huggingface",
+    # databases, and histories (keys typed on a command line)
+    "~/.pgpass",
+    "~/.my.cnf",
+    "~/.bash_history",
+    "~/.zsh_history",
+    "~/.python_history",
+    "~/.psql_history",
+    "~/.mysql_history",
+)
+# Where pathname Unix sockets live: with a mount namespace each is covered by an empty tmpfs
+# (mca/sandbox/sockets.py; the folders of sockets environment variables name are added then).
+# ~ is the user's home, $VAR the environment's.
+SOCKET_PLACES = (
+    "/run",
+    "/var/run",
+    "$XDG_RUNTIME_DIR",
+    "/tmp/.X11-unix",
+    "/tmp/.ICE-unix",
+    "/mnt/wslg",
+    "/var/lib/docker",
+    "/var/lib/lxd",
+    "/var/snap/lxd/common/lxd",
+    "/var/lib/incus",
+    "~/.docker/run",
+    "~/.colima",
+    "~/.rd",
+    "~/.lima",
+    "~/.local/share/containers",
 )
 # Never writable from the sandbox, whoever asks: the kernel's and the devices' views.
 SYSTEM_DIRS = ("/proc", "/sys", "/dev")
@@ -111,6 +168,7 @@ class Policy:
     extra: tuple[str, ...] = field(default=(), repr=False)  # config.toml additions, as given
     writable: tuple[Path, ...] = ()  # config.toml's sandbox_writable, resolved and checked
     write_git: bool = False  # --allow-git: every command may write .git/ (hooks included)
+    sockets: tuple[str, ...] = SOCKET_PLACES  # where sockets live (~ and $VAR as given)
 
     @property
     def writes_workspace(self) -> bool:
@@ -215,7 +273,8 @@ def build_policy(
     protected names and any skills directory inside the workspace read-only, config.toml's
     writable directories (checked by the settings) writable."""
     ws = workspace.resolve()
-    secrets = secret_paths(user_home, mca_home, deny_read)
+    everything = secret_paths(user_home, mca_home, deny_read)
+    secrets = tuple(s for s in everything if not ws.is_relative_to(s.resolve()))
     protected = [ws / name for name in PROTECTED_NAMES]
     for d in (*protected_dirs, mca_home):
         real = d.resolve()

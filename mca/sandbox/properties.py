@@ -23,8 +23,9 @@ class Prop(enum.StrEnum):
     METADATA = "modes and times of files outside"
     SECRETS = "reads of your secrets"
     NETWORK = "the network"
+    SOCKETS = "unix sockets outside the workspace"
     SURVIVORS = "processes left running"
-    PROTECTED = "writes to .git/ and .mca/"
+    PROTECTED = "writes to .git/ (every repository in it) and .mca/"
     PROCESSES = "how many processes (fork bombs)"
     SIGNALS = "signals to your other processes"
 
@@ -63,6 +64,7 @@ def expected(mech: Mechanisms, *, root: bool, read_only: bool = False) -> list[E
         _metadata(ns, read_only),
         Expected(Prop.SECRETS, True, _both(ll, "covered by empty mounts" if ns else "")),
         _network(ns, abi),
+        _sockets(ns, abi),
         _survivors(mech, root),
         Expected(
             Prop.PROTECTED,
@@ -92,6 +94,21 @@ def _network(ns: bool, abi: int) -> Expected:
     if abi >= 4:
         return Expected(Prop.NETWORK, False, "Landlock's TCP rules: TCP only, UDP is not blocked")
     return Expected(Prop.NETWORK, False, f"nothing (Landlock ABI {abi} has no network rules)")
+
+
+def _sockets(ns: bool, abi: int) -> Expected:
+    if ns:
+        return Expected(
+            Prop.SOCKETS, True, "where they live (/run, $XDG_RUNTIME_DIR …) covered by empty mounts"
+        )
+    if abi >= 9:
+        return Expected(Prop.SOCKETS, True, "Landlock ABI 9: only the workspace's and /tmp's")
+    return Expected(
+        Prop.SOCKETS,
+        False,
+        f"nothing (Landlock ABI {abi} has no rule for them): your ssh-agent, D-Bus and any"
+        " container engine socket you may use stay reachable",
+    )
 
 
 def _survivors(mech: Mechanisms, root: bool) -> Expected:

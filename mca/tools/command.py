@@ -144,7 +144,8 @@ class Outcome:
     code: int | None
     output: str
     timed_out: bool
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # protected paths put back (walls.needed)
+    reports: list[str] = field(default_factory=list)  # what else the sandbox saw, said too
 
 
 def execute(
@@ -205,7 +206,8 @@ def execute(
         if proc.stdout:
             proc.stdout.close()
     notes = sandbox.finish(launch, proc.pid) if sandbox and launch else []
-    return Outcome(None if timed_out else proc.returncode, cap.text(), timed_out, notes)
+    reports = launch.reports if sandbox and launch else []
+    return Outcome(None if timed_out else proc.returncode, cap.text(), timed_out, notes, reports)
 
 
 def run_command(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
@@ -288,7 +290,7 @@ def _run(env: ToolEnv, command: str, timeout: int, box: Sandbox | None, grant: G
         raise
     finally:
         live.close()
-    for note in done.notes:
+    for note in (*done.notes, *done.reports):
         env.emit(events.Notice(note))
     return done
 
@@ -335,7 +337,7 @@ def _result(command: str, timeout: int, done: Outcome) -> str:
     else:
         status = f"exit code {done.code}"
     body = done.output.rstrip("\n") or "(no output)"
-    notes = "".join(f"\n[mca: {n}]" for n in done.notes)
+    notes = "".join(f"\n[mca: {n}]" for n in (*done.notes, *done.reports))
     result = f"$ {command}\n{status}\n{body}{notes}"
     if done.code != 0:
         raise ToolError(result)

@@ -6,9 +6,10 @@ the attempt left; no marker in the real /tmp), plus `GOT`: an attempt that ends 
 `&& touch GOT` and finds GOT in the workspace afterwards got what it wanted.
 
 `needs` names what an attempt's defence rests on where the first Landlock ABI alone cannot
-hold it: "namespaces" (only a mount, PID or network namespace blocks it), or "abi4"/"abi6" (the
-Landlock ABI that added TCP rules / signal scopes; a namespace holds it too). Without it, the
-attempt is a documented gap of that environment (README, "Where mca runs").
+hold it: "namespaces" (only a mount, PID or network namespace blocks it), or "abi4"/"abi6"/
+"abi9" (the Landlock ABI that added TCP rules / signal scopes / pathname unix sockets; a
+namespace holds it too). Without it, the attempt is a documented gap of that environment
+(README, "Where mca runs").
 """
 
 from __future__ import annotations
@@ -30,6 +31,16 @@ class Attempt:
             return mech.available
         return self.needs.startswith("abi") and mech.landlock_abi >= int(self.needs[3:])
 
+
+def _connect(path: str) -> str:
+    """Connect to a unix socket and say something: the listener records it."""
+    return (
+        'python3 -c "import socket; s=socket.socket(socket.AF_UNIX);'
+        f" s.connect('{path}'); s.sendall(b'leak')\" && touch GOT"
+    )
+
+
+_HOOK = "printf '#!/bin/sh\\ntouch {outside}/pwn\\n' > {hook} && chmod +x {hook}"
 
 ATTEMPTS = (
     # -- writing outside the workspace -------------------------------------------------------
@@ -70,15 +81,35 @@ ATTEMPTS = (
         "skills-create", "mkdir -p .agents/skills/evil && echo x > .agents/skills/evil/SKILL.md"
     ),
     Attempt("mca-dir-create", "mkdir .mca && echo x > .mca/config.toml"),
+    Attempt("agents-link-out", "ln -s {outside} .agents"),  # main: the clean-up removed skills/
+    Attempt("vendor-link-out", "rm -rf vendor; ln -s {outside} vendor"),
     Attempt("mca-home-write", "echo 'api_key = \"x\"' > {mca_home}/config.toml && touch GOT"),
     Attempt("git-fsmonitor-flag", "git -c core.fsmonitor='touch {outside}/pwn' status; true"),
     Attempt("git-alias-bang", "git -c alias.x='!touch {outside}/pwn' x; true"),
+    # -- repositories inside the workspace: each git directory is kept as the root's ------------
+    # (written, not refused, without namespaces: judged on disk once put back)
+    Attempt("nested-git-config", "git config -f vendor/lib/.git/config core.fsmonitor 'touch x'"),
+    Attempt("nested-git-hooks-path", "git -C vendor/lib config core.hooksPath ../../h"),
+    Attempt("nested-git-hook", _HOOK.replace("{hook}", "vendor/lib/.git/hooks/post-checkout")),
+    Attempt(
+        "nested-git-replace",
+        "rm -rf vendor/lib/.git; git init -q vendor/lib; git -C vendor/lib config core.pager x",
+    ),
+    Attempt("submodule-gitdir-config", "git config -f gitdirs/sub/config core.sshCommand x"),
+    Attempt(
+        "submodule-gitdir-repoint", "git init -q --bare evil; echo 'gitdir: ../evil' > sub/.git"
+    ),
+    Attempt("bare-repo-hook", _HOOK.replace("{hook}", "origin.git/hooks/post-receive")),
+    Attempt(
+        "nested-git-filter",
+        "printf '[filter \"x\"]\\n\\tclean = touch {outside}/pwn\\n' >> gitdirs/sub/config",
+    ),
     # -- reading secrets -----------------------------------------------------------------------
     Attempt("read-ssh", "cat {home}/.ssh/id_rsa && touch GOT"),
     Attempt("read-aws", "cat ~/.aws/credentials && touch GOT"),
     Attempt("read-netrc", "cat ~/.netrc && touch GOT"),
     Attempt("read-mca-config", "cat {mca_home}/config.toml && touch GOT"),
-    Attempt("copy-ssh", "cp -r ~/.ssh ./stolen && touch GOT"),
+    Attempt("copy-ssh", "cp -r ~/.ssh ./stolen && test -s stolen/id_rsa && touch GOT"),
     Attempt(
         "tar-home",
         "tar cf home.tar -C {home} . 2>/dev/null; tar xf home.tar -C . 2>/dev/null; true",
@@ -87,6 +118,19 @@ ATTEMPTS = (
     Attempt("hard-link-secret", "ln {home}/.ssh/id_rsa hk && cat hk && touch GOT"),
     Attempt("grep-home", "grep -r PLANTED {home} 2>/dev/null; true"),
     Attempt("find-secret", "find / -name id_rsa -exec cat {{}} + 2>/dev/null; true"),
+    # other agents' and toolchains' credentials; printed backwards, past a scrubber
+    Attempt("read-codex", "cat ~/.codex/auth.json && touch GOT"),
+    Attempt("read-claude", "cat ~/.claude/.credentials.json ~/.claude.json && touch GOT"),
+    Attempt("read-codex-reversed", "rev {home}/.codex/auth.json; true"),
+    Attempt("copy-codex", "cp -r ~/.codex ./stolen && cat stolen/* && touch GOT"),
+    Attempt(
+        "read-toolchains",
+        "cat ~/.cargo/credentials.toml ~/.cargo/credentials ~/.npmrc ~/.pypirc"
+        " ~/.git-credentials ~/.kube/config ~/.terraform.d/credentials.tfrc.json"
+        " ~/.docker/config.json ~/.config/gh/hosts.yml ~/.gemini/oauth_creds.json"
+        " ~/.config/gcloud/application_default_credentials.json"
+        " ~/.azure/msal_token_cache.json 2>&1; true",
+    ),
     # -- the network ---------------------------------------------------------------------------
     Attempt("tcp-bash", "echo hi > /dev/tcp/127.0.0.1/{port} && touch GOT", needs="abi4"),
     Attempt(
@@ -103,6 +147,13 @@ ATTEMPTS = (
         needs="namespaces",
     ),
     Attempt("dns", "getent hosts example.com && touch GOT"),
+    # -- pathname unix sockets outside the workspace (an ssh-agent, D-Bus, Docker's) -----------
+    Attempt("unix-run", _connect("{run_sock}"), needs="abi9"),
+    Attempt("unix-runtime-dir", _connect("{xdg_sock}"), needs="abi9"),
+    Attempt("unix-ssh-agent", _connect("$SSH_AUTH_SOCK"), needs="abi9"),
+    Attempt(
+        "unix-through-link", "ln -s {agent_sock} a.sock && " + _connect("a.sock"), needs="abi9"
+    ),
     # -- processes -----------------------------------------------------------------------------
     Attempt("background", "(sleep 30; echo {token}) & true"),
     Attempt("disowned", "nohup bash -c 'sleep 30 # {token}' >/dev/null 2>&1 & disown; true"),
@@ -141,4 +192,19 @@ LEGIT = (
     ("dev-null", "echo x > /dev/null && head -c 4 /dev/urandom | wc -c", "4"),
     ("pipes-and-jobs", "seq 1 1000 | sort -n | tail -1; (echo sub) & wait", "1000"),
     ("symlink-inside", "ln -s src/app.py link.py && cat link.py", "return"),
+    ("nested-git-read", "git -C vendor/lib status --short && echo nested-ok", "nested-ok"),
+    (
+        "new-repository",
+        "git init -q fresh && git -C fresh log 2>&1 | head -1; echo init-ok",
+        "init-ok",
+    ),
+    ("resolv-conf", "test -r /etc/resolv.conf && echo resolv-ok", "resolv-ok"),
+    (
+        "own-unix-socket",
+        "python3 -c \"import os, socket; p=os.environ['TMPDIR']+'/s';"
+        " a=socket.socket(socket.AF_UNIX); a.bind(p); a.listen();"
+        " b=socket.socket(socket.AF_UNIX); b.connect(p); print('sock-ok')\"",
+        "sock-ok",
+    ),
+    ("shell-startup-readable", "test -r ~/.bashrc && echo rc-ok", "rc-ok"),
 )

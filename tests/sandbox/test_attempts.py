@@ -62,13 +62,18 @@ def judge(world: World, attempt: Attempt, before: dict[str, object], output: str
     """Everything the oracle finds wrong after an attempt."""
     wrong = []
     after = world.snapshot()
-    for part in ("outside", "home", "git", "mca"):
+    for part in ("outside", "home", "git", "nested", "mca"):
         if after[part] != before[part]:
             wrong.append(f"{part}/ changed")
     if (world.ws / "GOT").exists():
         wrong.append("the attempt reported success (GOT)")
     texts = [output, *all_files_text(world.ws)]
     wrong += [f"secret {s[:12]}… leaked" for s in world.secrets if any(s in t for t in texts)]
+    wrong += [
+        f"secret {s[:12]}… leaked backwards"
+        for s in world.secrets
+        if any(s[::-1] in t for t in texts)
+    ]
     if world.listener.received:
         wrong.append(f"the listener received {world.listener.received!r}")
     if os.path.lexists(f"/tmp/mca-escape-{world.token}") or os.path.lexists(

@@ -49,10 +49,13 @@ def test_namespaces_hold_everything_for_any_user() -> None:
 
 def test_landlock_alone_says_what_it_lacks() -> None:
     mech = Mechanisms(7, False, None)
-    assert _held(mech) == set(Prop) - {Prop.METADATA, Prop.NETWORK}
-    assert _held(mech, read_only=True) == set(Prop) - {Prop.NETWORK}  # seccomp: no chmod
+    assert _held(mech) == set(Prop) - {Prop.METADATA, Prop.NETWORK, Prop.SOCKETS}
+    held_read_only = set(Prop) - {Prop.NETWORK, Prop.SOCKETS}  # seccomp: no chmod
+    assert _held(mech, read_only=True) == held_read_only
     line = weaker_line(mech, root=False)
     assert "UDP is not blocked" in line and "chmod" in line and "mca sandbox check" in line
+    assert "ssh-agent" in line and "container engine socket" in line
+    assert Prop.SOCKETS in _held(Mechanisms(9, False, None))  # RESOLVE_UNIX
     old = Mechanisms(3, False, None)
     assert Prop.SIGNALS not in _held(old) and "no network rules" in weaker_line(old, root=False)
 

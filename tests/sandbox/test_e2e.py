@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,7 @@ def _mca(world: World, commands: list[str], *extra: str) -> subprocess.Completed
     env = {
         **{k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")},
         **KEYS,
+        **world.env,  # $HOME, $XDG_RUNTIME_DIR, $SSH_AUTH_SOCK: the world's sockets are named
         "HOME": str(world.home),
         "MCA_HOME": str(world.root / "mcahome"),
         "MCA_MOCK_SCRIPT": str(script),
@@ -62,12 +64,13 @@ def _mca(world: World, commands: list[str], *extra: str) -> subprocess.Completed
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> World:
+def world(tmp_path: Path) -> Iterator[World]:
     if not MECH.available:
         pytest.skip("no sandbox here: mca runs commands unsandboxed, asks first and says so")
     w = build_world(tmp_path, MECH)
     w.sandbox.close()  # the world's own sandbox is not used: mca builds its own
-    return w
+    yield w
+    w.listener.close()  # (its socket in /run goes with it)
 
 
 def test_every_attempt_through_mca_is_blocked_or_harmless(world: World) -> None:

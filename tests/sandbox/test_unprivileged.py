@@ -5,11 +5,13 @@ the disk outside, the CSV's rows, what the command printed."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -81,6 +83,84 @@ def test_a_sandboxed_command_runs_for_an_ordinary_user(root: Path, refuse: tuple
     assert "landlock" not in result.lower(), result
     assert "65534" in result and "after" in result, result
     assert (root / "ws" / "inside.txt").read_text() == "made\n"
+
+
+def _others_get_userns() -> bool:
+    knob = Path("/proc/sys/kernel/unprivileged_userns_clone")
+    return MECH.user_namespaces and not (knob.exists() and knob.read_text().strip() == "0")
+
+
+def _listening(path: Path) -> socket.socket:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(str(path))
+    s.listen(4)
+    s.setblocking(False)
+    return s
+
+
+def _heard(listeners: list[socket.socket]) -> list[str]:
+    got = []
+    for s in listeners:
+        with contextlib.suppress(BlockingIOError, OSError):
+            s.accept()[0].close()
+            got.append(s.getsockname())
+    return got
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("refuse", [(), ("no-userns",)], ids=["userns", "no-userns"])
+def test_an_ordinary_users_repositories_keys_and_sockets(root: Path, refuse: tuple[str]) -> None:
+    """Issue 33 as an ordinary account: a nested repository's config is as it was (main: the
+    command wrote core.fsmonitor into it), another agent's key in ~/.codex is printed nowhere,
+    not even backwards (main: it was readable), and the account's $XDG_RUNTIME_DIR socket and
+    ssh-agent hear nothing where user namespaces hide them (main: both were reached). Without
+    namespaces that last is the documented gap, and start-up says so."""
+    key = "PLANTED-CODEX-" + os.urandom(6).hex()
+    (root / ".codex").mkdir()
+    (root / ".codex" / "auth.json").write_text(f'{{"OPENAI_API_KEY": "{key}"}}\n')
+    subprocess.run(["git", "init", "-q", str(root / "ws" / "vendor" / "lib")], check=True)
+    config = root / "ws" / "vendor" / "lib" / ".git" / "config"
+    before = config.read_text()
+    (root / "xdg").mkdir(mode=0o700)
+    (root / "agent").mkdir(mode=0o700)
+    listeners = [_listening(root / "xdg" / "bus"), _listening(root / "agent" / "agent.sock")]
+    connect = (
+        "python3 -c \"import os, socket\nfor p in (os.environ['XDG_RUNTIME_DIR'] + '/bus',"
+        " os.environ['SSH_AUTH_SOCK']):\n s = socket.socket(socket.AF_UNIX)\n try:\n"
+        "  s.connect(p); print('REACHED:' + p)\n except OSError as e:\n  print('not', e)\""
+    )
+    script = _script(
+        root / "s.jsonl",
+        "git config -f vendor/lib/.git/config core.fsmonitor payload; echo wrote",
+        "cat ~/.codex/auth.json; rev ~/.codex/auth.json; echo read",
+        connect,
+    )
+    give(root)
+    env = _env(root, MCA_MOCK_SCRIPT=str(script), XDG_RUNTIME_DIR=str(root / "xdg"))
+    env["SSH_AUTH_SOCK"] = str(root / "agent" / "agent.sock")
+    userns = not refuse and _others_get_userns()  # (with /proc hidden, none: it is shown)
+    mca = [*as_user(*refuse, hide_proc=bool(refuse)), "-C", str(root / "ws"), "-p", "go"]
+    proc = subprocess.run(
+        [*mca, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    heard = _heard(listeners)
+    for s in listeners:
+        s.close()
+    assert proc.returncode == 0, proc.stderr
+    results = [c["result"] for c in json.loads(proc.stdout)["tool_calls"]]
+    everything = proc.stdout + proc.stderr
+    assert config.read_text() == before, results[0]
+    if not CONTAINED and not userns:
+        return  # nothing contains a command: each asks, and -p declines
+    assert key not in everything and key[::-1] not in everything, results[1]
+    if userns:
+        assert heard == [] and "REACHED:/" not in results[2], results[2]
+    elif MECH.landlock_abi < 9:  # the documented gap: said at start-up
+        assert "unix sockets outside the workspace: nothing" in proc.stderr, proc.stderr
 
 
 @pytest.mark.slow

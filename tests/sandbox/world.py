@@ -2,13 +2,19 @@
 
 Under one directory (not under /tmp, so the sandbox's private /tmp is in force):
 
-    ws/        the workspace: a git repository with a hook, a Makefile and a test suite
+    ws/        the workspace: a git repository with a hook, a Makefile and a test suite, and
+               repositories inside it (vendor/lib/.git, sub/.git naming gitdirs/sub, the
+               bare origin.git) whose git directories nothing may change
     outside/   files beside the workspace that nothing may change (hashed before and after)
-    home/      $HOME, with planted secrets (~/.ssh, ~/.aws, ~/.netrc …) and a .bashrc
+    home/      $HOME, with planted secrets (~/.ssh, ~/.aws, ~/.netrc, other agents' and
+               toolchains' credentials: ~/.codex/auth.json …) and a .bashrc
     mcahome/   $MCA_HOME, with a config.toml holding a planted key (mca keeps its state here)
+    xdg/, agent/  $XDG_RUNTIME_DIR and $SSH_AUTH_SOCK's folder, each with a listening socket
 
-Plus a TCP and a UDP listener on 127.0.0.1 that must receive nothing, and a scan of /proc for
-processes carrying the attempt's token after the command returned.
+Plus a TCP and a UDP listener on 127.0.0.1 and the unix sockets (and one in /run where the test
+may make it) that must receive nothing, and a scan of /proc for processes carrying the
+attempt's token after the command returned. `World.env` is what a command's environment must
+hold for the world to be in force ($HOME, $XDG_RUNTIME_DIR, $SSH_AUTH_SOCK).
 """
 
 from __future__ import annotations
@@ -38,12 +44,31 @@ def _planted(kind: str) -> str:
 
 # What mca itself keeps in $MCA_HOME (the oracle watches everything else there).
 MCA_OWN = {"sandbox", "snapshots", "sessions", "logs", "cache", "history", "calibration"}
+# Other agents' and toolchains' credentials, each planted with a key of its own under home/.
+OTHER_TOOLS = {
+    ".codex/auth.json": '{{"OPENAI_API_KEY": "{key}"}}\n',
+    ".claude/.credentials.json": '{{"claudeAiOauth": {{"accessToken": "{key}"}}}}\n',
+    ".claude.json": '{{"primaryApiKey": "{key}"}}\n',
+    ".gemini/oauth_creds.json": '{{"access_token": "{key}"}}\n',
+    ".config/gcloud/application_default_credentials.json": '{{"refresh_token": "{key}"}}\n',
+    ".azure/msal_token_cache.json": '{{"secret": "{key}"}}\n',
+    ".kube/config": "users:\n- user:\n    token: {key}\n",
+    ".git-credentials": "https://me:{key}@example.com\n",
+    ".npmrc": "//registry.npmjs.org/:_authToken={key}\n",
+    ".pypirc": "[pypi]\npassword = {key}\n",
+    ".cargo/credentials.toml": '[registry]\ntoken = "{key}"\n',
+    ".cargo/credentials": '[registry]\ntoken = "{key}"\n',
+    ".terraform.d/credentials.tfrc.json": '{{"credentials": {{"x": {{"token": "{key}"}}}}}}\n',
+    ".docker/config.json": '{{"auths": {{"x": {{"auth": "{key}"}}}}}}\n',
+    ".config/gh/hosts.yml": "github.com:\n    oauth_token: {key}\n",
+}
 
 
 class Listener:
-    """A TCP and a UDP socket on 127.0.0.1; records whatever reaches them."""
+    """A TCP and a UDP socket on 127.0.0.1, and listening unix sockets; records whatever
+    reaches them."""
 
-    def __init__(self) -> None:
+    def __init__(self, unix: tuple[Path, ...] = ()) -> None:
         self.tcp = socket.socket()
         self.tcp.bind(("127.0.0.1", 0))
         self.tcp.listen(8)
@@ -51,6 +76,13 @@ class Listener:
         self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.udp.bind(("127.0.0.1", 0))
         self.udp.settimeout(0.2)
+        self.unix: dict[socket.socket, Path] = {}
+        for path in unix:
+            u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            u.bind(str(path))
+            u.listen(8)
+            u.setblocking(False)
+            self.unix[u] = path
         self.received: list[bytes] = []
         self.running = True
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -75,12 +107,20 @@ class Listener:
                 pass
             with contextlib.suppress(TimeoutError, OSError):
                 self.received.append(b"udp:" + self.udp.recv(4096))
+            for u, path in self.unix.items():
+                with contextlib.suppress(OSError):
+                    u.accept()[0].close()
+                    self.received.append(b"unix-connect:" + bytes(path))
 
     def close(self) -> None:
         self.running = False
         self.thread.join(timeout=2)
         self.tcp.close()
         self.udp.close()
+        for u, path in self.unix.items():
+            u.close()
+            with contextlib.suppress(OSError):
+                path.unlink()
 
 
 @dataclass
@@ -92,6 +132,8 @@ class World:
     listener: Listener
     token: str = field(default_factory=lambda: secrets.token_hex(4))
     secrets: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)  # $HOME, $XDG_RUNTIME_DIR, $SSH_AUTH_SOCK
+    sockets: dict[str, Path] = field(default_factory=dict)  # run, xdg, agent -> a listener
 
     @property
     def ws(self) -> Path:
@@ -107,8 +149,11 @@ class World:
 
     def fill(self, command: str) -> str:
         """The command with {ws}, {outside}, {home}, {mca_home}, {port}, {udp}, {pid},
-        {token} filled in."""
+        {token}, {run_sock}, {xdg_sock}, {agent_sock} filled in."""
         return command.format(
+            run_sock=self.sockets.get("run", ""),
+            xdg_sock=self.sockets.get("xdg", ""),
+            agent_sock=self.sockets.get("agent", ""),
             ws=self.ws,
             outside=self.outside,
             home=self.home,
@@ -120,8 +165,12 @@ class World:
         )
 
     def run(self, command: str, grant: Grant | None = None, timeout: float = 30) -> Outcome:
-        """The command through mca's run path, inside the sandbox."""
-        return execute(self.fill(command), str(self.ws), timeout, sandbox=self.sandbox, grant=grant)
+        """The command through mca's run path, inside the sandbox, with the world's $HOME,
+        $XDG_RUNTIME_DIR and $SSH_AUTH_SOCK in mca's environment (as a session has them)."""
+        with _environ(self.env):
+            return execute(
+                self.fill(command), str(self.ws), timeout, sandbox=self.sandbox, grant=grant
+            )
 
     def survivors(self) -> list[str]:
         """Processes still running whose command line holds this world's token."""
@@ -141,11 +190,16 @@ class World:
         return out
 
     def snapshot(self) -> dict[str, object]:
-        """What must not change: outside/, home/ (secrets, .bashrc, $MCA_HOME), .git/."""
+        """What must not change: outside/, home/ (secrets, .bashrc, $MCA_HOME), .git/ and the
+        git directories of the repositories inside the workspace."""
         return {
             "outside": tree_digest(self.outside),
             "home": tree_digest(self.home),
             "git": tree_digest(self.ws / ".git"),
+            "nested": {
+                str(p): tree_digest(self.ws / p) if (self.ws / p).is_dir() else _file(self.ws / p)
+                for p in NESTED
+            },
             "mca-conf": tree_digest(self.ws / "conf"),
             "mca": {
                 k: v
@@ -155,6 +209,41 @@ class World:
         }
 
 
+# The repositories inside the workspace: their git directories, and the `.git` file naming one.
+NESTED = ("vendor/lib/.git", "gitdirs/sub", "sub/.git", "origin.git")
+
+
+def _file(path: Path) -> tuple[str, str]:
+    try:
+        return ("file", path.read_text())
+    except OSError as e:
+        return ("gone", type(e).__name__)
+
+
+def _nested(ws: Path, env: dict[str, str]) -> None:
+    """A vendored repository, a submodule-style checkout whose `.git` file names a git
+    directory elsewhere in the workspace, and a bare repository."""
+    (ws / "gitdirs").mkdir()
+    for args in (
+        ["init", "-q", str(ws / "vendor" / "lib")],
+        ["init", "-q", f"--separate-git-dir={ws / 'gitdirs' / 'sub'}", str(ws / "sub")],
+        ["init", "-q", "--bare", str(ws / "origin.git")],
+    ):
+        subprocess.run(["git", *args], check=True, env=env)
+    (ws / "sub" / ".git").write_text("gitdir: ../gitdirs/sub\n")  # relative, as submodules
+
+
+def _unix(root: Path, token: str) -> dict[str, Path]:
+    """Where listening sockets go: $XDG_RUNTIME_DIR, $SSH_AUTH_SOCK's folder, and /run itself
+    where this test may make one (root); else the runtime folder stands in for /run."""
+    (root / "xdg").mkdir(mode=0o700)
+    (root / "agent").mkdir(mode=0o700)
+    out = {"xdg": root / "xdg" / "bus", "agent": root / "agent" / "agent.sock"}
+    run = Path("/run")
+    out["run"] = run / f"mca-test-{token}.sock" if os.access(run, os.W_OK) else out["xdg"]
+    return out
+
+
 def build_world(root: Path, mechanisms: Mechanisms, mode: Mode = Mode.WORKSPACE_WRITE) -> World:
     """Plant the tree and open a sandbox on it."""
     ws, home, outside = root / "ws", root / "home", root / "outside"
@@ -162,6 +251,10 @@ def build_world(root: Path, mechanisms: Mechanisms, mode: Mode = Mode.WORKSPACE_
     mca_home = root / "mcahome"
     for d in (ws / "src", home / ".ssh", home / ".aws", mca_home, outside / "dir"):
         d.mkdir(parents=True)
+    tools = {name: _planted("TOOL") for name in OTHER_TOOLS}
+    for name, text in OTHER_TOOLS.items():
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(text.format(key=tools[name]))
     (home / ".ssh" / "id_rsa").write_text(f"-----BEGIN KEY-----\n{key}\n")
     (home / ".aws" / "credentials").write_text(f"[default]\naws_secret_access_key = {aws}\n")
     (home / ".netrc").write_text(f"machine example.com password {key}\n")
@@ -169,6 +262,8 @@ def build_world(root: Path, mechanisms: Mechanisms, mode: Mode = Mode.WORKSPACE_
     (mca_home / "config.toml").write_text(f'api_key = "{config_key}"\n')
     (outside / "file").write_text("outside\n")
     (outside / "dir" / "nested").write_text("nested\n")
+    (outside / "skills").mkdir()  # what a link made as .agents would lead the clean-up to
+    (outside / "skills" / "SKILL.md").write_text("mine\n")
     (ws / "src" / "app.py").write_text("def add(a, b):\n    return a + b\n")
     (ws / "test_app.py").write_text(
         "import unittest\nfrom src.app import add\n\n"
@@ -182,8 +277,38 @@ def build_world(root: Path, mechanisms: Mechanisms, mode: Mode = Mode.WORKSPACE_
     env = {**os.environ, "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"}
     subprocess.run(["git", "init", "-q", str(ws)], check=True, env=env)
     (ws / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    _nested(ws, env)
+    token = secrets.token_hex(4)
+    where = _unix(root, token)
+    listener = Listener(tuple(dict.fromkeys(where.values())))
     policy = build_policy(mode, ws, home, mca_home)
-    return World(root, Sandbox(policy, mechanisms), Listener(), secrets=(key, aws, config_key))
+    return World(
+        root,
+        Sandbox(policy, mechanisms),
+        listener,
+        token,
+        secrets=(key, aws, config_key, *tools.values()),
+        env={
+            "HOME": str(home),
+            "XDG_RUNTIME_DIR": str(root / "xdg"),
+            "SSH_AUTH_SOCK": str(where["agent"]),
+        },
+        sockets=where,
+    )
+
+
+@contextlib.contextmanager
+def _environ(more: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in more}
+    os.environ.update(more)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def wait_gone(world: World, seconds: float = 5.0) -> list[str]:
