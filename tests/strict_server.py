@@ -38,12 +38,14 @@ THINKERS = ("qwen3", "deepseek-r", "gpt-oss")  # compatible servers' models that
 REASONING_TOKENS = 64
 # Local servers that cannot stream a chat completion while tools are offered, and how each
 # says so. llama-cpp-python 0.3.36 (its chatml-function-calling format raises "Automatic
-# streaming tool choice is not supported" once the stream's headers are out): 200 and an empty
-# event stream, as recorded in fixtures/recorded/llama-cpp-python/. llama.cpp's llama-server
-# before it streamed tool calls (ggml-org/llama.cpp#12379): HTTP 500 with this body.
+# streaming tool choice is not supported" once the stream's headers are out, when the model
+# chose to call a tool): 200 and an event stream with no event in it, at most a ping comment
+# (fixtures/recorded/llama-cpp-python/stream-with-tools-unsupported.json). llama.cpp's
+# llama-server before it streamed tool calls (ggml-org/llama.cpp#12379): HTTP 500, this body.
 LLAMA_CPP_PYTHON, LLAMA_SERVER = "llama-cpp-python", "llama-server"
+PING = b": ping - 2026-12-02 03:56:46.199227+00:00\n\n"  # sse-starlette's, as recorded
 NO_STREAMED_TOOLS = {
-    LLAMA_CPP_PYTHON: Reply(200, {"content-type": "text/event-stream; charset=utf-8"}, []),
+    LLAMA_CPP_PYTHON: Reply(200, {"content-type": "text/event-stream; charset=utf-8"}, [PING]),
     LLAMA_SERVER: Reply(
         500,
         {"content-type": "application/json; charset=utf-8"},

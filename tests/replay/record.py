@@ -117,27 +117,47 @@ SCENARIOS: dict[str, tuple[list[str], dict[str, str | None]]] = {
         ["-p", "Use the list_dir tool to list the files.", "--no-stream"],
         {"MCA_MAX_TOKENS": "80"},
     ),
+    # for llama-cpp-python's function-calling format, which cannot stream with tools
+    "stream-with-tools-unsupported": (
+        ["-p", "Name three colors."],
+        {"MCA_MAX_TOKENS": "80", "MCA_MAX_STEPS": "4"},
+    ),
 }
-# What each scenario must show, in mca's --json output: a small model answers at random, so
-# the recorder tries again until it does, and the replay test asks the same of the replay.
+# What each scenario must show, in mca's --json output and the exchanges: a small model answers
+# at random, so the recorder tries again until it does, and the replay test asks the same.
 Out = dict[str, Any]
-WANT: dict[str, Callable[[Out], bool]] = {
-    "text-answer": lambda out: bool(out["answer"]) and out["ledger"]["provider_prompt_tokens"] > 0,
-    "streamed-answer": lambda out: bool(out["answer"]),
-    "tool-call": lambda out: bool(out["tool_calls"]),
-    "length-cutoff": lambda out: "output limit" in (out["notice"] or ""),
-    "context-overflow": lambda out: "still too long after compacting" in (out["error"] or ""),
-    "window-from-server": lambda out: out["ledger"]["window"] == 2048,
-    "empty-reply": lambda out: "empty answer" in (out["notice"] or "") and not out["tool_calls"],
-    # recorded from llama-cpp-python's function-calling format, which cannot stream with tools
-    "stream-with-tools-unsupported": lambda out: "try --no-stream" in (out["error"] or ""),
+Exchanges = list[dict[str, Any]]
+
+
+def _refused_then_unstreamed(out: Out, exchanges: Exchanges) -> bool:
+    """llama-cpp-python's function-calling format, streaming a reply with a tool call in it,
+    ends the stream with no event in it; mca sends the request again unstreamed, and the turn
+    goes on (this small model calls list_dir until the step limit)."""
+    first, *rest = exchanges
+    said = "".join(first["response"]["chunks"])
+    refused = first["request"]["json"]["stream"] and "data:" not in said
+    again = bool(rest) and all(not e["request"]["json"]["stream"] for e in rest)
+    return refused and again and out["error"] is None and bool(out["tool_calls"])
+
+
+WANT: dict[str, Callable[[Out, Exchanges], bool]] = {
+    "text-answer": lambda out, _: (
+        bool(out["answer"]) and out["ledger"]["provider_prompt_tokens"] > 0
+    ),
+    "streamed-answer": lambda out, _: bool(out["answer"]),
+    "tool-call": lambda out, _: bool(out["tool_calls"]),
+    "length-cutoff": lambda out, _: "output limit" in (out["notice"] or ""),
+    "context-overflow": lambda out, _: "still too long after compacting" in (out["error"] or ""),
+    "window-from-server": lambda out, _: out["ledger"]["window"] == 2048,
+    "empty-reply": lambda out, _: "empty answer" in (out["notice"] or "") and not out["tool_calls"],
+    "stream-with-tools-unsupported": _refused_then_unstreamed,
 }
 
 
-def wanted(name: str, stdout: str) -> bool:
+def wanted(name: str, stdout: str, exchanges: Exchanges) -> bool:
     try:
-        return WANT[name.rsplit("/", 1)[-1]](json.loads(stdout))
-    except (ValueError, KeyError, TypeError):
+        return WANT[name.rsplit("/", 1)[-1]](json.loads(stdout), exchanges)
+    except (ValueError, KeyError, TypeError, IndexError):
         return False
 
 
@@ -164,7 +184,7 @@ def record(
             command, env={**env, "MCA_BASE_URL": url}, capture_output=True, text=True, timeout=1800
         )
         proxy.shutdown()
-        if wanted(name, proc.stdout):
+        if wanted(name, proc.stdout, exchanges):
             break
         print(f"{name}: try {attempt}/{tries} did not show it", file=sys.stderr)
     else:

@@ -21,6 +21,8 @@ pytestmark = [
     pytest.mark.skipif(not MCA.exists(), reason="mca not installed"),
     pytest.mark.slow,  # the installed mca against recorded servers
 ]
+# none could be drawn from the model (empty-reply); a failure only that server has (streaming)
+LLAMA_CPP_PYTHON_ONLY = ("empty-reply", "stream-with-tools-unsupported")
 RECORDINGS = sorted(
     p.relative_to(RECORDED).with_suffix("").as_posix() for p in RECORDED.rglob("*.json")
 )
@@ -52,8 +54,8 @@ def test_replayed_scenario(name: str, tmp_path: Path) -> None:
     for key in ("answer", "stopped", "notice", "error"):
         assert got.get(key) == want.get(key), key
     assert [t["name"] for t in got["tool_calls"]] == [t["name"] for t in want["tool_calls"]]
-    assert wanted(name, proc.stdout), got
-    assert wanted(name, record["stdout"])  # what the scenario is for was recorded
+    assert wanted(name, proc.stdout, replay.exchanges), got
+    assert wanted(name, record["stdout"], replay.exchanges)  # what it is for was recorded
 
 
 def test_every_server_is_recorded() -> None:
@@ -61,5 +63,7 @@ def test_every_server_is_recorded() -> None:
     assert {name.split("/")[0] for name in RECORDINGS} == servers
     for server in ("llama-server-openai", "llama-server-anthropic"):  # both protocols, in full
         assert {n for n in RECORDINGS if n.startswith(server + "/")} == {
-            f"{server}/{scenario}" for scenario in SCENARIOS if scenario != "empty-reply"
+            f"{server}/{scenario}"
+            for scenario in SCENARIOS
+            if scenario not in LLAMA_CPP_PYTHON_ONLY
         }
