@@ -13,7 +13,7 @@ from typing import Any
 
 from mca.sandbox.linux import CLONE_NEWNET, CLONE_NEWUSER, Child, ChildPlan, _loopback_up
 
-__all__ = ["NOT_FOUND", "SETUP_FAILED", "SHARED", "make_namespaces", "run_child"]
+__all__ = ["NOT_FOUND", "SETUP_FAILED", "SHARED", "above_targets", "make_namespaces", "run_child"]
 
 SETUP_FAILED = 126  # as box.SETUP_FAILED: the set-up failed, the command never ran
 NOT_FOUND = 127  # the program could not be executed (as a shell says)
@@ -47,6 +47,8 @@ def run_child(
         child.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:  # the spawner died before the line above
             os._exit(SETUP_FAILED)
+        floor = max([*spec["targets"], 2]) + 1  # what _place puts in place must not close these
+        joined = [(flag, _dup_above(fd, floor)) for flag, fd in joined]
         _place(spec["targets"], fds)
         os.chdir(spec["cwd"])
         for flag, fd in joined:
@@ -84,6 +86,18 @@ def _place(targets: list[int], fds: list[int]) -> None:
     moved = [_dup_above(fd, floor) for fd in fds[: len(targets)]]
     for fd, target in zip(moved, targets, strict=True):
         os.dup2(fd, target, inheritable=True)
+
+
+def above_targets(fds: list[int], targets: list[int]) -> None:
+    """The descriptors that come along unplaced (the Landlock ruleset, after the placed ones)
+    moved above every number a placed one goes to: the child's dup2 of stdio and pass_fds into
+    place must not close them. In place: the caller closes what the list holds."""
+    floor = max([*targets, 2]) + 1
+    for i in range(len(targets), len(fds)):
+        if fds[i] < floor:
+            moved = _dup_above(fds[i], floor)
+            os.close(fds[i])
+            fds[i] = moved
 
 
 def _dup_above(fd: int, floor: int) -> int:

@@ -37,7 +37,7 @@ from typing import Any
 
 from mca.sandbox import landlock, seccomp
 from mca.sandbox.linux import CLONE_NEWUSER, Child, ChildPlan
-from mca.sandbox.spawnchild import SHARED, make_namespaces, run_child
+from mca.sandbox.spawnchild import SHARED, above_targets, make_namespaces, run_child
 
 __all__ = ["HEADER", "frame", "main"]
 
@@ -264,6 +264,7 @@ class _Helper:
 
     # -- a command ---------------------------------------------------------------------------
     def _spawn(self, spec: dict[str, Any], fds: list[int]) -> int:
+        above_targets(fds, spec["targets"])
         plan = _plan(spec["plan"], fds) if spec["plan"] is not None else None
         enforce = self._enforce(spec) if spec["confine"] else _nothing
         joined, rest = self._joined(spec.get("share", ""), plan)

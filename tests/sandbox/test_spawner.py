@@ -351,3 +351,28 @@ def test_the_spawner_imports_only_the_set_up() -> None:
     allowed = {"linux", "landlock", "seccomp", "spawner", "spawnchild"}
     assert ours <= {f"mca.sandbox.{m}" for m in allowed} | {"mca.sandbox"}, ours
     assert not {"threading", "subprocess", "pathlib"} & set(out), out
+
+
+def test_passed_descriptors_never_take_the_place_of_the_landlock_ruleset(box: Sandbox) -> None:
+    """The ruleset comes along after stdio and pass_fds; putting those in place at their low
+    numbers (the lab's pipes are such) must not close it in the child. Before the fix, a
+    ruleset received at one of those numbers was overwritten: `landlock restrict_self: File
+    descriptor in bad state`, exit 126 (seen with the lab's two grading jobs)."""
+    pipes = [os.pipe() for _ in range(16)]  # numbers from 3 up: the spawner's own are low too
+    passed = sorted(fd for pair in pipes for fd in pair)
+    try:
+        for _ in range(3):
+            launch = box.prepare(Grant(), {"PATH": "/usr/bin:/bin"})
+            proc = box.popen(
+                ["/bin/sh", "-c", "echo ran"],
+                launch,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=passed,
+            )
+            out, err = proc.communicate(timeout=60)
+            box.finish(launch, proc.pid)
+            assert proc.returncode == 0 and out == b"ran\n", err
+    finally:
+        for fd in passed:
+            os.close(fd)
