@@ -237,7 +237,8 @@ def _approve(env: ToolEnv, command: str, box: Sandbox | None) -> None:
 
 def _run(env: ToolEnv, command: str, timeout: int, box: Sandbox | None, grant: Grant) -> Outcome:
     env.emit(events.CommandStarted(command, box.summary(grant) if box else ""))
-    live = LiveOutput(env.emit)  # the person watches it run; the model gets the result
+    # the person watches it run (scrubbed across its events); the model gets the result
+    live = LiveOutput(env.emit, secrets=env.secrets)
     try:
         done = execute(command, str(env.root), timeout, live.feed, sandbox=box, grant=grant)
     except CommandInterrupted as stop:
