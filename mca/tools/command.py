@@ -215,6 +215,9 @@ def run_command(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
     done = _run(env, command, timeout, box, Grant())
     if box is not None:
         done = _maybe_again(env, command, timeout, box, done)
+    for note in env.workspace.after_command(turn.number):  # what /undo will not put back
+        env.emit(events.Notice(f"warning: {note}"))
+        done.notes.append(note)
     return _result(command, timeout, done)
 
 
