@@ -4,11 +4,18 @@ against the same turn with checkpoints off (MCA_CHECKPOINT_CAP=0), alternating i
 The turn is a scripted model's edit of one file and one command (`true`), answered at once:
 everything but a real model's latency, so the ratio is the worst a person could see. "First":
 a session whose store is empty (every file read, hashed and stored); "incremental": later turns
-of one session (the session's first walk, then what inotify names)."""
+of one session (the session's first walk, then what inotify names).
+
+And a hostile tree (issue 33): a command that makes a 3,000-deep chain of directories and
+60,000 empty files. The checkpoint walk of it, against merely listing it (os.scandir), and the
+turn plus /undo, against the same turn without checkpoints plus `rm -rf`, alternating."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -135,3 +142,161 @@ def bench_checkpoints(results: list[Any], quick: bool) -> dict[str, float]:
         )
     )
     return m
+
+
+# -- a hostile tree: a 3,000-deep directory chain and 60,000 empty files (issue 33) --------------
+DEEP, DEEP_FILES = 3_000, 60_000
+
+
+def deep_command(depth: int = DEEP, files: int = DEEP_FILES) -> str:
+    """A command that makes a `depth`-deep chain with `files` empty files along it, each level
+    made from the one above (the whole path is longer than PATH_MAX)."""
+    per = max(1, files // depth)
+    return (
+        'python3 -c "import os\n'
+        f"for i in range({depth}):\n"
+        "    os.mkdir('d'); os.chdir('d')\n"
+        f"    for j in range({per}): open('f%d' % j, 'w').close()\n"
+        '"'
+    )
+
+
+def _bare_walk(top: str) -> int:
+    """Every entry of the tree, listed with os.scandir through directory handles (a path would
+    be too long) and nothing else: what merely listing the tree costs."""
+    n, stack = 0, [os.open(top, os.O_RDONLY | os.O_DIRECTORY)]
+    while stack:
+        fd = stack.pop()
+        with os.scandir(fd) as it:
+            for e in it:
+                n += 1
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(os.open(e.name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd))
+        os.close(fd)
+    return n
+
+
+class OneCommand:
+    """A model that runs one command, then answers."""
+
+    name = "bench"
+
+    def __init__(self, command: str) -> None:
+        self.command, self.step = command, 0
+
+    def complete(self, request: Any, on_text: Any = None, on_thinking: Any = None) -> Any:
+        from mca.types import Message, Response, ToolCall
+
+        self.step += 1
+        if self.step == 1:
+            call = ToolCall("r", "run_command", {"command": self.command, "timeout": 600})
+            return Response(Message("assistant", "", tool_calls=(call,)))
+        return Response(Message("assistant", "done"))
+
+    def close(self) -> None:
+        return None
+
+
+def _remove(ws: Path) -> None:
+    subprocess.run(["rm", "-rf", str(ws / "d")], check=True)  # rmtree recurses: too deep
+
+
+def _deep_turn(root: Path, checkpoints: bool, command: str) -> tuple[float, str]:
+    """Seconds for the turn that makes the tree and its /undo (checkpoints on), or the turn and
+    an `rm -rf` (off); and what /undo said it did not cover."""
+    from mca.assemble import open_session
+    from mca.config import load_settings
+    from mca.session import HeadlessUI
+
+    ws = root / "ws"
+    ws.mkdir(parents=True)
+    cap = "536870912" if checkpoints else "0"
+    env = {"MOCK": "1", "MCA_HOME": str(root / "home"), "MCA_SANDBOX": "off"}
+    settings = load_settings({**env, "MCA_CHECKPOINT_CAP": cap}, workspace=ws)
+    session = open_session(settings, HeadlessUI(), model=OneCommand(command), log_to_disk=False)
+    start = time.perf_counter()
+    session.run_turn("make the tree")
+    said = ""
+    if checkpoints:
+        report = session.undo()
+        said = next((n for n in report.notes if "levels" in n), "")
+    else:
+        _remove(ws)
+    took = time.perf_counter() - start
+    session.close()
+    if checkpoints:
+        _remove(ws)  # what /undo left (said), untimed
+    shutil.rmtree(root)
+    return took, said
+
+
+def bench_deep(results: list[Any], quick: bool) -> dict[str, float]:
+    """Rows for the report: the checkpoint walk of the tree against merely listing it, and the
+    turn that makes it plus /undo against the same turn without checkpoints plus `rm -rf`."""
+    from bench.run import Result
+    from mca.fsutil import sha256
+    from mca.workspace.scan import Caps, Scanner
+
+    depth, files = (1_000, 20_000) if quick else (DEEP, DEEP_FILES)
+    command = deep_command(depth, files)
+    label = f"{depth:,}-deep tree, {files:,} files"
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp) / "ws"
+        ws.mkdir()
+        subprocess.run(["bash", "-c", command], cwd=ws, check=True)
+        scanner = Scanner(ws, sha256, Caps(8 << 20, 512 << 20))
+        tree = scanner.scan()
+
+        def walk() -> float:
+            start = time.perf_counter()
+            scanner.scan()
+            return (time.perf_counter() - start) * 1000
+
+        def bare() -> float:
+            start = time.perf_counter()
+            _bare_walk(str(ws))
+            return (time.perf_counter() - start) * 1000
+
+        walks, bares = [], []
+        for _ in range(3 if quick else 7):
+            walks.append(walk())
+            bares.append(bare())
+        _remove(ws)
+    w, b = statistics.median(walks), statistics.median(bares)
+    cut = ", ".join(f"{why}" for why in sorted(set(tree.uncovered.values())))
+    results.append(
+        Result(
+            f"checkpoint walk, {label}",
+            w,
+            "ms",
+            b,
+            "os.scandir of the whole tree",
+            w / b,
+            "<= 1x",
+            w / b <= 1,
+            f"{len(tree.entries):,} entries recorded; not walked: {cut or 'nothing'} (said in"
+            " /undo's report and the command's result)",
+        )
+    )
+    ons, offs, said = [], [], ""
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(1 if quick else 3):  # each round makes the tree again
+            took, said = _deep_turn(Path(tmp) / f"on{i}", True, command)
+            ons.append(took)
+            offs.append(_deep_turn(Path(tmp) / f"off{i}", False, command)[0])
+    on, off = statistics.median(ons), statistics.median(offs)
+    results.append(
+        Result(
+            f"turn + /undo, {label}",
+            on,
+            "s",
+            off,
+            "the same turn, checkpoints off, + rm -rf",
+            on / off,
+            "<= 1.5x",
+            on / off <= 1.5,
+            f"the turn's command makes the tree; /undo removes what the walk covered and says:"
+            f" {said or '(nothing left out)'}",
+        )
+    )
+    return {"walk_ms": w, "bare_walk_ms": b, "turn_undo_s": on, "turn_rm_s": off}

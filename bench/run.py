@@ -23,7 +23,7 @@ from typing import Any
 
 import pexpect
 
-from bench.checkpoints import bench_checkpoints
+from bench.checkpoints import bench_checkpoints, bench_deep
 from bench.models import bench_caching, bench_parse
 from bench.result import Result as Result  # bench.checkpoints imports it from here
 from bench.trigger_rows import (
@@ -707,6 +707,7 @@ def main() -> int:
         ("sandbox", lambda: bench_sandbox(results)),
         ("sandbox_skills", lambda: bench_sandbox(results, "skills")),
         ("checkpoints", lambda: bench_checkpoints(results, QUICK)),
+        ("deep_tree", lambda: bench_deep(results, QUICK)),
         ("grade", lambda: bench_grade(results)),
         ("savings", lambda: bench_savings(results)),
     ]

@@ -77,7 +77,7 @@ def _tools(
     box = sandbox_for(settings)
     roots = tuple(r.path for r in discovery.roots)
     home, user_home = settings.home, settings.user_home
-    env = ToolEnv(workspace, approvals, emit, stage, home, user_home, box, roots)
+    env = ToolEnv(workspace, approvals, emit, stage, home, user_home, box, roots, settings.secrets)
     return stage, env
 
 

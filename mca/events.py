@@ -157,8 +157,10 @@ class CommandStarted(Event):
 @dataclass(frozen=True)
 class CommandOutput(Event):
     """What a running command printed since the last of these, as it comes: batched (at most
-    one every few tenths of a second), decoded, not yet made safe (each face does that), sent
-    from the command's reader thread. Not logged: its tool.result carries the output."""
+    one every few tenths of a second), decoded, scrubbed of known keys across these events (a
+    key's possible start waits for the next one), control characters not yet made visible (each
+    face does that), sent from the command's reader thread. Not logged: its tool.result
+    carries the output."""
 
     kind: ClassVar[str] = "command.output"
     logged: ClassVar[bool] = False

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from mca.fsdir import atomic_write_at, file_kind, mkdir_at, symlink_at, unlink_at
+
 __all__ = [
     "ContainmentError",
     "FileTooLarge",
@@ -29,11 +31,13 @@ __all__ = [
     "file_kind",
     "is_dir",
     "mkdir_contained",
+    "open_dir",
     "open_private",
     "open_regular",
     "private_dir",
     "read_head",
     "read_regular",
+    "read_regular_at",
     "read_regular_stat",
     "read_tail",
     "resolved",
@@ -142,21 +146,6 @@ def resolved(path: Path) -> Path:
         return Path(os.path.abspath(path))
 
 
-def file_kind(mode: int) -> str:
-    """'a FIFO', 'a directory', ... for an st_mode that is not a regular file."""
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISLNK, "a symbolic link"),
-    ):
-        if test(mode):
-            return name
-    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
-
-
 @contextlib.contextmanager
 def open_regular(
     path: Path, root: Path | None = None, *, follow: bool = False
@@ -208,16 +197,39 @@ def read_regular_stat(
     """
     fd, st = _open_checked(path, root, follow)
     try:
-        if st.st_size > cap:
-            raise FileTooLarge(errno.EFBIG, f"{path}: {st.st_size:,} bytes, over {cap:,}")
-        data = os.read(fd, cap + 1)  # a regular file gives all it has, up to the count
-        while len(data) < st.st_size and (more := os.read(fd, cap + 1 - len(data))):
-            data += more  # interrupted short read
+        return _read_capped(fd, st, cap, path), st
     finally:
         os.close(fd)
+
+
+def read_regular_at(dfd: int, name: str, *, cap: int) -> tuple[bytes, os.stat_result]:
+    """(contents, fstat) of the regular file `name` in the directory held by `dfd`: the same
+    checks as read_regular_stat, with no path to resolve (a walk opens each directory once)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | _NONBLOCK | _CLOEXEC | _NOFOLLOW, dir_fd=dfd)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise NotRegularFile(errno.ELOOP, f"{name}: is a symbolic link; not followed") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = file_kind(st.st_mode)
+            raise NotRegularFile(errno.EINVAL, f"{name}: is {kind}, not a regular file")
+        return _read_capped(fd, st, cap, name), st
+    finally:
+        os.close(fd)
+
+
+def _read_capped(fd: int, st: os.stat_result, cap: int, label: object) -> bytes:
+    if st.st_size > cap:
+        raise FileTooLarge(errno.EFBIG, f"{label}: {st.st_size:,} bytes, over {cap:,}")
+    data = os.read(fd, cap + 1)  # a regular file gives all it has, up to the count
+    while len(data) < st.st_size and (more := os.read(fd, cap + 1 - len(data))):
+        data += more  # interrupted short read
     if len(data) > cap:  # it grew after fstat
-        raise FileTooLarge(errno.EFBIG, f"{path}: over {cap:,} bytes")
-    return data, st
+        raise FileTooLarge(errno.EFBIG, f"{label}: over {cap:,} bytes")
+    return data
 
 
 def read_regular(path: Path, root: Path | None = None, *, cap: int, follow: bool = False) -> bytes:
@@ -305,35 +317,21 @@ def atomic_write(
     """
     dfd = _open_dir(path.parent, root)
     try:
-        tmp = f".{path.name}.mca-tmp-{os.getpid()}-{os.urandom(4).hex()}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, 0o600, dir_fd=dfd)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fchmod(f.fileno(), mode if mode is not None else 0o644)
-                if sync:
-                    os.fsync(f.fileno())
-            os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dfd)
-            raise
-        if sync:
-            with contextlib.suppress(OSError):
-                os.fsync(dfd)
+        atomic_write_at(dfd, path.name, data, mode, sync=sync)
     finally:
         os.close(dfd)
+
+
+def open_dir(path: Path, root: Path | None = None) -> int:
+    """A handle on the directory `path`, checked to be inside `root` (the caller closes it)."""
+    return _open_dir(path, root)
 
 
 def unlink_contained(path: Path, root: Path | None = None) -> None:
     """Remove one directory entry (a symlink itself, never what it points to) inside `root`."""
     dfd = _open_dir(path.parent, root)
     try:
-        st = os.stat(path.name, dir_fd=dfd, follow_symlinks=False)
-        if stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError(errno.EISDIR, f"{path}: is a directory; not removed")
-        os.unlink(path.name, dir_fd=dfd)
+        unlink_at(dfd, path.name)
     finally:
         os.close(dfd)
 
@@ -343,14 +341,7 @@ def symlink_contained(path: Path, target: str, root: Path | None = None) -> None
     (not a directory) atomically, through a directory handle checked to be inside `root`."""
     dfd = _open_dir(path.parent, root)
     try:
-        tmp = f".{path.name}.mca-tmp-{os.getpid()}-{os.urandom(4).hex()}"
-        os.symlink(target, tmp, dir_fd=dfd)
-        try:
-            os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dfd)
-            raise
+        symlink_at(dfd, path.name, target)
     finally:
         os.close(dfd)
 
@@ -359,11 +350,7 @@ def mkdir_contained(path: Path, mode: int, root: Path | None = None) -> None:
     """Create one directory (its parent must exist inside `root`); an existing one is kept."""
     dfd = _open_dir(path.parent, root)
     try:
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(path.name, mode, dir_fd=dfd)
-        st = os.stat(path.name, dir_fd=dfd, follow_symlinks=False)
-        if not stat.S_ISDIR(st.st_mode):
-            raise NotADirectoryError(errno.ENOTDIR, f"{path}: is {file_kind(st.st_mode)}")
+        mkdir_at(dfd, path.name, mode)
     finally:
         os.close(dfd)
 

@@ -145,14 +145,13 @@ class Session:
         try:
             result = self.agent.run_turn(sentence)
         except BaseException:
-            self.workspace.end_turn()  # what the turn changed stays undoable
-            kept = self.agent.last
-            if kept is not previous and kept is not None and kept.committed:  # cancelled part way
+            self.end_checkpoint()  # what the turn changed stays undoable
+            if (kept := self.agent.last) not in (previous, None) and kept.committed:  # part way
                 self.store.turn(self.agent.messages, None)
             raise
         step = "recording its checkpoint"
         try:
-            self.workspace.end_turn()
+            self.end_checkpoint()
             if ledger:
                 step = "recording its ledger and saving the conversation"
                 self.finish_turn(result)
@@ -160,6 +159,11 @@ class Session:
             result.failed_after = step
             raise
         return result
+
+    def end_checkpoint(self) -> None:
+        """The turn's checkpoint; what its walk did not cover is said."""
+        for note in self.workspace.end_turn():
+            self.emit(Notice(f"warning: {note}"))
 
     def finish_turn(self, result: TurnResult) -> TurnLedger:
         """The turn's ledger, calibration and log event."""

@@ -103,6 +103,7 @@ class ToolEnv:
     user_home: Path | None = None  # the user's ~, for skill paths the model was given as ~/...
     sandbox: Sandbox | None = None  # where run_command's commands run (None or inactive: not)
     skill_roots: tuple[Path, ...] = ()  # where skills load from: writes there are protected
+    secrets: tuple[str, ...] = ()  # keys a running command's output is scrubbed of as it comes
 
     @property
     def root(self) -> Path:

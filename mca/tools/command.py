@@ -232,6 +232,9 @@ def run_command(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
     done = _run(env, command, timeout, box, Grant())
     if box is not None:
         done = _maybe_again(env, command, timeout, box, done)
+    for note in env.workspace.after_command(turn.number):  # what /undo will not put back
+        env.emit(events.Notice(f"warning: {note}"))
+        done.notes.append(note)
     return _result(command, timeout, done)
 
 
@@ -281,7 +284,8 @@ def _read_only(env: ToolEnv, command: str, timeout: int) -> str:
 
 def _run(env: ToolEnv, command: str, timeout: int, box: Sandbox | None, grant: Grant) -> Outcome:
     env.emit(events.CommandStarted(command, box.summary(grant) if box else ""))
-    live = LiveOutput(env.emit)  # the person watches it run; the model gets the result
+    # the person watches it run (scrubbed across its events); the model gets the result
+    live = LiveOutput(env.emit, secrets=env.secrets)
     try:
         done = execute(command, str(env.root), timeout, live.feed, sandbox=box, grant=grant)
     except CommandInterrupted as stop:

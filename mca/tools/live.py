@@ -1,6 +1,11 @@
-"""A running command's output for the person as it comes: decoded, batched, and sent as
-CommandOutput events, at most one every INTERVAL seconds (a chatty command must not redraw the
-screen for every byte), from the command's reader thread or a timer."""
+"""A running command's output for the person as it comes: decoded, batched, scrubbed of known
+keys and sent as CommandOutput events, at most one every INTERVAL seconds (a chatty command must
+not redraw the screen for every byte), from the command's reader thread or a timer.
+
+The scrubbing runs over what the events carry, in order, as one stream: a key printed in two
+parts that fall into two events is caught, because a tail that could be the start of a key is
+held back until the next event (or the last one, when the command ends) shows what it is. A
+consumer that joins the events' texts never sees a key whole, and nothing is lost."""
 
 from __future__ import annotations
 
@@ -8,9 +13,10 @@ import codecs
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from mca.events import CommandOutput, EventSink
+from mca.sanitize import StreamScrubber
 
 INTERVAL = 0.1  # seconds between two events of one command, at least
 MAX_PENDING = 16_384  # characters kept between two events: a flood shows its end
@@ -25,11 +31,13 @@ class LiveOutput:
         emit: EventSink,
         interval: float = INTERVAL,
         clock: Callable[[], float] = time.monotonic,
+        secrets: Iterable[str] = (),
     ) -> None:
         self._emit = emit
         self._interval = interval
         self._clock = clock
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._scrubber = StreamScrubber(secrets)  # over the events' texts as one stream
         self._lock = threading.Lock()
         self._pending = ""
         self._dropped = 0
@@ -55,7 +63,7 @@ class LiveOutput:
                 self._timer.cancel()
                 self._timer = None
             self._add(self._decoder.decode(b"", final=True))
-            self._send()
+            self._send(last=True)  # with what the scrubber held back: nothing is lost
             self._closed = True
 
     def _due(self) -> None:
@@ -70,10 +78,14 @@ class LiveOutput:
             self._pending = self._pending[over:]
             self._dropped += over
 
-    def _send(self) -> None:
-        if self._closed or not (self._pending or self._dropped):
+    def _send(self, last: bool = False) -> None:
+        if self._closed:
             return
+        text = self._scrubber.feed(self._pending) + (self._scrubber.flush() if last else "")
+        self._pending = ""
+        if not (text or self._dropped):
+            return  # all of it may be a key's start: it goes with the next event
         now = self._clock()
         elapsed = round(now - self._started, 1)
-        self._emit(CommandOutput(self._pending, elapsed, self._dropped))
-        self._pending, self._dropped, self._last = "", 0, now
+        self._emit(CommandOutput(text, elapsed, self._dropped))
+        self._dropped, self._last = 0, now

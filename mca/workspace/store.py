@@ -28,12 +28,12 @@ from mca.workspace.checkpoints import Walker
 from mca.workspace.journal import Journal
 from mca.workspace.records import Kind, Record, Trees, Writes
 from mca.workspace.report import Rewound, Touched, Undoable, UndoReport
-from mca.workspace.restore import Change, same
+from mca.workspace.restore import Change, Cover, same
 from mca.workspace.scan import Caps, Tree
 from mca.workspace.snapshots import Change as FileChange
 from mca.workspace.snapshots import Copies
 from mca.workspace.trees import TreeStore
-from mca.workspace.undo import Undo, fill, not_covered
+from mca.workspace.undo import Undo, fill, link_notes, not_covered
 
 __all__ = ["KEEP_SESSIONS", "LEGACY_DIR", "WorkspaceStore", "store_dir"]
 
@@ -168,23 +168,33 @@ class WorkspaceStore:
 
     def before_change(self, turn: int) -> str:
         """Before a write or a command in `turn`: its first change walks the workspace. A
-        warning for the person when that failed ('' otherwise)."""
+        warning for the person when that failed, or when the walk did not cover everything
+        ('' otherwise)."""
         if self.walker.in_flight(turn):
             return ""
-        self.end_turn()
-        return self.walker.begin(turn, self._newest_on_disk)
+        said = [*self.end_turn(), self.walker.begin(turn, self._newest_on_disk)]
+        return "; ".join(note for note in said if note)
 
-    def end_turn(self) -> None:
-        """After a turn: when it changed the workspace, its Trees half is recorded."""
+    def after_command(self, turn: int) -> list[str]:
+        """After a command in `turn`: what its checkpoint will not cover, newly (for the
+        command's result and the person; [] when nothing, or when only the turn's end can tell)."""
+        return self.walker.settle(turn)
+
+    def end_turn(self) -> list[str]:
+        """After a turn: when it changed the workspace, its Trees half is recorded. Returns what
+        the walk newly left uncovered, for the person."""
         ended = self.walker.end()
         if ended is None:
-            return
-        turn, trees = ended
+            return []
+        turn, trees, said = ended
+        if trees is None:
+            return said
         try:
             self.walker.trees.flush()
             self.journal.save_trees(Record(self.stem(turn), self.session, turn, trees=trees))
         except OSError:
-            return  # the turn's Writes half still undoes its file tools' writes
+            pass  # the turn's Writes half still undoes its file tools' writes
+        return said
 
     def _newest_on_disk(self) -> Tree | None:
         """The latest tree an earlier session left: its stamps make the first walk cheap."""
@@ -235,10 +245,12 @@ class WorkspaceStore:
         if r.trees is None or r.trees.undone:
             files = r.writes.files if r.writes else ()
             return tuple(Touched(f.path, f.existed) for f in files if not f.restored)
-        before = self.walker.tree(r.trees.before).entries
-        after = self.walker.tree(r.trees.after).entries
+        old, new = self.walker.tree(r.trees.before), self.walker.tree(r.trees.after)
+        before, after, cover = old.entries, new.entries, Cover(old, new)
         changed = sorted(
-            p for p in before.keys() | after.keys() if not same(before.get(p), after.get(p))
+            p
+            for p in before.keys() | after.keys()
+            if not same(before.get(p), after.get(p)) and cover.known(p, before.get(p))
         )
         return tuple(Touched(p, p in before) for p in changed)
 
@@ -270,13 +282,16 @@ class WorkspaceStore:
         wanted = w.tree(target)
         now = w.scan()
         before = w.trees.save_tree(now)
+        cover = Cover(wanted, now)
         changes = [
             Change(rel, wanted.entries.get(rel), now.entries.get(rel))
             for rel in sorted(wanted.entries.keys() | now.entries.keys())
             if not same(wanted.entries.get(rel), now.entries.get(rel))
+            and cover.known(rel, wanted.entries.get(rel))
         ]
-        fill(report, self._undo().apply(changes))
-        report.notes = not_covered(now, w.caps.file)
+        fill(report, self._undo().apply(changes, wanted.groups()))
+        changed = {c.rel for c in changes}
+        report.notes = link_notes(now.groups(), changed) + not_covered(now, w.caps.file, cover)
         after = w.trees.save_tree(w.scan())
         talk = w.trees.put(conversation)
         trees = Trees(before, after, talk, turn)

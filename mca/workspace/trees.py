@@ -26,7 +26,7 @@ from mca.errors import UndoError
 from mca.fsutil import atomic_write, private_dir, read_regular, sha256, unlink_contained
 from mca.workspace.packs import PACK_MAX_BLOB, Packs
 from mca.workspace.records import HASH, BadRecord, check_rel, checked_object
-from mca.workspace.scan import KINDS, Entry, Tree
+from mca.workspace.scan import KINDS, Entry, Link, Tree
 
 __all__ = ["MAX_CHAIN", "TreeStore", "write_unsynced"]
 
@@ -60,11 +60,32 @@ def _row(row: Any) -> tuple[str, Entry, tuple[int, int, int, int] | None]:
     return rel, Entry(kind, mode, size, blob, target), tuple(stamp) if stamp else None
 
 
+def _uncovered(doc: dict[str, Any]) -> dict[str, str]:
+    """A tree's directories not listed whole, checked: {path: why}."""
+    found = doc.get("uncovered", {})
+    if not isinstance(found, dict) or not all(isinstance(w, str) for w in found.values()):
+        raise BadRecord("bad uncovered directories")
+    return {(check_rel(r) if r else r): w for r, w in found.items()}
+
+
+def _links(doc: dict[str, Any]) -> dict[str, Link]:
+    """A tree's files with more than one name, checked: [[names in all, path, ...], ...]; each
+    group a made-up inode of its own (the real ones mean nothing in another session)."""
+    out: dict[str, Link] = {}
+    for i, group in enumerate(doc.get("links", [])):
+        if not isinstance(group, list) or len(group) < 2 or not isinstance(group[0], int):
+            raise BadRecord("a bad group of hard links")
+        for rel in group[1:]:
+            out[check_rel(rel)] = (-1, i, group[0])
+    return out
+
+
 @dataclass
 class _Saved:
     entries: dict[str, Entry]
     id: str
     depth: int  # deltas between it and a full tree
+    also: tuple[dict[str, str], list[list[str]]]  # its uncovered directories and hard links
 
 
 class TreeStore:
@@ -114,11 +135,17 @@ class TreeStore:
         changed since that one (a delta, up to MAX_CHAIN deep), so a checkpoint after a turn
         that changed three files writes three rows, not the workspace's 5,000."""
         last = self._saved
-        if last is not None and (last.entries is tree.entries or last.entries == tree.entries):
+        also = (tree.uncovered, tree.groups())
+        same = last is not None and (last.entries is tree.entries or last.entries == tree.entries)
+        if last is not None and same and last.also == also:
             return last.id
         self.packs.flush()  # the blobs a tree names are on disk before the tree
         doc: dict[str, Any] = {"base": None, "special": tree.special}
         doc["unreadable"] = tree.unreadable
+        if tree.uncovered:  # (absent when empty: the ids of trees without it stay the same)
+            doc["uncovered"] = tree.uncovered
+        if tree.links:
+            doc["links"] = [[tree.links[g[0]][2], *g] for g in tree.groups()]
         if last is not None and last.depth < MAX_CHAIN:
             old = last.entries
             items = [(r, e) for r, e in tree.entries.items() if old.get(r) != e]
@@ -133,7 +160,7 @@ class TreeStore:
         if not os.path.lexists(path):
             write_unsynced(path, data)
         depth = last.depth + 1 if doc["base"] and last is not None else 0
-        self._saved = _Saved(tree.entries, name, depth)  # trees are not changed once made
+        self._saved = _Saved(tree.entries, name, depth, also)  # trees are not changed once made
         return name
 
     def _doc(self, name: str) -> dict[str, Any]:
@@ -174,9 +201,11 @@ class TreeStore:
                         tree.stamps[rel] = stamp
                 tree.special = [str(p) for p in doc.get("special", [])]
                 tree.unreadable = [str(p) for p in doc.get("unreadable", [])]
+                tree.uncovered, tree.links = _uncovered(doc), _links(doc)
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise UndoError(f"checkpoint tree {name[:12]} is unreadable: {e}") from None
-        self._saved = _Saved(dict(tree.entries), name, len(ids) - 1)
+        also = (tree.uncovered, tree.groups())
+        self._saved = _Saved(dict(tree.entries), name, len(ids) - 1, also)
         return tree
 
     # -- pruning -----------------------------------------------------------------------------

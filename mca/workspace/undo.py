@@ -14,7 +14,7 @@ import contextlib
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -23,10 +23,18 @@ from mca.fsutil import atomic_write, read_regular, sha256, unlink_contained
 from mca.workspace.paths import resolve_in
 from mca.workspace.records import FileEntry, Kind, Record, Trees, Writes
 from mca.workspace.report import UndoReport
-from mca.workspace.restore import Change, Outcome, Restorer, same
+from mca.workspace.restore import Change, Cover, Outcome, Restorer, same
 from mca.workspace.scan import Tree
 
-__all__ = ["MAX_SNAPSHOT_BYTES", "Undo", "fill", "not_covered"]
+__all__ = [
+    "MAX_SNAPSHOT_BYTES",
+    "Undo",
+    "fill",
+    "link_notes",
+    "not_covered",
+    "short_dir",
+    "uncovered_notes",
+]
 
 MAX_SNAPSHOT_BYTES = 32 * 1024 * 1024  # a larger file is not overwritten: undo could not restore it
 _TMP = re.compile(r"\.(?P<name>.+)\.mca-tmp-(?P<pid>\d+)-[0-9a-f]+\Z")
@@ -49,7 +57,7 @@ def fill(report: UndoReport, outcome: Outcome) -> None:
     report.problems += outcome.problems
 
 
-def not_covered(tree: Tree, file_cap: int) -> list[str]:
+def not_covered(tree: Tree, file_cap: int, cover: Cover | None = None) -> list[str]:
     """What /undo and /rewind do not put back, said every time."""
     size = f"{file_cap / 1024 / 1024:g} MB" if file_cap >= 1024 * 1024 else f"{file_cap:,} bytes"
     notes = ["not covered: files outside the workspace, .git/, and what .gitignore ignores"]
@@ -59,7 +67,43 @@ def not_covered(tree: Tree, file_cap: int) -> list[str]:
         notes.append(f"not covered (over the {size} cap per file, or the total): {shown}")
     if tree.special:
         notes.append(f"not covered (FIFOs, devices, sockets): {', '.join(tree.special[:5])}")
+    notes += uncovered_notes(cover.dirs if cover is not None else tree.uncovered)
     return notes
+
+
+def short_dir(rel: str) -> str:
+    """A directory for a note: a deep one by its first and last names and its depth."""
+    parts = rel.split("/") if rel else []
+    if len(parts) <= 6:
+        return f"{rel}/" if rel else "the workspace"
+    return f"{'/'.join(parts[:3])}/…/{'/'.join(parts[-2:])}/ ({len(parts)} levels)"
+
+
+def uncovered_notes(dirs: Mapping[str, str]) -> list[str]:
+    """The directories a checkpoint walk did not list whole, by why: what is in them is left as
+    it is by /undo and /rewind (and they are not removed)."""
+    by: dict[str, list[str]] = {}
+    for rel, why in sorted(dirs.items()):
+        by.setdefault(why, []).append(rel)
+    notes = []
+    for why, rels in by.items():
+        shown = ", ".join(short_dir(r) for r in rels[:3])
+        more = f" and {len(rels) - 3} more" if len(rels) > 3 else ""
+        notes.append(
+            f"not covered ({why}): {shown}{more}; /undo and /rewind leave it, and what is in"
+            " it, as it is"
+        )
+    return notes
+
+
+def link_notes(groups: list[list[str]], changed: set[str]) -> list[str]:
+    """Names that are one file (hard links), where the turn changed one of them: a change
+    through any name is a change to all, and the report names them all."""
+    return [
+        f"one file under several names (hard links): {', '.join(g)}"
+        for g in groups
+        if len(g) > 1 and changed.intersection(g)
+    ]
 
 
 @dataclass(frozen=True)
@@ -92,23 +136,25 @@ class Undo:
     def _trees(self, trees: Trees, force: bool, report: UndoReport) -> None:
         before, after = self.tree(trees.before), self.tree(trees.after)
         now = self.scan()
-        changes = []
+        cover = Cover(before, after, now)
+        changes, changed = [], set()
         for rel in sorted(before.entries.keys() | after.entries.keys()):
             b, a, c = before.entries.get(rel), after.entries.get(rel), now.entries.get(rel)
-            if same(b, a):
+            if same(b, a) or not cover.known(rel, b):
                 continue
+            changed.add(rel)
             if same(c, b):
                 report.unchanged.append(rel)
             elif same(c, a) or force:
                 changes.append(Change(rel, b, c))
             else:
                 report.skipped.append(rel)
-        fill(report, self.apply(changes))
-        report.notes = not_covered(now, self.file_cap)
+        fill(report, self.apply(changes, before.groups()))
+        report.notes = link_notes(after.groups(), changed) + not_covered(now, self.file_cap, cover)
 
-    def apply(self, changes: list[Change]) -> Outcome:
-        """Put these paths back from checkpoint blobs."""
-        return Restorer(self.root, self.blob).apply(changes)
+    def apply(self, changes: list[Change], links: list[list[str]] | None = None) -> Outcome:
+        """Put these paths back from checkpoint blobs (`links`: names to make one file again)."""
+        return Restorer(self.root, self.blob).apply(changes, links)
 
     # -- the Writes half ---------------------------------------------------------------------
     def _writes(self, writes: Writes, force: bool, handled: set[str], report: UndoReport) -> Writes:

@@ -624,3 +624,30 @@ def mode_and_yes_together(w: World) -> None:
     assert w.oneshot("hi", "--mode", "ask", "--yes") == 2
     assert w.oneshot("hi", "--mode", "yolo", "--yes") == 0
     no_bug(w)
+
+
+# -- a key in pieces across command.output events (issue 33, item 5) ----------------------------
+SPLIT_KEY = PLANTED["OPENAI_API_KEY"]
+SPLIT_AT = 9
+SPLIT_COMMAND = (
+    f"printf 'key=%s' '{SPLIT_KEY[:SPLIT_AT]}'; sleep 0.4; printf '%s\\n' '{SPLIT_KEY[SPLIT_AT:]}'"
+    f"; printf 'tail %s' '{SPLIT_KEY[:SPLIT_AT]}'"  # a key's start with nothing after it
+)
+
+
+@scenario
+def key_split_across_command_output_events(w: World) -> None:
+    """A command prints a key in two parts 0.4 s apart: they fall into two command.output
+    lines of the stream, and a consumer that joins them (as one joins a command's output) must
+    not get the key back; nothing the command printed is lost. The joined text goes to the
+    oracle with everything else mca printed."""
+    call = {"run_command": {"command": SPLIT_COMMAND}}
+    flags = ("--yes", "--output-format", "stream-json")
+    assert w.oneshot("go", *flags, script=w.script(call, "done")) == 0
+    lines = [json.loads(x) for x in w.outputs[-2].splitlines()]
+    pieces = [x["text"] for x in lines if x["type"] == "command.output"]
+    joined = "".join(pieces)
+    w.outputs.append(joined)  # the key oracle judges what a consumer rebuilds
+    assert len(pieces) >= 2, pieces  # the sleep split the output: else nothing was tested
+    assert SPLIT_KEY not in joined, pieces
+    assert joined == f"key=[REDACTED]\ntail {SPLIT_KEY[:SPLIT_AT]}", pieces

@@ -68,6 +68,45 @@ def test_a_flood_between_two_events_keeps_its_end_and_says_how_much_was_left_out
     assert len(last.text) == MAX_PENDING and last.text.endswith("xend")
 
 
+def test_a_key_split_between_two_events_never_joins_and_nothing_is_lost() -> None:
+    got: list[Event] = []
+    now = [0.0]
+    live = LiveOutput(got.append, interval=0.1, clock=lambda: now[0], secrets=[SECRET])
+    live.feed(f"key={SECRET[:7]}".encode())  # goes at once, but for what may be a key's start
+    now[0] = 0.4
+    live.feed(f"{SECRET[7:]}\nthen {SECRET[:5]}".encode())
+    now[0] = 0.8
+    live.feed(b"")  # nothing new: what is held stays held
+    assert SECRET not in texts(got) and not texts(got).endswith(SECRET[:5])
+    live.close()  # the held tail was no key: it comes with the last event
+    assert texts(got) == f"key=[REDACTED]\nthen {SECRET[:5]}"
+    assert next(e.text for e in got if isinstance(e, CommandOutput)) == "key="
+
+
+def test_a_flood_cannot_join_a_key_across_what_it_left_out() -> None:
+    """What a consumer joins is what the scrubber saw: a key's two halves on both sides of
+    the characters a flood left out do not make a key there either."""
+    got: list[Event] = []
+    live = LiveOutput(got.append, interval=60, clock=lambda: 0.0, secrets=[SECRET])
+    live.feed(f"key={SECRET[:9]}".encode())  # sent at once (but for the key's possible start)
+    rest = SECRET[9:] + "z" * (MAX_PENDING - len(SECRET) + 9)  # all a flood leaves, exactly
+    live.feed(b"y" * 100 + rest.encode())
+    live.close()
+    outputs = [e for e in got if isinstance(e, CommandOutput)]
+    assert outputs[-1].dropped == 100 and SECRET not in texts(got)
+    assert texts(got) == "key=[REDACTED]" + "z" * (MAX_PENDING - len(SECRET) + 9)
+
+
+def test_a_real_command_printing_a_key_in_two_parts(env: ToolEnv, ws: Path) -> None:
+    seen: list[Event] = []
+    env = replace(env, emit=seen.append, secrets=(SECRET,))
+    command = f"printf 'key=%s' '{SECRET[:8]}'; sleep 0.4; printf '%s\\n' '{SECRET[8:]}'; echo end"
+    out = get_tool("run_command").run(env, TurnState(1), {"command": command})
+    pieces = [e.text for e in seen if isinstance(e, CommandOutput)]
+    assert "".join(pieces) == "key=[REDACTED]\nend\n" and SECRET not in "".join(pieces), pieces
+    assert len(pieces) >= 2 and out.endswith("end")  # the sleep split it; the result is whole
+
+
 def test_run_command_emits_its_output_between_start_and_result(env: ToolEnv, ws: Path) -> None:
     seen: list[Event] = []
     env = replace(env, emit=seen.append)

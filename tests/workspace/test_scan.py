@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from mca.fsutil import sha256
-from mca.workspace.scan import DIR, FILE, LINK, OVER, Caps, Scanner, Tree
+from mca.workspace.scan import DIR, FILE, LINK, OVER, Budget, Caps, Scanner, Tree
 
 BIG = Caps(file=1 << 20, total=1 << 30)
 
@@ -96,5 +97,39 @@ def test_a_deep_tree_does_not_exhaust_the_stack(ws: Path) -> None:
         path = path / "d"
         os.mkdir(path)
     (path / "leaf").write_text("x")
+    tree, _ = scan(ws, replace(BIG, walk=Budget(depth=2000)))
+    assert sum(1 for p in tree.entries if p.endswith("leaf")) == 1 and tree.uncovered == {}
+
+
+def test_the_walk_stops_at_its_depth_and_says_where(ws: Path) -> None:
+    path = ws
+    for i in range(80):
+        path = path / "d"
+        os.mkdir(path)
+        (path / f"f{i}").write_text("x")
     tree, _ = scan(ws)
-    assert sum(1 for p in tree.entries if p.endswith("leaf")) == 1
+    cut = "/".join(["d"] * Budget().depth)
+    assert tree.uncovered == {cut: f"deeper than {Budget().depth} levels"}
+    assert tree.entries[cut].kind == DIR and not any(p.startswith(cut + "/") for p in tree.entries)
+    assert f"{cut[:-1]}f{Budget().depth - 2}" in tree.entries  # everything above it is covered
+
+
+def test_the_walk_stops_at_its_entries_and_says_where(ws: Path) -> None:
+    for d in "abc":
+        (ws / d).mkdir()
+        for i in range(10):
+            (ws / d / f"f{i}").write_text(d)
+    tree, _ = scan(ws, replace(BIG, walk=Budget(entries=15)))
+    assert len(tree.entries) == 15  # a, its ten files, b, c, and two of b's files
+    assert set(tree.uncovered) == {"b", "c"} and "entries" in tree.uncovered["b"]
+    assert sorted(p for p in tree.entries if p.startswith("b/")) == ["b/f0", "b/f1"]
+
+
+def test_a_file_with_two_names_is_recorded_as_one(ws: Path) -> None:
+    (ws / "src").mkdir()
+    (ws / "src" / "calc.js").write_text("x\n")
+    os.link(ws / "src" / "calc.js", ws / "notes.lnk")
+    (ws / "alone.txt").write_text("y\n")
+    os.link(ws / "alone.txt", ws.parent / "outside.lnk")  # its other name: not in the tree
+    tree, _ = scan(ws)
+    assert tree.groups() == [["alone.txt"], ["notes.lnk", "src/calc.js"]]

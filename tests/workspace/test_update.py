@@ -31,7 +31,9 @@ def _change(ws: Path, rng: random.Random) -> None:
             parent = parent.parent
             break
     path = parent / rng.choice(NAMES)
-    op = rng.choice(["write", "append", "mkdir", "remove", "rename", "link", "chmod"])
+    op = rng.choice(
+        ["write", "append", "mkdir", "remove", "rename", "link", "chmod", "hardlink", "through"]
+    )
     exists = os.path.lexists(path)
     if exists and (op == "remove" or (op in ("write", "mkdir", "link") and rng.random() < 0.5)):
         shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
@@ -52,25 +54,50 @@ def _change(ws: Path, rng: random.Random) -> None:
             path.rename(target)
     elif op == "chmod" and exists and not path.is_symlink():
         path.chmod(rng.choice([0o600, 0o644, 0o755]))
+    elif op == "hardlink" and path.is_file() and not path.is_symlink():
+        place = rng.choice(["ws", "ignored", "outside"])  # another name, anywhere
+        other = ws / rng.choice(NAMES)
+        if place != "ws":
+            where = ws / "ignored" if place == "ignored" else ws.parent / "outside"
+            where.mkdir(exist_ok=True)
+            other = where / f"{path.name}-{rng.randrange(100)}"
+        if not os.path.lexists(other):
+            os.link(path, other)
+    elif op == "through":  # a write through a name outside the workspace (or an ignored one)
+        names = [
+            p for d in (ws / "ignored", ws.parent / "outside") if d.is_dir() for p in d.iterdir()
+        ]
+        if names:
+            with rng.choice(sorted(names)).open("a") as f:
+                f.write("t")
 
 
 @pytest.mark.skipif(Watcher.open("/") is None, reason="no inotify on this machine")
 @pytest.mark.parametrize("seed", range(6))
 def test_the_shortcut_and_a_walk_agree(ws: Path, seed: int) -> None:
     rng = random.Random(seed)
+    (ws / ".gitignore").write_text("ignored/\n")
     scanner = Scanner(ws, sha256, CAPS)
     watcher = Watcher.open(str(ws.resolve()))
     assert watcher is not None
-    tree = scanner.scan(None, watcher.watch)
+    tree = scanner.scan(None, watcher.watch, watcher.watch_file)
+    walks = 0
     for _ in range(40):
         for _ in range(rng.randrange(1, 4)):
             _change(ws, rng)
         changed = watcher.drain()
         assert changed is not None
-        updated = update(scanner, tree, changed, watcher.watch, set(watcher.dirs.values()))
+        watched = set(watcher.dirs.values())
+        updated = update(scanner, tree, changed, watcher.watch, watched, watcher.watch_file)
         walked = scanner.scan()
-        assert updated is not None and updated.entries == walked.entries
+        if updated is None:  # a file gained a name: everything is walked, as the Walker does
+            walks += 1
+            watcher.reset()
+            updated = scanner.scan(tree, watcher.watch, watcher.watch_file)
+        assert updated.entries == walked.entries
+        assert updated.groups() == walked.groups()
         tree = updated
+    assert walks < 40
     watcher.close()
 
 
