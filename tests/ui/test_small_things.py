@@ -135,12 +135,14 @@ def test_status_says_where_the_window_comes_from(ws: Path) -> None:
             start(term)
             term.child.sendline("/status")
             term.on_screen("instruction files")
+            term.wait_for(lambda _: at_prompt(term), "the prompt back")
             assert said in term.text(), term.text()
             term.close()
     term = Screen(ws, [], child_env(ws, MOCK="1", MCA_CONTEXT_WINDOW="9000"), size=TMUX)
     start(term)
     term.child.sendline("/status")
     term.on_screen("context window 9,000 tokens (set by MCA_CONTEXT_WINDOW)")
+    term.wait_for(lambda _: at_prompt(term), "the prompt back")
     term.close()
 
 
@@ -193,7 +195,9 @@ def test_tab_shows_the_commands_with_what_they_do(ws: Path) -> None:
     term.child.send("/re\t")
     term.on_screen("go on with a saved conversation")
     term.on_screen("/rewind")
+    term.child.send("\x1b")  # Esc: the menu closes
     term.child.send("\x15")  # Ctrl-U: nothing sent
+    term.wait_for(lambda _: at_prompt(term), "an empty prompt")
     term.close()
 
 
