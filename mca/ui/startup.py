@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # built after the prompt is on screen
     from mca.ui.spinner import Spinner
 
 
-
 class LazySession:
     """The REPL's session, built once: in the start-up thread behind the prompt, or on first
     use, whichever comes first; a failure to build it is raised on every use after."""

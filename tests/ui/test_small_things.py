@@ -7,6 +7,7 @@ what each command does, and --json's object on Ctrl-C. (The stream-json schema's
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import signal
 import subprocess
@@ -55,7 +56,7 @@ def whole_words(term: Screen, first: str) -> None:
     rows = term.text().splitlines()
     top = max(i for i, r in enumerate(rows) if first in r)  # the latest
     assert rows[top + 1].startswith("  ") and rows[top + 1].strip(), rows[top : top + 2]
-    for row, after in zip(rows, rows[1:], strict=False):
+    for row, after in itertools.pairwise(rows):
         assert len(row) < TMUX[0] or after.startswith(" "), (row, after)
 
 
@@ -124,6 +125,18 @@ def test_status_and_the_usage_line_break_between_words(ws: Path) -> None:
 
 
 # -- where the window comes from ---------------------------------------------------------------
+def status_of(ws: Path, env: dict[str, str]) -> str:
+    """The screen after /status in mca run with `env`."""
+    term = Screen(ws, [], env, size=TMUX)
+    start(term)
+    term.child.sendline("/status")
+    term.on_screen("instruction files")
+    term.wait_for(lambda _: at_prompt(term), "the prompt back")
+    screen = term.text()
+    term.close()
+    return screen
+
+
 @in_a_terminal
 def test_status_says_where_the_window_comes_from(ws: Path) -> None:
     for serving, said in (
@@ -131,13 +144,7 @@ def test_status_says_where_the_window_comes_from(ws: Path) -> None:
         (server_without_a_window(), "context window 32,000 tokens (assumed: no setting"),
     ):
         with serving as server:
-            term = Screen(ws, [], no_window_env(ws, server), size=TMUX)
-            start(term)
-            term.child.sendline("/status")
-            term.on_screen("instruction files")
-            term.wait_for(lambda _: at_prompt(term), "the prompt back")
-            assert said in term.text(), term.text()
-            term.close()
+            assert said in status_of(ws, no_window_env(ws, server))
     term = Screen(ws, [], child_env(ws, MOCK="1", MCA_CONTEXT_WINDOW="9000"), size=TMUX)
     start(term)
     term.child.sendline("/status")
