@@ -184,11 +184,8 @@ class Session:
         self.ledger.turns[:] = saved.ledgers
         self.id = self.store.carry(saved, fork)
         # an older mca recorded a resumed conversation's turns under each run's own id
-        earlier = (saved.id.split("-")[0], saved.came_from.split("-")[0])
-        if fork:
-            self.workspace.carry(*earlier)
-        else:
-            self.workspace.adopt(self.id, *earlier)
+        earlier = (saved.id, saved.id.split("-")[0], saved.came_from.split("-")[0])
+        self.workspace.adopt(self.id, *earlier)
         self.log.event(SessionResumed(saved.id, saved.turns, forked_as=self.id if fork else ""))
 
     def switch_model(self, options: ModelOptions) -> str:

@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from secrets import token_hex
 from typing import Any
 
 from mca.fsutil import FileTooLarge, open_private, open_regular, private_dir
@@ -103,7 +104,7 @@ class SessionStore:
         self.path = (
             directory / f"{time.strftime('%Y%m%dT%H%M%S')}-{sid}.jsonl" if directory else None
         )
-        self.sid, self.forks = sid, 0
+        self.sid = sid
         self.meta: dict[str, Any] = {"type": "meta", "id": sid, "workspace": str(workspace)}
         self.meta |= {"model": model, "started": time.time()}
         self.secrets = tuple(secrets)
@@ -132,25 +133,24 @@ class SessionStore:
     def carry(self, saved: Saved, fork: bool = False) -> str:
         """This session goes on with a saved conversation; returns the id it goes on under.
         Resumed, it keeps the conversation's id and file: the next turn is appended there.
-        Forked, it is a new conversation (this session's own id and file, a new one when this
-        session already saved one), whose first write repeats the saved history. A file this
-        session already wrote stays as it is, either way."""
+        Forked, it is a new conversation (this session's own id and file, or a new one of each
+        when this session already saved a conversation), whose first write repeats the saved
+        history. A file this session already wrote stays as it is, either way."""
+        self.meta.pop("forked_from", None)
         if not fork:
             self.path = saved.path if self.path is not None else None
             self.sid, self.written = saved.id, True  # its meta line is there
-            self.meta = {"type": "meta", "id": saved.id}
+            self.meta["id"] = saved.id  # (its workspace and model stay: a fork may need them)
             self.saved, self.carried = list(saved.messages), []
             return saved.id
         if self.written and self.path is not None:
-            self.forks += 1
-            sid = f"{self.meta['id']}-{self.forks}"
-            self.path = self.path.with_name(f"{time.strftime('%Y%m%dT%H%M%S')}-{sid}.jsonl")
-            self.meta |= {"id": sid}
+            self.sid = token_hex(3)  # as home.new_ids makes them
+            self.path = self.path.with_name(f"{time.strftime('%Y%m%dT%H%M%S')}-{self.sid}.jsonl")
             self.written = False
-        self.meta |= {"started": time.time(), "forked_from": saved.id}
+        self.meta |= {"id": self.sid, "started": time.time(), "forked_from": saved.id}
         self.saved = []
         self.carried = [{"type": "ledger", **entry.to_json()} for entry in saved.ledgers]
-        return str(self.meta["id"])
+        return self.sid
 
     def turn(self, messages: Sequence[Message], ledger: TurnLedger | None) -> None:
         """After a finished turn: what it added (or the whole history when earlier messages

@@ -66,14 +66,14 @@ class LazySession:
     def awaited(self, spinner: Spinner | None, asks_window: bool) -> Iterator[None]:
         """While a line waits for the session to be built: `spinner` (on a terminal) says what
         takes the time (a server asked for its context window, most often)."""
-        shown = spinner is not None and not self.ready
-        if spinner is not None and shown:
-            spinner.start(ASKING if asks_window else STARTING)
+        if spinner is None or self.ready:
+            yield
+            return
+        spinner.start(ASKING if asks_window else STARTING)
         try:
             yield
         finally:
-            if spinner is not None and shown:
-                spinner.stop()
+            spinner.stop()
 
 
 def skills_summary(session: Session) -> str:

@@ -300,14 +300,11 @@ class WorkspaceStore:
         self.journal.save_trees(Record(stem, self.session, now_turn, Kind.REWIND, trees=trees))
         return Rewound(report, turn, True)
 
-    def carry(self, *sessions: str) -> None:
-        """A forked conversation: the turns of these sessions are this conversation's too."""
-        self.sessions |= set(sessions)
-
     def adopt(self, session: str, *earlier: str) -> None:
-        """A resumed conversation: this session's turns from now on are recorded as that
-        conversation's (`session`, its id), whose turns (and those of `earlier` ids, under
-        which an older mca recorded them) /rewind finds."""
+        """A resumed (or forked) conversation: this session's turns from now on are recorded
+        as that conversation's (`session`, its id), whose turns, and those recorded under the
+        `earlier` ids (the conversation it was forked from; each run of an older mca), /rewind
+        finds."""
         self.session = session
         self.sessions = {session, *earlier}
 

@@ -101,3 +101,15 @@ def test_continue_shows_where_the_conversation_left_off(ws: Path) -> None:
     assert any(line.startswith("       → edit_file(path=a.txt") for line in shown)
     assert all(len(line) < 100 for line in shown)  # one line each, cut to the screen
     term.close()
+
+
+def test_a_fork_in_the_repl_after_a_resume_is_a_conversation_of_its_own(ws: Path) -> None:
+    first = str(one_turn(ws, "list")["session"])
+    second = str(one_turn(ws, "read nothing.txt")["session"])
+    r = mca(ws, stdin=f"/resume {first}\nlist\n/resume {second} --fork\nlist\n")
+    assert f"resumed {first}: 1 turn" in r.stdout and f"forked {second} as " in r.stdout
+    found = {s.id: s for s in list_saved(sessions(ws), ws.resolve())}
+    assert len(found) == 3 and found[first].turns == 2 and found[second].turns == 1
+    fork = next(s for s in found.values() if s.forked_from == second)
+    assert fork.turns == 2 and fork.workspace == str(ws.resolve())  # a whole meta line
+    assert fork.id not in (first, second)

@@ -125,6 +125,18 @@ def test_status_and_the_usage_line_break_between_words(ws: Path) -> None:
 
 
 # -- where the window comes from ---------------------------------------------------------------
+def status_of(ws: Path, env: dict[str, str]) -> str:
+    """The screen after /status in mca run with `env`."""
+    term = Screen(ws, [], env, size=TMUX)
+    start(term)
+    term.child.sendline("/status")
+    term.on_screen("instruction files")
+    term.wait_for(lambda _: at_prompt(term), "the prompt back")
+    screen = term.text()
+    term.close()
+    return screen
+
+
 @in_a_terminal
 def test_status_says_where_the_window_comes_from(ws: Path) -> None:
     for serving, said in (
@@ -132,16 +144,12 @@ def test_status_says_where_the_window_comes_from(ws: Path) -> None:
         (server_without_a_window(), "context window 32,000 tokens (assumed: no setting"),
     ):
         with serving as server:
-            term = Screen(ws, [], no_window_env(ws, server), size=TMUX)
-            start(term)
-            term.child.sendline("/status")
-            term.on_screen("instruction files")
-            assert said in term.text(), term.text()
-            term.close()
+            assert said in status_of(ws, no_window_env(ws, server))
     term = Screen(ws, [], child_env(ws, MOCK="1", MCA_CONTEXT_WINDOW="9000"), size=TMUX)
     start(term)
     term.child.sendline("/status")
     term.on_screen("context window 9,000 tokens (set by MCA_CONTEXT_WINDOW)")
+    term.wait_for(lambda _: at_prompt(term), "the prompt back")
     term.close()
 
 
@@ -194,7 +202,9 @@ def test_tab_shows_the_commands_with_what_they_do(ws: Path) -> None:
     term.child.send("/re\t")
     term.on_screen("go on with a saved conversation")
     term.on_screen("/rewind")
+    term.child.send("\x1b")  # Esc: the menu closes
     term.child.send("\x15")  # Ctrl-U: nothing sent
+    term.wait_for(lambda _: at_prompt(term), "an empty prompt")
     term.close()
 
 
