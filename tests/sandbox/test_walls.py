@@ -270,7 +270,8 @@ def test_a_write_outside_names_its_path_and_is_lifted_once(world: World) -> None
 @pytest.mark.slow
 def test_nobody_to_ask_is_said_as_such(world: World) -> None:
     env, _ = _env(world, HeadlessUI(), "yolo")
-    ok, result = _run(env, "mkdir ~/.cache/tool 2>&1 || mkdir $HOME/.cache/tool")
+    (world.home / ".cache").mkdir(exist_ok=True)  # an ordinary user's home may have none yet
+    ok, result = _run(env, f"mkdir {world.home}/.cache/tool")
     assert not ok and not (world.home / ".cache" / "tool").exists()
     assert "nobody was asked" in result and "the user did not allow" not in result
 
