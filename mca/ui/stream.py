@@ -40,16 +40,21 @@ class StreamWriter:
 
     def feed(self, delta: str) -> None:
         """A piece of the reply: scrubbed, made safe, rendered, written."""
+        self.out.write(self.piece(delta))
+        self.out.flush()
+
+    def piece(self, delta: str) -> str:
+        """A piece of the reply, scrubbed, made safe and rendered, for the caller to write
+        (with what goes around it on the screen, in one write: nothing flickers)."""
         if not self.streamed:
             self.streamed, self.ends_line, self.tail = True, False, ""
             self._scrubber = StreamScrubber(self.secrets)
             self._markdown = self.new_markdown() if self.new_markdown else None
         safe = self._safe(self._scrubber.feed(delta))
         shown = self._markdown.feed(safe) if self._markdown else safe
-        self.out.write(shown)
-        self.out.flush()
         self.tail = (self.tail + shown).rsplit("\n", 1)[-1]
         self.ends_line = safe.endswith("\n") if safe else self.ends_line
+        return shown
 
     def end(self) -> bool:
         """After the reply's last piece: what was held back, and a line end. False when no

@@ -273,7 +273,7 @@ class ReplUI:
         self.spinner.stop()
         self.box.stop()
         with self.lock:
-            self._erase_note()
+            self.out.write(self._unnote())
             if end_stream:
                 self.stream.end()
             self.out.write(text)
@@ -293,11 +293,11 @@ class ReplUI:
         """A piece of the answer as it streams: scrubbed, made visible, rendered."""
         self.end_thinking()
         self.spinner.stop()
-        with self.lock:
-            self._erase_note()
-            self.stream.feed(delta)
+        with self.lock:  # one write: the note is never seen gone while the answer grows
+            shown = self._unnote() + self.stream.piece(delta)
             self._turn_text.append(delta)
-            self._draw_note()
+            self.out.write(shown + self._renote())
+            self.out.flush()
 
     def queued(self, typed: str) -> None:
         """What the person has typed during the turn (kept for the next prompt), shown on the
@@ -307,28 +307,30 @@ class ReplUI:
         with self.lock:
             self.spinner.note = self.box.note = self._note = note
             if self.stream.streamed:
-                self._erase_note()
-                self._draw_note()
+                self.out.write(self._unnote() + self._renote())
+                self.out.flush()
 
-    def _draw_note(self) -> None:
-        """Under the lock, while an answer streams on a terminal: the note on the line below
-        it, the cursor left where the answer goes on (not while it waits at the right margin,
-        where moving it would lose the next character's wrap: the next piece draws it)."""
+    def _renote(self) -> str:
+        """Under the lock, while an answer streams on a terminal: what draws the note on the
+        line below it, the cursor left where the answer goes on (nothing while it waits at the
+        right margin, where moving it would lose the next character's wrap: the next piece
+        draws it)."""
         columns = _columns()
         if not (self.live and self._note and self.stream.streamed) or self._note_drawn:
-            return
+            return ""
         if self.stream.at_margin(columns):
-            return
+            return ""
         note = fit(self._note, max(columns - 1, 10))
-        self.out.write(line_below(f"{DIM}{note}{RESET}" if self.colour else note))
-        self.out.flush()
         self._note_drawn = True
+        return line_below(f"{DIM}{note}{RESET}" if self.colour else note)
 
-    def _erase_note(self) -> None:
-        """Under the lock: the note under the answer gone, before anything else is written."""
-        if self._note_drawn:
-            self.out.write(CLEAR_LINE_BELOW)
-            self._note_drawn = False
+    def _unnote(self) -> str:
+        """Under the lock: what erases the note under the answer, to write before anything
+        else."""
+        if not self._note_drawn:
+            return ""
+        self._note_drawn = False
+        return CLEAR_LINE_BELOW
 
     def begin_turn(self) -> None:
         """A turn starts: nothing of its answer has been shown yet, nothing typed is queued."""
@@ -343,7 +345,7 @@ class ReplUI:
         self.end_thinking()
         self.spinner.stop()
         with self.lock:
-            self._erase_note()
+            self.out.write(self._unnote())
             self.stream.end()
 
     def say(self, text: str) -> None:

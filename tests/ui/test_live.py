@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import pyte
 import pytest
 from prompt_toolkit.input import create_input, create_pipe_input
 from prompt_toolkit.input.typeahead import get_typeahead
@@ -34,6 +35,7 @@ from tests.ptyscreen import wait_until
 from tests.test_event_stream import line_problems, script, stream
 
 SECRET = "sk-live-secret-0123456789"
+WORDS = [f"word{i:02} " for i in range(12)]
 
 
 def texts(events: list[Event]) -> str:
@@ -191,6 +193,41 @@ def test_the_box_is_erased_before_anything_else_is_written() -> None:
     assert not ui.box.running
     drawn = out.getvalue()
     assert drawn.rindex("\x1b[J") < drawn.index("✓ $ sleep 5")  # erased, then the result
+
+
+class Flushes(io.StringIO):
+    """A terminal's output as the terminal sees it: what had arrived at each flush."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def flush(self) -> None:
+        self.seen.append(self.getvalue())
+
+
+def test_the_queued_note_is_never_seen_gone_while_the_answer_grows() -> None:
+    """Each piece of a streaming answer reaches the terminal in one write with the note's erase
+    and redraw (the pty test saw the answer grow with no note under it: a flush between)."""
+    screen = pyte.Screen(100, 10)
+    stream = pyte.Stream(screen)
+    out = Flushes()
+    ui = ReplUI(out, lambda q: "", live=True)
+    ui.begin_turn()
+    ui.text("word00 ")
+    ui.queued("typed meanwhile")
+    for word in WORDS[1:]:
+        ui.text(word)
+    shown = 0
+    for upto in out.seen:
+        stream.feed(upto[shown:])
+        shown = len(upto)
+        if "word01" in screen.display[0]:
+            assert "queued: typed meanwhile" in screen.display[1], screen.display[:2]
+    ui.end_stream()
+    stream.feed(out.getvalue()[shown:])
+    assert "queued" not in "\n".join(screen.display)
+    assert screen.display[0].split() == [w.strip() for w in WORDS]
 
 
 # -- the keyboard during a turn ------------------------------------------------------------------

@@ -171,11 +171,6 @@ def test_keys_typed_during_an_answer_stay_out_of_it_and_are_sent_next(
     term.close()
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="flips (2 of 3 runs at low load): the queued line's row moves as the answer streams;"
-    " a redraw race left open, see the stop-39 note",
-)
 def test_keys_typed_during_an_answer_show_as_queued_under_it_while_it_streams(
     ws: Path, slow_answer: FakeServer
 ) -> None:
