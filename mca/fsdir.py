@@ -72,12 +72,7 @@ def symlink_at(dfd: int, name: str, target: str) -> None:
     """symlink_contained of `name` in the directory held by `dfd`."""
     tmp = _temp(name)
     os.symlink(target, tmp, dir_fd=dfd)
-    try:
-        os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=dfd)
-        raise
+    _replace_with(dfd, tmp, name)
 
 
 def link_at(dfd: int, name: str, src_dfd: int, src_name: str) -> None:
@@ -85,6 +80,11 @@ def link_at(dfd: int, name: str, src_dfd: int, src_name: str) -> None:
     replacing what is there (not a directory) atomically; the source is never followed."""
     tmp = _temp(name)
     os.link(src_name, tmp, src_dir_fd=src_dfd, dst_dir_fd=dfd, follow_symlinks=False)
+    _replace_with(dfd, tmp, name)
+
+
+def _replace_with(dfd: int, tmp: str, name: str) -> None:
+    """`tmp` (just made in `dfd`) takes `name`'s place atomically, or is removed."""
     try:
         os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
     except BaseException:

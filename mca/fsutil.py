@@ -168,24 +168,37 @@ def open_regular(
 def _open_checked(path: Path, root: Path | None, follow: bool) -> tuple[int, os.stat_result]:
     """A descriptor on a regular file (inside `root` when given), and its fstat."""
     flags = os.O_RDONLY | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
-    try:
+    with _no_link(path):
         if root is None:
             fd = os.open(path, flags)
         else:  # a final link is followed by resolving it now; what is opened is not a link
             fd = _open_in(Path(os.path.realpath(path)) if follow else path, root, flags)
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise NotRegularFile(errno.ELOOP, f"{path}: is a symbolic link; not followed") from None
-        raise
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = file_kind(st.st_mode)
-            raise NotRegularFile(errno.EINVAL, f"{path}: is {kind}, not a regular file")
+        return fd, _regular_stat(fd, path)
     except BaseException:
         os.close(fd)
         raise
-    return fd, st
+
+
+@contextlib.contextmanager
+def _no_link(label: object) -> Iterator[None]:
+    """An open refused for a final symbolic link (O_NOFOLLOW) says so."""
+    try:
+        yield
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            message = f"{label}: is a symbolic link; not followed"
+            raise NotRegularFile(errno.ELOOP, message) from None
+        raise
+
+
+def _regular_stat(fd: int, label: object) -> os.stat_result:
+    """The fstat of a descriptor that must be on a regular file."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        kind = file_kind(st.st_mode)
+        raise NotRegularFile(errno.EINVAL, f"{label}: is {kind}, not a regular file")
+    return st
 
 
 def read_regular_stat(
@@ -205,17 +218,10 @@ def read_regular_stat(
 def read_regular_at(dfd: int, name: str, *, cap: int) -> tuple[bytes, os.stat_result]:
     """(contents, fstat) of the regular file `name` in the directory held by `dfd`: the same
     checks as read_regular_stat, with no path to resolve (a walk opens each directory once)."""
-    try:
+    with _no_link(name):
         fd = os.open(name, os.O_RDONLY | _NONBLOCK | _CLOEXEC | _NOFOLLOW, dir_fd=dfd)
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise NotRegularFile(errno.ELOOP, f"{name}: is a symbolic link; not followed") from None
-        raise
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = file_kind(st.st_mode)
-            raise NotRegularFile(errno.EINVAL, f"{name}: is {kind}, not a regular file")
+        st = _regular_stat(fd, name)
         return _read_capped(fd, st, cap, name), st
     finally:
         os.close(fd)
