@@ -20,6 +20,7 @@ from mca.types import (
     KIND_SHELL,
     KIND_SKILLS,
     KIND_SUMMARY,
+    KIND_UNDONE,
     Message,
     Reasoning,
     ToolCall,
@@ -43,7 +44,15 @@ __all__ = [
 
 T = TypeVar("T")
 ROLES = ("user", "assistant", "tool")
-KINDS = (KIND_CHAT, KIND_SKILLS, KIND_REFERENCE, KIND_SUMMARY, KIND_SHELL, KIND_CANCELLED)
+KINDS = (
+    KIND_CHAT,
+    KIND_SKILLS,
+    KIND_REFERENCE,
+    KIND_SUMMARY,
+    KIND_SHELL,
+    KIND_CANCELLED,
+    KIND_UNDONE,
+)
 MAX_COUNT = 10**9  # characters, tokens, turns, calls: more is not a record mca wrote
 
 

@@ -12,7 +12,7 @@ from mca.events import Undone
 from mca.records import message_from
 from mca.sanitize import scrub
 from mca.sessions import message_json
-from mca.types import Message
+from mca.types import KIND_UNDONE, Message
 from mca.workspace.report import Rewound, UndoReport
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from mca.sessions import SessionStore
     from mca.workspace.store import WorkspaceStore
 
-__all__ = ["Rewound", "rewind", "turns", "undo"]
+__all__ = ["Rewound", "rewind", "turns", "undo", "undone_note"]
 
 
 def undo(
@@ -37,19 +37,41 @@ def undo(
     if talk is not None:
         messages[:] = [message_from(m) for m in json.loads(talk)]
         store.turn(messages, None)
-    elif (turn := _own_turn(report, workspace)) and drop_cancelled(messages, turn):
+    elif (
+        (turn := _own_turn(report, workspace))
+        and report.complete
+        and drop_cancelled(messages, turn)
+    ):
         store.turn(messages, None)
         report.notes.append(
             "the conversation: that cancelled turn's completed steps are taken out too"
         )
+    elif turn and (said := undone_note(report, turn)):
+        messages.append(Message("user", said, kind=KIND_UNDONE, turn=turn))
+        store.turn(messages, None)
+        report.notes.append("the conversation: a note tells the model the files went back")
     log.event(Undone(report.turn_label, report.restored, report.removed, report.skipped))
     return report
 
 
+def undone_note(report: UndoReport, turn: int) -> str:
+    """What the model reads after /undo took back a turn of this conversation whose messages
+    stay (the conversation never disagrees with the disk): which files are as before it."""
+    back = [*report.restored, *report.removed]
+    if not back:
+        return ""
+    shown = ", ".join(back[:20]) + (f" and {len(back) - 20} more" if len(back) > 20 else "")
+    return (
+        f"[mca: the user ran /undo: the changes turn {turn} made to files are taken back, and"
+        f" these are as they were before it: {shown}. What that turn says it changed is no"
+        " longer on disk.]"
+    )
+
+
 def _own_turn(report: UndoReport, workspace: WorkspaceStore) -> int:
-    """The turn of this conversation the undo reverted whole (0: an /export's write, another
-    session's turn, or files left alone)."""
-    if not report.complete or report.turn is None or report.turn[0] not in workspace.sessions:
+    """The turn of this conversation the undo reverted (0: an /export's write, another
+    session's turn)."""
+    if report.turn is None or report.turn[0] not in workspace.sessions:
         return 0
     return report.turn[1]
 

@@ -13,6 +13,7 @@ __all__ = [
     "KIND_SHELL",
     "KIND_SKILLS",
     "KIND_SUMMARY",
+    "KIND_UNDONE",
     "Message",
     "Model",
     "Reasoning",
@@ -34,6 +35,7 @@ KIND_REFERENCE = "reference"  # @path injection
 KIND_SUMMARY = "summary"  # compaction summary
 KIND_SHELL = "shell"  # a !command's output the person chose to add
 KIND_CANCELLED = "cancelled"  # where a cancelled turn stopped (mca/cancel.py)
+KIND_UNDONE = "undone"  # /undo took back a turn's files, which the conversation still shows
 
 
 @dataclass(frozen=True)

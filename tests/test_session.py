@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from mca.assemble import open_session
 from mca.config import load_settings
+from mca.errors import UndoError
 from mca.session import HeadlessUI, Session
-from mca.types import KIND_SHELL
+from mca.types import KIND_SHELL, KIND_UNDONE
 from tests.helpers import FakeModel, Reply, call, say
 
 
@@ -29,6 +32,35 @@ def test_the_mode_the_session_sets_is_the_one_tools_see(ws: Path) -> None:
     report = s.undo()
     assert report.removed == ["a.txt"] and not (ws / "a.txt").exists()
     assert next(e for e in s.log.events if e["event"] == "undo")["removed"] == ["a.txt"]
+    s.close()
+
+
+def test_undo_of_a_finished_turn_tells_the_model_its_files_went_back(ws: Path) -> None:
+    """The conversation never disagrees with the disk: after /undo of a turn whose messages
+    stay, the next request carries a note naming the files that are as before it (main: the
+    model was still told it had written them)."""
+    (ws / "b.txt").write_text("old\n")
+    model = FakeModel(
+        [
+            call("write_file", path="a.txt", content="x"),
+            call("write_file", path="b.txt", content="new\n"),
+            say("wrote a.txt and b.txt"),
+            say("ok"),
+        ]
+    )
+    settings = load_settings({"MOCK": "1", "MCA_HOME": str(ws.parent / "h")}, workspace=ws)
+    s = open_session(settings, HeadlessUI(), model=model, log_to_disk=False)
+    s.run_turn("write them")
+    report = s.undo()
+    assert not (ws / "a.txt").exists() and (ws / "b.txt").read_text() == "old\n"
+    assert any("a note tells the model" in n for n in report.notes), report.notes
+    s.run_turn("what is in b.txt now?")
+    sent = [m for m in model.requests[-1].messages if m.kind == KIND_UNDONE]
+    assert len(sent) == 1 and "a.txt" in sent[0].content and "b.txt" in sent[0].content
+    assert sent[0].role == "user" and "/undo" in sent[0].content
+    with pytest.raises(UndoError):  # nothing left to take back: said, and no second note
+        s.undo()
+    assert [m.kind for m in s.messages].count(KIND_UNDONE) == 1
     s.close()
 
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from mca.types import KIND_CANCELLED, KIND_REFERENCE, KIND_SHELL, KIND_SKILLS, KIND_SUMMARY, Message
+from mca.types import (
+    KIND_CANCELLED,
+    KIND_REFERENCE,
+    KIND_SHELL,
+    KIND_SKILLS,
+    KIND_SUMMARY,
+    KIND_UNDONE,
+    Message,
+)
 from mca.words import plural
 
 MAX_RESULT_LINES = 40
@@ -46,7 +54,7 @@ def conversation_markdown(messages: Sequence[Message], title: str, meta: Sequenc
             out += ["", "**Summary of earlier turns:**", "", m.content.strip()]
         elif m.kind == KIND_SHELL:
             out += ["", "**You ran a command:**", "", _block(_cut(m.content))]
-        elif m.kind == KIND_CANCELLED:
+        elif m.kind in (KIND_CANCELLED, KIND_UNDONE):
             out += ["", f"*{m.content.strip()}*"]
         elif m.role == "assistant":
             if m.content.strip():
