@@ -1,0 +1,29 @@
+"""Issue 35 item 5: where the skill runtime still read SKILL.md differently from the seeds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mca.skills.parse import parse_text, split_frontmatter
+from mca.skills.scan import load_candidate
+from tests.skills.conftest import MakeSkill
+
+
+@pytest.mark.parametrize("fence", [" ---", "  ---", "\t---", "--- "])
+def test_a_fence_with_blanks_around_it_opens_and_closes(fence: str) -> None:
+    text = f"{fence}\nname: demo\ndescription: Use when testing.\n{fence}\nBody.\n"
+    head, body, line = split_frontmatter(text)
+    assert body == "Body.\n" and line == 5
+    parsed = parse_text(text, "x")
+    assert parsed.fields == {"name": "demo", "description": "Use when testing."}
+    assert not parsed.diagnostics
+
+
+def test_an_indented_first_fence_loads_the_skill_from_disk(
+    tmp_path: Path, make_skill: MakeSkill
+) -> None:
+    path = make_skill(tmp_path, "demo", "  ---\nname: demo\ndescription: Use when x.\n---\nB\n")
+    cand = load_candidate(path, None)
+    assert cand.skill is not None and cand.skill.body == "B\n"
