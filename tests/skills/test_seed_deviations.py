@@ -15,7 +15,7 @@ from tests.skills.conftest import MakeSkill
 def test_a_fence_with_blanks_around_it_opens_and_closes(fence: str) -> None:
     text = f"{fence}\nname: demo\ndescription: Use when testing.\n{fence}\nBody.\n"
     head, body, line = split_frontmatter(text)
-    assert body == "Body.\n" and line == 5
+    assert "name: demo" in head and body == "Body.\n" and line == 5
     parsed = parse_text(text, "x")
     assert parsed.fields == {"name": "demo", "description": "Use when testing."}
     assert not parsed.diagnostics
@@ -27,3 +27,28 @@ def test_an_indented_first_fence_loads_the_skill_from_disk(
     path = make_skill(tmp_path, "demo", "  ---\nname: demo\ndescription: Use when x.\n---\nB\n")
     cand = load_candidate(path, None)
     assert cand.skill is not None and cand.skill.body == "B\n"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("metadata", "a string"),
+        ("metadata", "[a, b]"),
+        ("name", "[a, b]"),
+        ("name", "{x: y}"),
+        ("compatibility", "[linux, mac]"),
+        ("allowed-tools", "{Bash: yes}"),
+        ("allowed-tools", "[Read, {Bash: yes}]"),
+    ],
+)
+def test_a_wrong_typed_optional_field_drops_that_field_not_the_skill(
+    tmp_path: Path, make_skill: MakeSkill, field: str, value: str
+) -> None:
+    text = f'---\ndescription: "Use when testing."\n{field}: {value}\n---\nBody.\n'
+    cand = load_candidate(make_skill(tmp_path, "demo", text), None)
+    assert cand.skill is not None and cand.skill.name == "demo"  # the directory's name
+    assert field not in cand.skill.fields  # dropped: nothing downstream reads the bad value
+    assert not cand.has_error
+    [diag] = [d for d in cand.diagnostics if d.code == "field-dropped"]
+    assert diag.code == "field-dropped" and diag.level == "warning" and diag.line == 3
+    assert f"'{field}'" in diag.message and "ignored" in diag.message
