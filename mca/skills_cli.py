@@ -61,6 +61,7 @@ def _config(args: argparse.Namespace, env: Mapping[str, str]) -> SkillsConfig:
 def check_candidates(paths: Sequence[str]) -> tuple[list[Candidate], list[str]]:
     """Candidates for SKILL.md files, skill directories, or roots to scan; and the problems
     with paths that gave none (missing, not a skill file, no SKILL.md below)."""
+    from mca.skills.advice import advice
     from mca.skills.model import SKILL_FILE, Root
     from mca.skills.scan import load_candidate, scan_roots
 
@@ -83,6 +84,8 @@ def check_candidates(paths: Sequence[str]) -> tuple[list[Candidate], list[str]]:
             problems.append(f"{raw}: no such file or directory")
     for c in out:
         c.root = None
+        if c.skill is not None:
+            c.diagnostics += advice(c.skill)
     return out, problems
 
 

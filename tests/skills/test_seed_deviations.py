@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mca.skills.parse import parse_text, split_frontmatter
 from mca.skills.scan import load_candidate
-from tests.skills.conftest import MakeSkill
+from tests.skills.conftest import MakeSkill, skill_text
 
 
 @pytest.mark.parametrize("fence", [" ---", "  ---", "\t---", "--- "])
@@ -52,3 +54,35 @@ def test_a_wrong_typed_optional_field_drops_that_field_not_the_skill(
     [diag] = [d for d in cand.diagnostics if d.code == "field-dropped"]
     assert diag.code == "field-dropped" and diag.level == "warning" and diag.line == 3
     assert f"'{field}'" in diag.message and "ignored" in diag.message
+
+
+def _check_json(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[dict[str, Any]]]:
+    from mca.cli import main
+
+    code = main(["skills", "check", str(path), "--json"], {})
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_skills_check_warns_on_a_body_over_500_lines(
+    tmp_path: Path, make_skill: MakeSkill, capsys: pytest.CaptureFixture[str]
+) -> None:
+    at_limit = make_skill(tmp_path, "ok", skill_text(name="ok", body="line\n" * 500))
+    code, [row] = _check_json(at_limit.parent, capsys)
+    assert code == 0 and not row["diagnostics"]
+    over = make_skill(tmp_path, "long", skill_text(name="long", body="line\n" * 500 + "501"))
+    code, [row] = _check_json(over.parent, capsys)
+    [diag] = row["diagnostics"]
+    assert code == 0 and row["status"] == "loaded"  # advice, not a refusal
+    assert diag["code"] == "body-too-long" and diag["level"] == "warning"
+    assert "501 lines" in diag["message"]
+
+
+@pytest.mark.parametrize("word", ["the", "a", "is", "The"])
+def test_skills_check_warns_on_a_stop_word_trigger(
+    tmp_path: Path, make_skill: MakeSkill, capsys: pytest.CaptureFixture[str], word: str
+) -> None:
+    text = skill_text(name="calc", triggers=f"[divide, {word}, the end]")
+    code, [row] = _check_json(make_skill(tmp_path, "calc", text).parent, capsys)
+    [diag] = row["diagnostics"]
+    assert code == 0 and diag["code"] == "trigger-stop-word" and diag["level"] == "warning"
+    assert repr(word) in diag["message"]  # only the stop word, not 'divide' or 'the end'
