@@ -93,7 +93,13 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     """Entry for `mca skills ...`; returns the exit code. MCA_LAB chooses the policy that
     discovery and the stage run (mca.cli.lab_policy)."""
     from mca.sanitize import visible
-    from mca.skills.report import candidate_json, candidates_text, discovery_text, stage_text
+    from mca.skills.report import (
+        candidate_json,
+        candidates_text,
+        discovery_text,
+        list_json,
+        stage_text,
+    )
     from mca.skills.runtime import run_discovery
     from mca.skills.stage import evaluate
     from mca.tokens import Estimator
@@ -116,8 +122,8 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         return _eval(args, discovery.skills, config, discovery.policy)
     if args.action == "list":
         if args.json:
-            rows = [candidate_json(c) for c in discovery.candidates]
-            out.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+            obj = list_json(discovery, estimator.count, estimator.label)
+            out.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
         else:
             out.write(visible(discovery_text(discovery)) + "\n")
         return 0

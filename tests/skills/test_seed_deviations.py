@@ -86,3 +86,63 @@ def test_skills_check_warns_on_a_stop_word_trigger(
     [diag] = row["diagnostics"]
     assert code == 0 and diag["code"] == "trigger-stop-word" and diag["level"] == "warning"
     assert repr(word) in diag["message"]  # only the stop word, not 'divide' or 'the end'
+
+
+def _list_json(ws: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    from mca.cli import main
+
+    argv = ["skills", "list", "--json", "-C", str(ws), "--skills-dir", str(root)]
+    assert main(argv, {"HOME": str(ws), "MCA_HOME": str(ws / ".mca-home")}) == 0
+    obj: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return obj
+
+
+@pytest.mark.parametrize("count", [3, 120])  # 120 skills overflow the catalog's budget
+def test_skills_list_json_gives_each_skill_its_catalog_cost_and_the_budget_used(
+    tmp_path: Path, make_skill: MakeSkill, capsys: pytest.CaptureFixture[str], count: int
+) -> None:
+    from mca.tokens import load_encoding
+
+    root, ws = tmp_path / "skills", tmp_path / "ws"
+    ws.mkdir()
+    for i in range(count):
+        words = " ".join(f"w{i}x{j}" for j in range(30))
+        make_skill(root, f"s{i:03}", skill_text(name=f"s{i:03}", description=f"Use when {words}."))
+    make_skill(root, "broken", skill_text(name="broken", description=None))
+    obj = _list_json(ws, root, capsys)
+    cat, rows = obj["catalog"], {r["name"]: r for r in obj["skills"]}
+    assert rows["broken"]["catalog"] is None  # skipped: it costs nothing
+    budget = cat["budget"]  # the mock model's window is known: 2% of it, in tokens
+    assert budget["unit"] == "tokens" and "context window" in budget["reason"]
+    assert cat["tokenizer"] == "estimated, o200k_base"
+    assert cat["used"] == cat["tokens"] <= budget["limit"]
+    enc = load_encoding("o200k_base")
+    published = [r["catalog"] for r in rows.values() if r["catalog"] is not None]
+    assert len(published) == cat["skills"] and cat["skills"] >= 3
+    cuts = [d for r in rows.values() for d in r["diagnostics"] if d["code"] == "catalog-cut"]
+    assert bool(cuts) == (count > 3)  # the published line is the cut one
+    text = _catalog_text(ws, root)
+    lines = [x for x in text.splitlines() if x.startswith("- ")]
+    for row in rows.values():
+        if row["catalog"] is None:
+            continue
+        line = f"- {row['name']}"
+        cost = row["catalog"]
+        assert cost["tokenizer"] == "estimated, o200k_base"
+        # the oracle: the catalog's own line for this skill, counted by tiktoken directly
+        [found] = [x for x in lines if x.startswith(line + ":") or x == line]
+        assert cost["chars"] == len(found)
+        assert cost["tokens"] == len(enc.encode_ordinary(found))
+    assert cat["tokens"] == len(enc.encode_ordinary(text))
+
+
+def _catalog_text(ws: Path, root: Path) -> str:
+    from mca.config import load_settings
+    from mca.skills.runtime import run_discovery
+    from mca.tokens import Estimator
+    from mca.wiring import skills_config
+
+    env = {"HOME": str(ws), "MCA_HOME": str(ws / ".mca-home")}
+    settings = load_settings(env, workspace=ws, overrides={"skills_dirs": (root,)})
+    config = skills_config(settings)
+    return run_discovery(config, Estimator(config.encoding)).catalog.text

@@ -315,7 +315,7 @@ def test_skills_list_and_check_json(capsys: pytest.CaptureFixture[str], ws: Path
         )
         == 0
     )
-    rows = json.loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)["skills"]
     by_name = {r["name"]: r for r in rows}
     assert by_name["broken-pack"]["status"] == "skipped"
     assert by_name["broken-pack"]["diagnostics"][0]["code"] == "missing-description"
