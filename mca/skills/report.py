@@ -10,6 +10,7 @@ from mca.skills.catalog import published_lines
 from mca.skills.discover import Discovery
 from mca.skills.model import Candidate
 from mca.skills.stage import StageResult
+from mca.skills.writers import writers
 
 __all__ = ["candidate_json", "candidates_text", "discovery_text", "list_json", "stage_text"]
 
@@ -75,6 +76,7 @@ def discovery_text(d: Discovery) -> str:
     """`mca skills list` / `/skills`."""
     roots = "\n".join(
         f"  {r.rank:>4} {r.scope:<9} {r.path}{'' if is_dir(r.path) else '  (absent)'}"
+        f"\n{'':16}who can write: {writers(r.path, r.scope)}"
         for r in d.roots
     )
     walk = "\n".join(f"  {x}" for x in d.diagnostics if x.code == "scan-truncated")

@@ -113,8 +113,9 @@ def _description(c: _Checker) -> str:
     if description is None or not description.strip():
         c.add(
             "missing-description",
-            "missing or empty 'description': it is the only text the model sees to decide when"
-            " to use the skill, so the skill is skipped. Add a 'Use when ...' description",
+            "missing or empty 'description', a required field: it cannot be omitted because it"
+            " is the only text the model sees to decide when to use the skill, so the skill is"
+            " skipped. Add a 'Use when ...' description",
             "description",
         )
         return ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +147,60 @@ def _catalog_text(ws: Path, root: Path) -> str:
     settings = load_settings(env, workspace=ws, overrides={"skills_dirs": (root,)})
     config = skills_config(settings)
     return run_discovery(config, Estimator(config.encoding)).catalog.text
+
+
+def _session_log(ws: Path, home: Path, sentence: str, *extra: str) -> list[dict[str, Any]]:
+    """One `mca -p` turn with the mock model; the events its session log holds on disk."""
+    from mca.cli import main
+
+    env = {"MOCK": "1", "MCA_HOME": str(home), "HOME": str(ws.parent)}
+    main(["-C", str(ws), *extra, "-p", sentence], env)
+    [log] = (home / "logs").glob("*.jsonl")
+    return [json.loads(x) for x in log.read_text().splitlines()]
+
+
+def test_the_log_says_why_a_missing_description_cannot_be_omitted(
+    tmp_path: Path, make_skill: MakeSkill
+) -> None:
+    ws = tmp_path / "ws"
+    make_skill(ws / ".agents" / "skills", "nodesc", skill_text(name="nodesc", description=None))
+    events = _session_log(ws, tmp_path / "h", "hello")
+    [diag] = [e for e in events if e.get("event") == "skills.diagnostic"]
+    assert diag["code"] == "missing-description" and diag["level"] == "error"
+    assert "nodesc" in diag["path"]  # the directory
+    assert "'description'" in diag["message"] and "cannot be omitted" in diag["message"]
+    assert "only text the model sees" in diag["message"]  # why
+
+
+def test_a_project_skill_resource_read_is_logged_relative_to_its_skill_with_why(
+    tmp_path: Path, make_skill: MakeSkill
+) -> None:
+    ws = tmp_path / "ws"
+    skill = make_skill(ws / ".agents" / "skills", "guide", skill_text(name="guide")).parent
+    (skill / "references").mkdir()
+    (skill / "references" / "style.md").write_text("the house style\n")
+    (ws / "notes.md").write_text("not a skill's\n")
+    events = _session_log(ws, tmp_path / "h", "read .agents/skills/guide/references/style.md")
+    [loaded] = [e for e in events if e.get("event") == "skill.resource.loaded"]
+    assert loaded["skill"] == "guide" and loaded["resource"] == "references/style.md"
+    assert "read_file" in loaded["reason"] and "turn 1" in loaded["reason"]
+    assert loaded["bytes"] == len("the house style\n")
+    again = _session_log(ws, tmp_path / "h2", "read notes.md")  # a workspace file is no resource
+    assert not [e for e in again if e.get("event") == "skill.resource.loaded"]
+
+
+def test_the_roots_say_who_can_write_each(tmp_path: Path, make_skill: MakeSkill) -> None:
+    import pwd
+
+    ws = tmp_path / "ws"
+    make_skill(ws / ".agents" / "skills", "guide", skill_text(name="guide"))
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    events = _session_log(ws, tmp_path / "h", "hello", "--skills-dir", str(shared))
+    roots = {e["path"]: e["writers"] for e in events if e.get("event") == "skills.root"}
+    me = pwd.getpwuid(os.geteuid()).pw_name
+    project = roots[str(ws / ".agents" / "skills")]
+    assert project.startswith(f"you ({me})") and "commit" in project  # the repository writes too
+    assert "everyone" in roots[str(shared)] and "commit" not in roots[str(shared)]
+    assert roots[str(ws / ".mca" / "skills")].startswith("absent; you")

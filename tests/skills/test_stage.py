@@ -246,7 +246,7 @@ def test_skill_resources_are_readable_but_contained(env: ToolEnv, tmp_path: Path
     assert "inside" in read({"path": str(skill_dir / "references/a.md")})
     record = events[-1].to_json()
     assert events[-1].kind == "skill.resource.loaded" and record["skill"] == "guide"
-    assert record["bytes"] == 7
+    assert record["bytes"] == 7 and record["resource"] == "references/a.md"
     for bad in (
         str(skill_dir / "../secret.txt"),
         str(skill_dir / "references/escape.md"),
