@@ -11,6 +11,7 @@ import pytest
 
 from mca.skills.parse import parse_text, split_frontmatter
 from mca.skills.scan import load_candidate
+from tests.conftest import REPO
 from tests.skills.conftest import MakeSkill, skill_text
 
 
@@ -204,3 +205,30 @@ def test_the_roots_say_who_can_write_each(tmp_path: Path, make_skill: MakeSkill)
     assert project.startswith(f"you ({me})") and "commit" in project  # the repository writes too
     assert "everyone" in roots[str(shared)] and "commit" not in roots[str(shared)]
     assert roots[str(ws / ".mca" / "skills")].startswith("absent; you")
+
+
+def test_clear_forgets_the_last_turn_file_paths(tmp_path: Path) -> None:
+    """After /clear, a sentence that names no file loads no skill: the paths the cleared
+    conversation read picked calc-conventions again (1,403 characters) before."""
+    from mca.assemble import open_session
+    from mca.config import load_settings
+    from mca.session import HeadlessUI
+
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "calc.js").write_text("export function divide(a, b) { return a / b }\n")
+    settings = load_settings({"MOCK": "1", "MCA_HOME": str(tmp_path / "h")}, workspace=ws)
+    session = open_session(settings.with_(skills_dirs=(REPO / "skills",)), HeadlessUI())
+    try:
+        session.run_turn("read src/calc.js")
+        first = session.ledger.last
+        assert first is not None and first.stage_tokens("stage2") > 0  # the path loaded it
+        session.clear()
+        session.run_turn("what does this project do?")
+        ledger = session.ledger.last
+        assert ledger is not None
+        stage2 = [r for r in ledger.rows if r.kind == "stage2"]
+        assert sum(r.chars for r in stage2) == 0, [(r.label, r.chars, r.reason) for r in stage2]
+        assert not [m for m in session.agent.messages if m.kind == "skills"]
+    finally:
+        session.close()
