@@ -242,5 +242,7 @@ class Agent:
         )
 
     def clear(self) -> None:
-        """Start a new conversation (files and snapshots are untouched)."""
+        """Start a new conversation (files and snapshots are untouched). The last turn's
+        file paths go with it: they must not pick skills for the new one."""
         self.messages.clear()
+        self.state = TurnState(self.turn)

@@ -52,6 +52,22 @@ def _skills(
     return discovery, memo
 
 
+def _window_after_strict(
+    settings: Settings, estimator: Estimator, log: SessionLog
+) -> tuple[ModelOptions, str, tuple[SkillsConfig, tuple[Discovery, FitsMemo]] | None]:
+    """The model's options with the window a local server gives. With --strict-skills the
+    skills are checked first, so a refusal happens before any server is asked anything (even
+    its window); that discovery is returned with its config, reused when the window the server
+    gave does not change it."""
+    options = model_options(settings)
+    found = None
+    if settings.strict_skills:
+        first = skills_config(settings, options)
+        found = (first, _skills(first, estimator, log))
+    options, note = window_for(options)
+    return options, note, found
+
+
 def _startup_notices(settings: Settings, discovery: Discovery, agents_problem: str) -> list[str]:
     """What a person must hear before the first turn: config, AGENTS.md, shadowed skills."""
     notices = [f"warning: {w}" for w in settings.warnings]
@@ -130,8 +146,6 @@ def open_session(
     one_shot: its one turn follows at once (-p), so the skills just found need no second look
     before it. Each part gets its own config from the settings (mca/wiring.py)."""
     started, sid = new_ids()
-    options, window_note = window_for(model_options(settings))
-    config, skills = session_config(settings), skills_config(settings, options)
     home_problem = prepare_home(settings.home)
     on_disk = log_to_disk and not home_problem
     log = open_log(settings, f"{started}-{sid}", on_disk, ui.event)
@@ -143,7 +157,9 @@ def open_session(
     estimator = estimator or Estimator(settings.encoding)
     if settings.provider != "mock":
         estimator.preload()  # loads while the first request is out, not before it
-    discovery, memo = _skills(skills, estimator, log)
+    options, window_note, found = _window_after_strict(settings, estimator, log)
+    config, skills = session_config(settings), skills_config(settings, options)
+    discovery, memo = found[1] if found and found[0] == skills else _skills(skills, estimator, log)
     workspace, notices = open_workspace(settings, sid, started, home_problem)
     stage, env = _tools(settings, discovery, workspace, ui, emit)
     prompt, agents_problem = prompt_for(config, discovery.catalog.text)

@@ -245,6 +245,7 @@ class SkillRoot(Event):
     scope: str
     rank: int
     exists: bool
+    writers: str = ""  # who can put a SKILL.md there (mca.skills.writers)
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ def _config(args: argparse.Namespace, env: Mapping[str, str]) -> SkillsConfig:
 def check_candidates(paths: Sequence[str]) -> tuple[list[Candidate], list[str]]:
     """Candidates for SKILL.md files, skill directories, or roots to scan; and the problems
     with paths that gave none (missing, not a skill file, no SKILL.md below)."""
+    from mca.skills.advice import advice
     from mca.skills.model import SKILL_FILE, Root
     from mca.skills.scan import load_candidate, scan_roots
 
@@ -83,6 +84,8 @@ def check_candidates(paths: Sequence[str]) -> tuple[list[Candidate], list[str]]:
             problems.append(f"{raw}: no such file or directory")
     for c in out:
         c.root = None
+        if c.skill is not None:
+            c.diagnostics += advice(c.skill)
     return out, problems
 
 
@@ -90,7 +93,13 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     """Entry for `mca skills ...`; returns the exit code. MCA_LAB chooses the policy that
     discovery and the stage run (mca.cli.lab_policy)."""
     from mca.sanitize import visible
-    from mca.skills.report import candidate_json, candidates_text, discovery_text, stage_text
+    from mca.skills.report import (
+        candidate_json,
+        candidates_text,
+        discovery_text,
+        list_json,
+        stage_text,
+    )
     from mca.skills.runtime import run_discovery
     from mca.skills.stage import evaluate
     from mca.tokens import Estimator
@@ -113,8 +122,8 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         return _eval(args, discovery.skills, config, discovery.policy)
     if args.action == "list":
         if args.json:
-            rows = [candidate_json(c) for c in discovery.candidates]
-            out.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+            obj = list_json(discovery, estimator.count, estimator.label)
+            out.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
         else:
             out.write(visible(discovery_text(discovery)) + "\n")
         return 0

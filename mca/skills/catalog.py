@@ -19,6 +19,7 @@ __all__ = [
     "Budget",
     "Catalog",
     "build_catalog",
+    "published_lines",
     "render",
 ]
 
@@ -203,6 +204,18 @@ def _fewer(
     for s in omitted:
         cat.diagnostics.append(_cut(s, "omitted from the catalog (lowest rank first)"))
     return cat
+
+
+def published_lines(cat: Catalog, skills: Sequence[Skill]) -> dict[str, str]:
+    """name -> the line the catalog carries for it, as cut to fit (skills it omitted have none):
+    what each skill costs every turn."""
+    published = set(cat.entries)
+    out = {}
+    for s in skills:
+        if s.name in published:
+            limit = cat.shortened.get(s.name)
+            out[s.name] = _Line.of(s).render(limit, cat.descriptions_dropped)
+    return out
 
 
 def _cut(skill: Skill, what: str) -> Diagnostic:

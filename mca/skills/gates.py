@@ -57,7 +57,8 @@ def apply_gates(
     a lower-scoring rival never takes its place. `held` maps a domain to the skill of it
     already in context from an earlier turn: that skill keeps its domain, unless the user
     names a rival explicitly ($name), which then replaces it (Decision.replaces says which).
-    A skill named explicitly ($name or /name) that is over the budget loads its head instead.
+    A skill named explicitly ($name or /name) that is over the budget loads its head instead,
+    and so does a skill without `triggers` that the sentence names or its description fits.
     """
     decisions: list[Decision] = []
     winners: dict[str, _Winner] = {d: _Winner(n) for d, n in (held or {}).items()}
@@ -99,8 +100,23 @@ def _fit(hit: Hit, render: Callable[[Skill], Block], left: int) -> tuple[Block, 
     size = len(block.text)
     if size <= left:
         return block, ""
-    part = partial_block(hit.skill, render, left) if named(hit) else None
+    part = partial_block(hit.skill, render, left) if _may_cut(hit) else None
     return (part, "") if part is not None else (block, f"body is {size} chars, only {left} left")
+
+
+# Reasons that say the sentence is about this very skill: its name (a bare word, or a file of
+# its format) or the judgment of its description.
+_ABOUT_IT = frozenset({"mention", "file", "description"})
+
+
+def _may_cut(hit: Hit) -> bool:
+    """Whether a hit over the budget loads the head that fits: a skill named explicitly
+    ($name, /name) always; a skill that declares no `triggers` (the ecosystem's) when the hit
+    is about it, since loading nothing would make its hit a miss (issue 35). A skill with
+    `triggers` keeps the seed's budget gate: what does not fit does not load, and says why."""
+    if named(hit):
+        return True
+    return not hit.skill.triggers and any(r.kind in _ABOUT_IT for r in hit.reasons)
 
 
 def _rival(skill: Skill, winner: _Winner, in_context: Mapping[str, int]) -> str:

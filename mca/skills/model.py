@@ -68,6 +68,8 @@ CODES: dict[str, Level] = {
     "unreadable-dir": "warning",
     "catalog-cut": "warning",
     "catalog-off": "warning",
+    "body-too-long": "warning",
+    "trigger-stop-word": "warning",
     "unknown-field": "info",
 }
 

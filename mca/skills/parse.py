@@ -48,30 +48,30 @@ class ParsedSkill:
     key_lines: dict[str, int] = field(default_factory=dict)
 
 
+# A fence line: --- with only whitespace (not a newline) around it, as str.strip() allows.
+_CLOSING = re.compile(r"^[^\S\n]*---[^\S\n]*$", re.M)
+
+
 def split_frontmatter(text: str) -> tuple[str, str, int]:
     """(frontmatter, body, line of the body's first line). Raises FrontmatterError."""
     text = text.removeprefix(BOM)
     if "\r" in text:
         text = text.replace("\r\n", "\n")
     first, _, rest = text.partition("\n")
-    if first.rstrip() != FENCE:
+    if first.strip() != FENCE:
         raise FrontmatterError("no-frontmatter", "the first line of the file must be ---", 1)
-    # The first later line that is exactly --- closes it: never split on the delimiter, a
-    # horizontal rule in the body or 'foo---bar' in a value must not cut anything.
-    pos = 0
-    while True:
-        end = rest.find("\n", pos)
-        line = rest[pos:] if end < 0 else rest[pos:end]
-        if line.rstrip(" \t") == FENCE:
-            break
-        nxt = rest.find("\n" + FENCE, pos) if end >= 0 else -1
-        if nxt < 0:
-            raise FrontmatterError(
-                "unclosed-frontmatter",
-                "the frontmatter has no closing --- line",
-                text.count("\n") + 1,
-            )
-        pos = nxt + 1
+    # The first later line that is --- alone (blanks around it allowed, as the seed's strip()
+    # reads a fence) closes it: never split on the delimiter, a horizontal rule in the body or
+    # 'foo---bar' in a value must not cut anything.
+    m = _CLOSING.search(rest)
+    if m is None:
+        raise FrontmatterError(
+            "unclosed-frontmatter",
+            "the frontmatter has no closing --- line",
+            text.count("\n") + 1,
+        )
+    pos, end = m.start(), m.end()
+    end = -1 if end >= len(rest) else end
     head = rest[:pos] or "\n"
     body = "" if end < 0 else rest[end + 1 :]
     body_line = 3 + rest.count("\n", 0, pos)

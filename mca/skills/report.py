@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mca.fsutil import is_dir
+from mca.skills.catalog import published_lines
 from mca.skills.discover import Discovery
 from mca.skills.model import Candidate
 from mca.skills.stage import StageResult
+from mca.skills.writers import writers
 
-__all__ = ["candidate_json", "candidates_text", "discovery_text", "stage_text"]
+__all__ = ["candidate_json", "candidates_text", "discovery_text", "list_json", "stage_text"]
 
 
 def candidate_json(c: Candidate) -> dict[str, Any]:
@@ -26,6 +28,34 @@ def candidate_json(c: Candidate) -> dict[str, Any]:
         "fields": c.fields,
         "diagnostics": [d.to_json() for d in c.diagnostics],
     }
+
+
+def list_json(d: Discovery, count: Callable[[str], int], tokenizer: str) -> dict[str, Any]:
+    """`mca skills list --json`: every candidate with what its catalog line costs every turn
+    (characters and tokens of the line alone; null when it is not in the catalog), and the
+    catalog's whole cost against its budget."""
+    lines = published_lines(d.catalog, list(d.skills.values()))
+    rows = []
+    for c in d.candidates:
+        row = candidate_json(c)
+        line = lines.get(c.name) if c.skill is not None and c.status == "loaded" else None
+        row["catalog"] = (
+            None
+            if line is None
+            else {"chars": len(line), "tokens": count(line), "tokenizer": tokenizer}
+        )
+        rows.append(row)
+    text, b = d.catalog.text, d.budget
+    chars, tokens = len(text), count(text)
+    catalog = {
+        "chars": chars,
+        "tokens": tokens,
+        "tokenizer": tokenizer,
+        "skills": len(d.catalog.entries),
+        "budget": {"limit": b.limit, "unit": b.unit, "reason": b.reason},
+        "used": tokens if b.unit == "tokens" else chars,
+    }
+    return {"skills": rows, "catalog": catalog}
 
 
 def candidates_text(cands: Sequence[Candidate]) -> str:
@@ -46,6 +76,7 @@ def discovery_text(d: Discovery) -> str:
     """`mca skills list` / `/skills`."""
     roots = "\n".join(
         f"  {r.rank:>4} {r.scope:<9} {r.path}{'' if is_dir(r.path) else '  (absent)'}"
+        f"\n{'':16}who can write: {writers(r.path, r.scope)}"
         for r in d.roots
     )
     walk = "\n".join(f"  {x}" for x in d.diagnostics if x.code == "scan-truncated")

@@ -15,6 +15,7 @@ from mca.skills.index_cache import IndexCache
 from mca.skills.model import STRICT_CODES, display_path
 from mca.skills.policy import PRODUCTION, Policy
 from mca.skills.stage import SkillStage
+from mca.skills.writers import writers
 from mca.tokens import Estimator
 from mca.words import plural
 
@@ -95,13 +96,18 @@ def log_discovery(d: Discovery, emit: EventSink) -> None:
     """Discovery for the session log: roots, one event listing the candidates, the diagnostics
     (catalog cuts, one per skill when thousands are installed, folded into one event)."""
     for r in d.roots:
-        emit(SkillRoot(str(r.path), r.scope, r.rank, is_dir(r.path)))
+        emit(SkillRoot(str(r.path), r.scope, r.rank, is_dir(r.path), writers(r.path, r.scope)))
     listed = [
         {"path": str(c.path), "name": c.name, "status": c.status}
         | ({"diagnostics": [x.code for x in c.diagnostics]} if c.diagnostics else {})
         for c in d.candidates
     ]
     emit(SkillCandidates(len(listed), listed))
+    walk = set(d.diagnostics)
+    for c in d.candidates:  # why each skipped skill was skipped, in words (a code says little)
+        for x in c.diagnostics if c.has_error else ():
+            if x.level == "error" and x not in walk:
+                emit(SkillDiagnostic(x.path, x.level, x.code, x.line, x.message))
     cuts = [x for x in d.diagnostics if x.code == "catalog-cut"]
     for x in d.diagnostics:
         if x.code != "catalog-cut":

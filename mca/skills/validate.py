@@ -49,6 +49,7 @@ class _Checker:
         self.path = str(path)
         self.parsed = parsed
         self.diags: list[Diagnostic] = list(parsed.diagnostics)
+        self.dropped_keys: set[str] = set()
 
     def add(self, code: str, message: str, key: str | None = None) -> None:
         line = self.parsed.key_lines.get(key) if key else None
@@ -62,6 +63,7 @@ class _Checker:
         shown = got if isinstance(got, str) else type(got).__name__
         message = f"field {key!r} must be {expected}, got {shown!r}; the field is ignored"
         self.add("field-dropped", message, key)
+        self.dropped_keys.add(key)
 
     def string(self, key: str, drop: bool = False) -> str | None:
         value = self.parsed.fields.get(key)
@@ -84,7 +86,7 @@ class _Checker:
 
 
 def _name(c: _Checker, dirname: str) -> str:
-    name = c.string("name")
+    name = c.string("name", drop=True)
     if name is None or not name.strip():
         if "name" not in c.parsed.fields or name is not None:
             c.add("name-defaulted", f"no 'name' field; using the directory name {dirname!r}")
@@ -111,8 +113,9 @@ def _description(c: _Checker) -> str:
     if description is None or not description.strip():
         c.add(
             "missing-description",
-            "missing or empty 'description': it is the only text the model sees to decide when"
-            " to use the skill, so the skill is skipped. Add a 'Use when ...' description",
+            "missing or empty 'description', a required field: it cannot be omitted because it"
+            " is the only text the model sees to decide when to use the skill, so the skill is"
+            " skipped. Add a 'Use when ...' description",
             "description",
         )
         return ""
@@ -127,20 +130,25 @@ def _description(c: _Checker) -> str:
 
 
 def _spec_fields(c: _Checker) -> None:
-    compat = c.string("compatibility")
+    """The optional spec fields: a wrong-typed one is dropped with a warning, never the skill
+    (the seed loads what it can and says what it left out)."""
+    compat = c.string("compatibility", drop=True)
     if compat is not None and len(compat) > COMPATIBILITY_MAX:
         c.add(
             "compatibility-too-long",
             f"compatibility is {len(compat)} characters (limit {COMPATIBILITY_MAX})",
             "compatibility",
         )
-    c.string("license")
+    c.string("license", drop=True)
     metadata = c.parsed.fields.get("metadata")
     if metadata not in (None, "") and not isinstance(metadata, dict):
-        c.invalid("metadata", "a map of keys to values", metadata)
+        c.dropped("metadata", "a map of keys to values", metadata)
     tools = c.parsed.fields.get("allowed-tools")
-    if isinstance(tools, dict):
-        c.invalid("allowed-tools", "a string or a list", tools)
+    if tools is not None and not (
+        isinstance(tools, str)
+        or (isinstance(tools, list) and all(isinstance(t, str) for t in tools))
+    ):
+        c.dropped("allowed-tools", "a string or a list of strings", tools)
     for key in c.parsed.fields:
         if key not in SPEC_FIELDS and key not in EXTENSION_FIELDS and key not in SWITCHES:
             c.add("unknown-field", f"field {key!r} is not used by mca (kept as is)", key)
@@ -196,7 +204,7 @@ def validate(path: Path, parsed: ParsedSkill, root: Root | None) -> Candidate:
             description=description,
             path=path,
             body=parsed.body,
-            fields=parsed.fields,
+            fields={k: v for k, v in parsed.fields.items() if k not in c.dropped_keys},
             scope=root.scope if root else "",
             rank=root.rank if root else 0,
             domain=domain,

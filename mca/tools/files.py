@@ -13,6 +13,7 @@ from mca.errors import PathRefused, ToolError
 from mca.events import SkillResourceLoaded
 from mca.fsutil import ContainmentError, NotRegularFile, is_dir, open_regular, read_head
 from mca.globs import glob_match
+from mca.skills.model import SKILL_FILE
 from mca.tools.base import ToolEnv, TurnState, arg_int, arg_str
 from mca.tools.window import Line, Window, read_window
 from mca.words import plural
@@ -141,13 +142,33 @@ def read_file(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
         raise _open_error(path, e) from None
     if name is not None:
         return _activate(env, turn, name)
-    if skill is not None:
-        env.emit(SkillResourceLoaded(skill, str(target), "read_file", st.st_size))
-    else:
+    if skill is None:
         turn.touched.add(relative_label(target, env.root.resolve()))
+    _resource_event(env, turn, target, st.st_size, skill)
     if binary:
         return f"{path}: binary file, {plural(st.st_size, 'byte')}; not shown"
     return _listing(path, win, offset, st.st_size)
+
+
+def _resource_event(
+    env: ToolEnv, turn: TurnState, target: Path, size: int, skill: str | None
+) -> None:
+    """A file of a loaded skill was read: name it relative to its skill, with why. A project
+    skill's files resolve inside the workspace: its skill is the nearest folder above whose
+    SKILL.md is a loaded skill's (a few lookups, never one per installed skill)."""
+    base = env.skills.dirs()[skill].resolve() if skill is not None else None
+    if skill is None:
+        for parent in target.parents:
+            if not inside(parent, env.root.resolve()):
+                return
+            if (skill := env.skills.skill_named(parent / SKILL_FILE)) is not None:
+                base = parent
+                break
+    if skill is None or base is None:
+        return
+    rel = target.relative_to(base).as_posix() if inside(target, base) else target.name
+    reason = f"the model read it with read_file (turn {turn.number})"
+    env.emit(SkillResourceLoaded(skill, rel, reason, size))
 
 
 def _skill_rest(env: ToolEnv, turn: TurnState, path: str, where: tuple[int, int, int]) -> str:

@@ -171,12 +171,11 @@ def test_wrong_type_extension_fields_are_dropped_with_a_warning(
     assert warns[0].level == "warning" and "ignored" in warns[0].message
 
 
-def test_a_wrong_spec_field_is_an_error(tmp_path: Path, make_skill: MakeSkill) -> None:
-    cand = load_candidate(
-        make_skill(tmp_path, "w", skill_text(name="w", metadata="a string")), None
-    )
-    assert cand.skill is None
-    assert any(d.code == "invalid-field" and "'metadata'" in d.message for d in cand.diagnostics)
+def test_a_wrong_description_is_still_an_error(tmp_path: Path, make_skill: MakeSkill) -> None:
+    text = "---\nname: w\ndescription: [a, b]\n---\nbody\n"
+    cand = load_candidate(make_skill(tmp_path, "w", text), None)
+    assert cand.skill is None  # required: without a description nothing can select the skill
+    assert any(d.code == "invalid-field" and "'description'" in d.message for d in cand.diagnostics)
 
 
 def test_every_issue_is_collected(tmp_path: Path, make_skill: MakeSkill) -> None:

@@ -246,7 +246,7 @@ def test_skill_resources_are_readable_but_contained(env: ToolEnv, tmp_path: Path
     assert "inside" in read({"path": str(skill_dir / "references/a.md")})
     record = events[-1].to_json()
     assert events[-1].kind == "skill.resource.loaded" and record["skill"] == "guide"
-    assert record["bytes"] == 7
+    assert record["bytes"] == 7 and record["resource"] == "references/a.md"
     for bad in (
         str(skill_dir / "../secret.txt"),
         str(skill_dir / "references/escape.md"),
@@ -315,7 +315,7 @@ def test_skills_list_and_check_json(capsys: pytest.CaptureFixture[str], ws: Path
         )
         == 0
     )
-    rows = json.loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)["skills"]
     by_name = {r["name"]: r for r in rows}
     assert by_name["broken-pack"]["status"] == "skipped"
     assert by_name["broken-pack"]["diagnostics"][0]["code"] == "missing-description"
