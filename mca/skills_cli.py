@@ -1,4 +1,5 @@
-"""`mca skills list | check | why | eval`: discovery and judgment without any model."""
+"""`mca skills list | check | why | eval`: discovery and judgment without any model (but for
+`eval --live`, mca/skills_eval_cli.py)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,12 @@ def add_parser(sub: Subparsers, parents: Parents) -> None:
             s.add_argument("file", nargs="?", metavar="FILE")
             s.add_argument("--skill", action="append", default=[], metavar="DIR")
             s.add_argument("--all", dest="all_dir", metavar="DIR")
+            s.add_argument(
+                "--live",
+                action="store_true",
+                help="each query through the configured model too (one read-only turn each):"
+                " the stage's loads, the model's reads of SKILL.md, and either",
+            )
 
 
 def _config(args: argparse.Namespace, env: Mapping[str, str]) -> SkillsConfig:
@@ -119,7 +126,7 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     estimator = Estimator(config.encoding)
     discovery = run_discovery(config, estimator)
     if args.action == "eval":
-        return _eval(args, discovery.skills, config, discovery.policy)
+        return _eval(args, env, discovery.skills, config, discovery.policy)
     if args.action == "list":
         if args.json:
             obj = list_json(discovery, estimator.count, estimator.label)
@@ -146,7 +153,11 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 
 def _eval(
-    args: argparse.Namespace, installed: Mapping[str, Skill], config: SkillsConfig, policy: Policy
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    installed: Mapping[str, Skill],
+    config: SkillsConfig,
+    policy: Policy,
 ) -> int:
     """`mca skills eval FILE [--skill DIR]...` or `mca skills eval --all DIR`."""
     from mca.sanitize import visible
@@ -155,6 +166,10 @@ def _eval(
 
     if (args.file is None) == (args.all_dir is None):
         raise EvalFileError("mca skills eval: give an eval FILE, or --all DIR (not both)")
+    if args.live:
+        from mca.skills_eval_cli import run_live
+
+        return run_live(args, env, policy)
     budget, root = config.budget, config.workspace
     if args.all_dir is not None:
         report = run_all(Path(args.all_dir), installed, budget=budget, root=root, policy=policy)
