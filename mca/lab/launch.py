@@ -61,7 +61,9 @@ class Launcher(Protocol):
 
     sandboxed: bool
 
-    def start(self, fds: tuple[int, int], stderr: IO[bytes]) -> Process: ...
+    def start(self, fds: tuple[int, int], output: int | IO[bytes]) -> Process:
+        """The child, its stdout and stderr to `output` (the grader drains a pipe)."""
+        ...
 
     def stop(self, proc: Process) -> None: ...
 
@@ -109,7 +111,7 @@ class Unsandboxed:
         self.limits = limits
         self.home = tempfile.mkdtemp(prefix="mca-lab-")
 
-    def start(self, fds: tuple[int, int], stderr: IO[bytes]) -> Process:
+    def start(self, fds: tuple[int, int], output: int | IO[bytes]) -> Process:
         limits = rlimits(self.limits)
         if sys.platform.startswith("linux"):
             return shared().spawn(
@@ -118,8 +120,8 @@ class Unsandboxed:
                 limits_only(limits),
                 cwd=self.home,
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=stderr,
+                stdout=output,
+                stderr=output,
                 pass_fds=fds,
             )
 
@@ -132,8 +134,8 @@ class Unsandboxed:
             env=child_env(self.home),
             cwd=self.home,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
+            stdout=output,
+            stderr=output,
             pass_fds=fds,
             preexec_fn=preexec,
             start_new_session=True,
@@ -186,7 +188,7 @@ class Sandboxed:
         self.policy, self.mechanisms = policy, mechanisms
         self.running: dict[int, tuple[Sandbox, Launch]] = {}
 
-    def start(self, fds: tuple[int, int], stderr: IO[bytes]) -> Process:
+    def start(self, fds: tuple[int, int], output: int | IO[bytes]) -> Process:
         box = Sandbox(self.policy, self.mechanisms, reuse=False)  # one child: nothing to share
         try:
             launch = box.prepare(Grant(), {})
@@ -194,8 +196,8 @@ class Sandboxed:
                 self.command(fds),
                 replace(launch, env=child_env(launch.env["TMPDIR"])),
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=stderr,
+                stdout=output,
+                stderr=output,
                 pass_fds=fds,
                 cwd=str(self.policy.workspace),
             )

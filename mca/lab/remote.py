@@ -11,11 +11,8 @@ restarted for the next check), a wrong type, or 'not your code'.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
-import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Mapping
@@ -25,6 +22,7 @@ from typing import Any
 from mca.lab.calls import CODECS
 from mca.lab.channel import Cancelled, Channel, Gone, Slow, TooBig
 from mca.lab.checks import Unanswered
+from mca.lab.drain import Drained
 from mca.lab.exercises import EXERCISES, Exercise
 from mca.lab.launch import Launcher, Limits
 from mca.lab.outputs import Status
@@ -91,13 +89,17 @@ class Student:
         self.starts += 1
         send_r, send_w = os.pipe()
         read_r, read_w = os.pipe()
-        err = tempfile.TemporaryFile()  # noqa: SIM115 (the Channel closes it)
+        out_r, out_w = os.pipe()  # its stdout and stderr: drained by the Channel, capped
         try:
-            proc = self.launcher.start((send_r, read_w), err)
+            proc = self.launcher.start((send_r, read_w), out_w)
+        except BaseException:
+            for fd in (send_w, read_r, out_r):
+                os.close(fd)
+            raise
         finally:
-            os.close(send_r)
-            os.close(read_w)
-        self.channel = Channel(proc, send_w, read_r, err, self.cancel)
+            for fd in (send_r, read_w, out_w):
+                os.close(fd)
+        self.channel = Channel(proc, send_w, read_r, Drained(out_r), self.cancel)
         try:
             self.channel.send({"source": self.source, "filename": self.filename}, self.deadline)
             reply = self.channel.receive(lambda o: "ready" in o or "refused" in o, self.deadline)
@@ -135,8 +137,7 @@ class Student:
         if channel is None:
             return ""
         if ended:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                channel.proc.wait(timeout=2.0)
+            channel.settle(2.0)
         self.launcher.stop(channel.proc)
         how = self._ended(channel)
         channel.close()
