@@ -106,5 +106,5 @@ def run(
     if args.json:
         sys.stdout.write(json.dumps(to_json(results, runtime, seeds, report), indent=2) + "\n")
     else:
-        sys.stdout.write(to_text(results, runtime, compare_text(report)) + "\n")
+        sys.stdout.write(to_text(results, runtime, compare_text(report), seeds) + "\n")
     return 0 if all(c["passed"] or c.get("skipped") for c in results) else 1

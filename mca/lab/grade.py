@@ -23,7 +23,7 @@ from mca.lab.launch import Isolation, Limits
 from mca.lab.outputs import Graded, Status
 from mca.lab.progress import Progress
 from mca.lab.report import combine
-from mca.lab.suite import GRADED
+from mca.lab.suite import GRADE_SEEDS, GRADED
 from mca.lab.variant import Variants
 from mca.sandbox.probe import Mechanisms
 
@@ -60,7 +60,7 @@ class Plan:
     repo: Path  # the lab's content
     submissions: Path
     jobs: int = 2
-    seeds: int = 1  # seeded variants besides the default
+    seeds: int = GRADE_SEEDS  # seeded variants besides the default
     limits: Limits = GRADING
     mechanisms: Mechanisms | None = None  # None: --unsandboxed (limits only)
     deny: tuple[Path, ...] = ()  # the grader's outputs
