@@ -54,6 +54,7 @@ class Status(enum.StrEnum):
     how a row's status starts (and how the run's summary counts it)."""
 
     OK = "ok"
+    ABSENT = "missing"  # on the roster, no folder in the class
     MISSING = "missing exercises.py"
     UNREADABLE = "unreadable"
     NOT_UTF8 = "not UTF-8"
@@ -81,7 +82,7 @@ class Graded:
         """The row's status as people read it: 'refused: imports subprocess (line 1)'."""
         if not self.note:
             return str(self.status)
-        after = " " if self.status in (Status.MISSING, Status.NOT_UTF8) else ": "
+        after = " " if self.status in (Status.ABSENT, Status.MISSING, Status.NOT_UTF8) else ": "
         return f"{self.status}{after}{self.note}"
 
 

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from mca.lab.suite import CHECKS, GRADE_SEEDS, Check
+from mca.lab.defaults import SEEDS as GRADE_SEEDS
+from mca.lab.suite import CHECKS, Check
 
 __all__ = ["SCHEMA", "combine", "points", "points_text", "to_json", "to_junit", "to_text"]
 

@@ -21,7 +21,6 @@ from mca.skills.policy import PRODUCTION, Policy
 __all__ = [
     "CHECKS",
     "GRADED",
-    "GRADE_SEEDS",
     "Check",
     "exercise_policy",
     "labs",
@@ -172,7 +171,6 @@ CHECKS = (
 
 
 GRADED = tuple(check for check in CHECKS if check.exercise is not None)  # what a grade runs
-GRADE_SEEDS = 1  # seeded variants `mca lab grade` runs besides the default (its --seeds)
 
 
 def trapped(checks: Sequence[Check] = CHECKS) -> dict[str, tuple[int, ...]]:

@@ -1,0 +1,60 @@
+"""A course's daily needs (issue 32 item 5): a roster gives every student a row, whether or not
+they handed anything in, and names the folders it does not know; the CSV, Gradescope's results
+and the JUnit report come from one run. The oracles are the files the run writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from mca.lab.roster import RosterError, parse_roster
+from tests.lab.answers import ALL_HONEST
+from tests.lab.test_grading import STARTER, grade_flags, hand_in, lab, read_csv
+
+
+@pytest.mark.slow
+def test_a_roster_gives_every_name_a_row_and_one_run_writes_every_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subs = tmp_path / "class"
+    hand_in(subs, "ada", STARTER + ALL_HONEST)
+    hand_in(subs, "bo", None)  # a folder, no file
+    hand_in(subs, "zed", STARTER)  # not on the roster
+    roster = tmp_path / "roster.csv"
+    roster.write_text("\ufeffStudent,email\nada,a@x\nbo,b@x\ncy,c@x\n\n")  # Excel's BOM
+    out = tmp_path / "out"
+    out.mkdir()
+    csv_path, gs, junit = out / "grades.csv", out / "gs", out / "class.xml"
+    argv = ["grade", str(subs), "--roster", str(roster), "--out", str(csv_path)]
+    argv += ["--gradescope", str(gs), "--junit", str(junit), *grade_flags()]
+    assert lab(argv, {}) == 0
+    rows = read_csv(csv_path)
+    assert {k: r["status"] for k, r in rows.items()} == {
+        "ada": "ok",
+        "bo": "missing exercises.py",
+        "cy": "missing (no folder)",
+    }
+    assert rows["ada"]["total"] == "10" and rows["cy"]["total"] == "0"
+    assert sorted(p.name for p in gs.iterdir()) == ["ada", "bo", "cy"]
+    ada = json.loads((gs / "ada" / "results" / "results.json").read_text())
+    assert ada["score"] == 10.0
+    suites = ET.parse(junit).getroot().findall("testsuite")
+    assert sorted(s.get("name") or "" for s in suites) == ["ada", "bo", "cy"]
+    said = capsys.readouterr()
+    assert "1 folder(s) not on the roster, not graded: zed" in said.err + said.out
+
+
+def test_a_roster_of_lines_or_a_csv() -> None:
+    assert parse_roster("# section B\nada\n\n  bo  \nada\n") == ["ada", "bo"]
+    assert parse_roster('student,name\n"ada","Ada L"\n,nobody\nbo,B\n') == ["ada", "bo"]
+    for bad, why in [
+        ("", "no names"),
+        ("name,email\nada,a@x\n", "needs a `student` column"),
+        ("ada\n../bo\n", "line 2: '../bo' is not a folder name"),
+        ("ada\n.git\n", "starts with a dot"),
+    ]:
+        with pytest.raises(RosterError, match=why.replace("(", r"\(")):
+            parse_roster(bad)
