@@ -56,6 +56,12 @@ def _output_options(grade: argparse.ArgumentParser) -> None:
         "--junit", metavar="FILE", help="also one JUnit XML report for the class (default: none)"
     )
     grade.add_argument(
+        "--logs",
+        metavar="DIR",
+        help="also DIR/STUDENT.log: every failed check's whole text (the CSV's cells are cut at"
+        " a word; default: none)",
+    )
+    grade.add_argument(
         "--roster",
         metavar="FILE",
         help="who is in the class: a CSV with a `student` column, or one name a line; every name"
@@ -175,7 +181,8 @@ def _writer(args: argparse.Namespace) -> Writer:
             raise ConfigError("mca lab grade: --gradescope DIR or --format gradescope, not both")
         gradescope = Path(args.gradescope)
     junit = Path(args.junit) if args.junit else None
-    writer = Writer(None if as_gradescope else out, gradescope, junit)
+    logs = Path(args.logs) if args.logs else None
+    writer = Writer(None if as_gradescope else out, gradescope, junit, logs)
     try:
         writer.check()
     except OSError as e:

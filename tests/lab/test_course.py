@@ -58,3 +58,27 @@ def test_a_roster_of_lines_or_a_csv() -> None:
     ]:
         with pytest.raises(RosterError, match=why.replace("(", r"\(")):
             parse_roster(bad)
+
+
+WORDS = " ".join(f"word{i}" for i in range(40))  # 270 characters: more than a CSV cell holds
+
+
+@pytest.mark.slow
+def test_a_failure_is_cut_at_a_word_and_whole_in_the_students_log(tmp_path: Path) -> None:
+    subs = tmp_path / "class"
+    crash = f"\ndef judge_triggers(skills, sentence, paths):\n    raise ValueError({WORDS!r})\n"
+    hand_in(subs, "ada", STARTER + ALL_HONEST + crash)
+    out, logs = tmp_path / "grades.csv", tmp_path / "logs"
+    assert (
+        lab(["grade", str(subs), "--out", str(out), "--logs", str(logs), *grade_flags()], {}) == 0
+    )
+    cells = dict(part.split(": ", 1) for part in read_csv(out)["ada"]["failures"].split("; "))
+    shown = cells["7"]
+    assert shown.endswith("…") and len(shown) <= 120
+    full = f"seed 0: crashed: ValueError: {WORDS}"
+    kept = shown[:-1]
+    assert full.startswith(kept) and full[len(kept)] == " "  # whole words only
+    log = (logs / "ada.log").read_text()
+    assert "status: ok" in log and "points: 8/10" in log
+    assert f"saw: {full} (ada/exercises.py, line" in log
+    assert "check 7 (exercise 4 paths and word boundaries): failed" in log
