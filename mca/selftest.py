@@ -48,7 +48,9 @@ def add_parser(sub: Subparsers, parents: Parents) -> None:
 
 def parser() -> argparse.ArgumentParser:
     """The self-test's parser on its own (`SELFTEST=1 mca`, where argv is the REPL's)."""
-    return argparse.ArgumentParser(prog="mca selftest", parents=[_options()], description=ABOUT)
+    from mca.cli_parents import Parser
+
+    return Parser(prog="mca selftest", parents=[_options()], description=ABOUT)
 
 
 def run_lab(

@@ -4,13 +4,17 @@ and the JUnit report come from one run. The oracles are the files the run writes
 
 from __future__ import annotations
 
+import argparse
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
 
+from mca.cli_args import command_parser, parse_command, repl_parser
 from mca.lab.roster import RosterError, parse_roster
+from mca.selftest import parser as selftest_parser
 from tests.lab.answers import ALL_HONEST
 from tests.lab.test_grading import STARTER, grade_flags, hand_in, lab, read_csv
 
@@ -82,3 +86,37 @@ def test_a_failure_is_cut_at_a_word_and_whole_in_the_students_log(tmp_path: Path
     assert "status: ok" in log and "points: 8/10" in log
     assert f"saw: {full} (ada/exercises.py, line" in log
     assert "check 7 (exercise 4 paths and word boundaries): failed" in log
+
+
+def _parsers(p: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    yield p
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                yield from _parsers(sub)
+
+
+def test_no_option_is_taken_for_another_it_abbreviates(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse_command(["lab", "grade", "class", "--seed", "3"])  # was taken as --seeds 3
+    assert "unrecognized arguments: --seed" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        selftest_parser().parse_args(["--check-sec", "5"])
+    with pytest.raises(SystemExit):
+        repl_parser().parse_args(["--mod", "x"])
+    everyone = [*_parsers(command_parser()), repl_parser(), selftest_parser()]
+    assert len(everyone) > 10
+    assert [p.prog for p in everyone if p.allow_abbrev] == []
+
+
+def test_help_shows_every_default() -> None:
+    """Every option of `mca lab grade` says its default in --help (what None or off means)."""
+    grade = next(p for p in _parsers(command_parser()) if p.prog.endswith("lab grade"))
+    formatter = grade._get_formatter()
+    for action in grade._actions:
+        if not action.option_strings or action.dest == "help":
+            continue
+        said = formatter._expand_help(action)
+        shown = {None: "default: ", False: "default: off"}.get(action.default)
+        assert (shown or f"default: {action.default}") in said, action.dest
+        assert " ".join(said.split()) in " ".join(grade.format_help().split())
