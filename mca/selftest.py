@@ -35,7 +35,10 @@ def _options() -> argparse.ArgumentParser:
         "--seed", type=int, action="append", metavar="N", help="fixture variant (repeatable)"
     )
     p.add_argument(
-        "--check-seconds", type=float, default=30.0, help="time limit per check (with --lab)"
+        "--check-seconds",
+        type=float,
+        default=30.0,
+        help="time limit per check (with --lab; default: %(default)s)",
     )
     return p
 

@@ -120,3 +120,21 @@ def test_help_shows_every_default() -> None:
         shown = {None: "default: ", False: "default: off"}.get(action.default)
         assert (shown or f"default: {action.default}") in said, action.dest
         assert " ".join(said.split()) in " ".join(grade.format_help().split())
+
+
+@pytest.mark.slow
+def test_a_refusal_names_what_the_file_itself_imported(tmp_path: Path) -> None:
+    subs = tmp_path / "class"
+    hand_in(subs, "ada", STARTER + "\nimport mca.lab.checks\n")
+    hand_in(subs, "bo", STARTER + "\n__import__('sub' + 'process')\n")
+    late = "\ndef judge_triggers(skills, sentence, paths):\n    import mca.lab.checks\n"
+    hand_in(subs, "cy", STARTER + late)
+    out = tmp_path / "grades.csv"
+    assert lab(["grade", str(subs), "--out", str(out), *grade_flags()], {}) == 0
+    rows = read_csv(out)
+    assert rows["ada"]["status"].startswith(
+        "refused: importing it failed: ImportError: the file imports mca.lab.checks, which"
+        " needs subprocess (a hand-in may not start processes or use the network)"
+    )
+    assert "ImportError: the file imports subprocess (a hand-in may not" in rows["bo"]["status"]
+    assert "the file imports mca.lab.checks, which needs subprocess" in rows["cy"]["failures"]
