@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from mca.cli_parents import actions
 from mca.lab import defaults
+from mca.lab.defaults import GRACE
 
 if TYPE_CHECKING:
     from mca.cli_parents import Parents, Subparsers
@@ -94,6 +95,13 @@ def _limit_options(grade: argparse.ArgumentParser) -> None:
         type=float,
         default=defaults.CHECK_SECONDS,
         help="seconds per check (default: %(default)s)",
+    )
+    grade.add_argument(
+        "--cpu-seconds",
+        type=float,
+        default=defaults.CPU_SECONDS,
+        help="CPU per hand-in, all its checks together; past it each check gets"
+        f" {GRACE:g} s, so a loop gives its slot back (default: %(default)s)",
     )
     grade.add_argument(
         "--memory-mb",
@@ -215,15 +223,21 @@ def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | 
     folder = Path(args.submissions)
     if not folder.is_dir():
         raise ConfigError(f"mca lab grade: {folder} is not a directory")
-    if args.jobs < 1 or args.seeds < 0 or args.timeout <= 0 or args.memory_mb < 256:
+    if (
+        args.jobs < 1
+        or args.seeds < 0
+        or min(args.timeout, args.cpu_seconds) <= 0
+        or args.memory_mb < 256
+    ):
         raise ConfigError(
-            "mca lab grade: --jobs >= 1, --seeds >= 0, --timeout > 0, --memory-mb >= 256"
+            "mca lab grade: --jobs >= 1, --seeds >= 0, --timeout > 0, --cpu-seconds > 0,"
+            " --memory-mb >= 256"
         )
     if not 0 < args.check_seconds <= args.timeout:
         raise ConfigError("mca lab grade: --check-seconds must be > 0 and <= --timeout")
     roster = _roster(args.roster)
     writer = _writer(args)
-    limits = Limits(args.timeout, args.check_seconds, args.memory_mb)
+    limits = Limits(args.timeout, args.check_seconds, args.memory_mb, cpu_budget=args.cpu_seconds)
     mechanisms = sandbox_or_refuse(mech, args.unsandboxed, env)
     with lab_content() as repo:  # a private copy: never the current directory's skills/
         plan = Plan(repo, folder, args.jobs, args.seeds, limits, mechanisms, (), env, roster)

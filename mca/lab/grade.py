@@ -43,7 +43,9 @@ __all__ = [
     "to_grade",
 ]
 
-GRADING = Limits(defaults.TIMEOUT, defaults.CHECK_SECONDS, defaults.MEMORY_MB)
+GRADING = Limits(
+    defaults.TIMEOUT, defaults.CHECK_SECONDS, defaults.MEMORY_MB, cpu_budget=defaults.CPU_SECONDS
+)
 FILE = "exercises.py"
 MAX_SOURCE = 1024 * 1024
 

@@ -20,8 +20,9 @@ from dataclasses import replace
 from typing import Any
 
 from mca.lab.calls import CODECS
-from mca.lab.channel import Cancelled, Channel, Gone, Slow, TooBig
+from mca.lab.channel import Cancelled, Channel, Gone, Slow, TooBig, tree_usage
 from mca.lab.checks import Unanswered
+from mca.lab.defaults import GRACE
 from mca.lab.drain import Drained
 from mca.lab.exercises import EXERCISES, Exercise
 from mca.lab.launch import Launcher, Limits
@@ -71,6 +72,8 @@ class Student:
         self.token = secrets.token_hex(8)  # answers carry it: a line written ahead is dropped
         self.calls = 0
         self.cancel = cancel
+        self.cpu_spent = 0.0  # CPU seconds of the children already stopped
+        self.short = False  # the running check got GRACE seconds: the budget was used up
 
     # -- the process ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -136,6 +139,7 @@ class Student:
         channel, self.channel = self.channel, None
         if channel is None:
             return ""
+        self.cpu_spent += tree_usage(channel.proc.pid)[0]  # before it is reaped
         if ended:
             channel.settle(2.0)
         self.launcher.stop(channel.proc)
@@ -149,9 +153,22 @@ class Student:
 
     # -- calls ---------------------------------------------------------------------------------
     def begin(self, check: int) -> None:
-        """A check starts: its calls share its time limit (and the hand-in's)."""
+        """A check starts: its calls share its time limit (and the hand-in's). Once the
+        hand-in used its CPU budget, a check gets GRACE seconds: enough for an answer, not
+        for a loop to keep its slot."""
         self.check = check
-        self.deadline = min(time.monotonic() + self.limits.check_seconds, self.ends)
+        allowed = self.limits.check_seconds
+        self.short = False
+        if self.limits.cpu_budget is not None:
+            left = self.limits.cpu_budget - self.cpu_used()
+            if left < allowed:
+                allowed, self.short = max(left, min(GRACE, allowed)), True
+        self.deadline = min(time.monotonic() + allowed, self.ends)
+
+    def cpu_used(self) -> float:
+        """CPU seconds the hand-in's children used so far (the running one included)."""
+        running = tree_usage(self.channel.proc.pid)[0] if self.channel is not None else 0.0
+        return self.cpu_spent + running
 
     def call(self, field: str, args: tuple[Any, ...]) -> Any:
         """The student's function on these arguments, answered and validated, or Unanswered."""
@@ -191,6 +208,9 @@ class Student:
         if isinstance(e, Slow):
             if self.deadline >= self.ends and left <= 0:
                 return f"timed out: the hand-in's {self.limits.seconds:g} s are up"
+            if self.short:
+                budget = f"{self.limits.cpu_budget:g}"
+                return f"timed out in {exercise.function}: the hand-in used its {budget} s of CPU"
             return f"timed out after {self.limits.check_seconds:g} s in {exercise.function}"
         if isinstance(e, TooBig):
             return f"{exercise.function} sent an answer over the size limit"

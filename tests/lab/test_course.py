@@ -138,3 +138,33 @@ def test_a_refusal_names_what_the_file_itself_imported(tmp_path: Path) -> None:
     )
     assert "ImportError: the file imports subprocess (a hand-in may not" in rows["bo"]["status"]
     assert "the file imports mca.lab.checks, which needs subprocess" in rows["cy"]["failures"]
+
+
+LOOPS = """
+def judge_triggers(skills, sentence, paths):
+    while True:
+        pass
+
+def apply_gates(hits, budget, render, in_context, held=None):
+    while True:
+        pass
+"""
+
+
+@pytest.mark.slow
+def test_a_cpu_budget_bounds_a_loopers_slot_and_costs_honest_answers_nothing(
+    tmp_path: Path,
+) -> None:
+    """Exercises 4 and 5 loop; past the hand-in's CPU budget each check gets a short leash:
+    the loops fail saying so, and the honest exercises still get every point."""
+    subs = tmp_path / "class"
+    hand_in(subs, "ada", STARTER + ALL_HONEST + LOOPS)
+    out = tmp_path / "grades.csv"
+    argv = ["grade", str(subs), "--out", str(out), "--check-seconds", "6", "--cpu-seconds", "3"]
+    assert lab([*argv, "--seeds", "0", *grade_flags()], {}) == 0
+    ada = read_csv(out)["ada"]
+    assert [ada[f"ex{n}"] for n in range(1, 6)] == ["2", "2", "2", "0", "0"]
+    failures = dict(part.split(": ", 1) for part in ada["failures"].split("; "))
+    assert set(failures) == {"7", "8", "9", "10"}
+    cut = [n for n, why in failures.items() if "the hand-in used its 3 s of CPU" in why]
+    assert len(cut) >= 3  # the first loop may use its own 6 s; every later one is cut short
