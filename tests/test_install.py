@@ -93,6 +93,12 @@ def test_the_wheel_works_from_an_unrelated_directory(installed: Path, tmp_path: 
     assert "976+0=976" in run("ledger", "compare", "--lab").stdout
     assert run("lab", "init", "kit").returncode == 0
     kit = elsewhere / "kit"
+    assert run("lab", "gradescope", "gs").returncode == 0  # the kit, from the wheel
+    assert sorted(p.name for p in (elsewhere / "gs").iterdir()) == [
+        "README.md",
+        "run_autograder",
+        "setup.sh",
+    ]
     student = run("selftest", "--lab", "exercises.py", cwd=kit)
     assert student.returncode == 1 and student.stdout.rstrip().endswith("7/14 passed · 2/10 points")
     for name, text in {"ada": ALL_HONEST, "bo": ""}.items():

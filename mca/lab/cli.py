@@ -1,5 +1,5 @@
-"""`mca lab init DIR` and `mca lab grade CLASS_DIR [--out PATH] [--format csv|gradescope]
-[--junit FILE] [--jobs N] [--seeds K] [--unsandboxed]`."""
+"""`mca lab init DIR`, `mca lab gradescope DIR` and `mca lab grade CLASS_DIR [--out PATH]
+[--gradescope DIR] [--junit FILE] [--logs DIR] [--roster FILE] ...` (`--help` lists them all)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,10 @@ def add_parser(parent: Subparsers, parents: Parents) -> None:
     sub = actions(parent, "lab", ABOUT, run)
     init = sub.add_parser("init", help="write a student workspace (exercises.py, README.md)")
     init.add_argument("dir")
+    kit = sub.add_parser(
+        "gradescope", help="write the Gradescope autograder kit (setup.sh, run_autograder, README)"
+    )
+    kit.add_argument("dir")
     grade = sub.add_parser("grade", help="grade every hand-in folder (*/exercises.py) of a class")
     _output_options(grade)
     _limit_options(grade)
@@ -169,6 +173,13 @@ def run(
         for path in init_lab(Path(args.dir)):
             sys.stdout.write(f"wrote {path}\n")
         sys.stdout.write(f"next: cd {args.dir} && mca selftest --lab exercises.py\n")
+        return 0
+    if args.action == "gradescope":
+        from mca.lab.kit import gradescope_kit
+
+        for path in gradescope_kit(Path(args.dir)):
+            sys.stdout.write(f"wrote {path}\n")
+        sys.stdout.write(f"next: read {Path(args.dir) / 'README.md'} before you zip it\n")
         return 0
     return _grade(args, env, mechanisms)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -13,6 +14,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from mca.cli_args import command_parser, parse_command, repl_parser
+from mca.errors import McaError
 from mca.lab.roster import RosterError, parse_roster
 from mca.selftest import parser as selftest_parser
 from tests.lab.answers import ALL_HONEST
@@ -168,3 +170,20 @@ def test_a_cpu_budget_bounds_a_loopers_slot_and_costs_honest_answers_nothing(
     assert set(failures) == {"7", "8", "9", "10"}
     cut = [n for n, why in failures.items() if "the hand-in used its 3 s of CPU" in why]
     assert len(cut) >= 3  # the first loop may use its own 6 s; every later one is cut short
+
+
+def test_the_gradescope_kit_comes_from_the_package_and_says_what_to_keep_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kit = tmp_path / "kit"
+    assert lab(["gradescope", str(kit)], {}) == 0
+    assert sorted(p.name for p in kit.iterdir()) == ["README.md", "run_autograder", "setup.sh"]
+    assert all(os.access(kit / name, os.X_OK) for name in ("setup.sh", "run_autograder"))
+    assert (kit / "run_autograder").read_text().startswith("#!/usr/bin/env bash")
+    readme = " ".join((kit / "README.md").read_text().split())
+    assert "## Never put these in the autograder image" in (kit / "README.md").read_text()
+    for never in ("reference solution", "/autograder/source", "other sections", "keys, tokens"):
+        assert never in readme, never
+    assert "it can **read** files of the image" in readme
+    with pytest.raises(McaError, match="exists already"):
+        lab(["gradescope", str(kit)], {})
