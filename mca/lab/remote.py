@@ -33,7 +33,9 @@ from mca.skills.model import CODES
 from mca.skills.parse import FrontmatterError
 from mca.skills.policy import PRODUCTION, Policy
 
-MAX_STARTS = 8  # a child that keeps dying is not started again after this many
+# A child that keeps dying in one exercise is not started again for it after this many: per
+# exercise, so one that loops or crashes costs no other exercise its checks.
+MAX_STARTS = 8
 BY_FIELD = {e.field: e for e in EXERCISES}
 
 
@@ -66,6 +68,7 @@ class Student:
         self.hard: dict[int, str] = {}  # check id -> it timed out or killed the child
         self.crashes: dict[tuple[str, str, int | None], int] = {}
         self.starts = 0
+        self.restarts: dict[str, int] = {}  # field -> children started for its calls
         self.check = 0
         self.deadline = 0.0
         self.ends = time.monotonic() + limits.seconds
@@ -87,8 +90,6 @@ class Student:
                 self.not_yours[e.field] = why
 
     def _spawn(self) -> dict[str, Any]:
-        if self.starts >= MAX_STARTS:
-            raise Unanswered(f"not run: the process was started {MAX_STARTS} times")
         self.starts += 1
         send_r, send_w = os.pipe()
         read_r, read_w = os.pipe()
@@ -180,7 +181,7 @@ class Student:
         codec = CODECS[field]
         payload = codec.args_out(args)
         if self.channel is None or self.channel.proc.poll() is not None:
-            self._restart()
+            self._restart(exercise)
         assert self.channel is not None
         self.calls += 1
         rid = f"{self.calls}-{self.token}"
@@ -194,8 +195,13 @@ class Student:
             raise Unanswered(self._lost(e, exercise)) from None
         return self._answer(reply, exercise, args)
 
-    def _restart(self) -> None:
+    def _restart(self, exercise: Exercise) -> None:
         self.stop()
+        started = self.restarts.get(exercise.field, 0)
+        if started >= MAX_STARTS:
+            why = f"not run: the process was started {MAX_STARTS} times for {exercise.function}"
+            raise Unanswered(why)
+        self.restarts[exercise.field] = started + 1
         try:
             self._spawn()
         except Refused as e:

@@ -187,3 +187,20 @@ def test_the_gradescope_kit_comes_from_the_package_and_says_what_to_keep_out(
     assert "it can **read** files of the image" in readme
     with pytest.raises(McaError, match="exists already"):
         lab(["gradescope", str(kit)], {})
+
+
+@pytest.mark.slow
+def test_loops_in_four_exercises_cost_the_fifth_nothing(tmp_path: Path) -> None:
+    """Every looping check restarts the child: the restarts are counted per exercise, so the
+    honest fifth exercise still runs (main: 'not run: the process was started 8 times')."""
+    loops = "".join(
+        f"\ndef {name}(*args):\n    while True:\n        pass\n"
+        for name in ("split_frontmatter", "validate_metadata", "render_skill", "judge_triggers")
+    )
+    subs = tmp_path / "class"
+    hand_in(subs, "ada", STARTER + ALL_HONEST + loops)
+    out = tmp_path / "grades.csv"
+    argv = ["grade", str(subs), "--out", str(out), "--check-seconds", "2", "--cpu-seconds", "1"]
+    assert lab([*argv, "--seeds", "0", *grade_flags()], {}) == 0
+    ada = read_csv(out)["ada"]
+    assert [ada[f"ex{n}"] for n in range(1, 6)] == ["0", "0", "0", "0", "2"], ada["failures"]
