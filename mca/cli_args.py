@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mca import __version__, ledger_cli, sandbox_cli, selftest, skills_cli, tools_cli
-from mca.cli_parents import TOP, global_options, parents, settle
+from mca.cli_parents import TOP, Parser, global_options, parents, settle
 from mca.lab import cli as lab_cli
 from mca.modes import DEFAULT_MODE, MODES
 from mca.sandbox.policy import Mode
@@ -128,7 +128,7 @@ def _model_flags(add: Callable[..., None]) -> None:
 
 def repl_parser() -> argparse.ArgumentParser:
     """The parser for `mca` itself (the REPL and -p)."""
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="mca",
         description="mini coding agent. Subcommands: tools, skills, ledger, selftest, lab,"
         " sandbox (mca COMMAND --help).",
@@ -145,7 +145,7 @@ def repl_parser() -> argparse.ArgumentParser:
 def command_parser() -> argparse.ArgumentParser:
     """`mca [globals] COMMAND ...`; an ArgumentError (not an exit) when the first word is not a
     command, so that argv can be the REPL's."""
-    p = argparse.ArgumentParser(prog="mca", exit_on_error=False, allow_abbrev=False)
+    p = Parser(prog="mca", exit_on_error=False)
     global_options(p, prefix=TOP)
     _session_flags(p, prefix=SESSION)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")

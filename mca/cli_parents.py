@@ -23,12 +23,23 @@ __all__ = [
     "TOP",
     "Global",
     "Parents",
+    "Parser",
     "Run",
     "actions",
     "global_options",
     "parents",
     "settle",
 ]
+
+
+class Parser(argparse.ArgumentParser):
+    """Every parser of mca's command line: options are spelled out (`--seed` is never taken
+    for `--seeds`), and the subcommands' parsers are of this class too."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
 
 TOP = "top_"  # a global option given before the subcommand
 Run = Callable[[argparse.Namespace, Mapping[str, str]], int]  # a subcommand's entry

@@ -35,7 +35,10 @@ def _options() -> argparse.ArgumentParser:
         "--seed", type=int, action="append", metavar="N", help="fixture variant (repeatable)"
     )
     p.add_argument(
-        "--check-seconds", type=float, default=30.0, help="time limit per check (with --lab)"
+        "--check-seconds",
+        type=float,
+        default=30.0,
+        help="time limit per check (with --lab; default: %(default)s)",
     )
     return p
 
@@ -48,7 +51,9 @@ def add_parser(sub: Subparsers, parents: Parents) -> None:
 
 def parser() -> argparse.ArgumentParser:
     """The self-test's parser on its own (`SELFTEST=1 mca`, where argv is the REPL's)."""
-    return argparse.ArgumentParser(prog="mca selftest", parents=[_options()], description=ABOUT)
+    from mca.cli_parents import Parser
+
+    return Parser(prog="mca selftest", parents=[_options()], description=ABOUT)
 
 
 def run_lab(
@@ -106,5 +111,5 @@ def run(
     if args.json:
         sys.stdout.write(json.dumps(to_json(results, runtime, seeds, report), indent=2) + "\n")
     else:
-        sys.stdout.write(to_text(results, runtime, compare_text(report)) + "\n")
+        sys.stdout.write(to_text(results, runtime, compare_text(report), seeds) + "\n")
     return 0 if all(c["passed"] or c.get("skipped") for c in results) else 1

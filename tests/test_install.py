@@ -86,15 +86,21 @@ def test_the_wheel_works_from_an_unrelated_directory(installed: Path, tmp_path: 
         )
 
     selftest = run("selftest")
-    assert selftest.returncode == 0 and selftest.stdout.rstrip().endswith("14/14 passed"), (
-        selftest.stdout + selftest.stderr
-    )
-    assert run(MOCK="1", SELFTEST="1").stdout.rstrip().endswith("14/14 passed")
+    assert selftest.returncode == 0 and selftest.stdout.rstrip().endswith(
+        "14/14 passed · 10/10 points"
+    ), selftest.stdout + selftest.stderr
+    assert run(MOCK="1", SELFTEST="1").stdout.rstrip().endswith("14/14 passed · 10/10 points")
     assert "976+0=976" in run("ledger", "compare", "--lab").stdout
     assert run("lab", "init", "kit").returncode == 0
     kit = elsewhere / "kit"
+    assert run("lab", "gradescope", "gs").returncode == 0  # the kit, from the wheel
+    assert sorted(p.name for p in (elsewhere / "gs").iterdir()) == [
+        "README.md",
+        "run_autograder",
+        "setup.sh",
+    ]
     student = run("selftest", "--lab", "exercises.py", cwd=kit)
-    assert student.returncode == 1 and student.stdout.rstrip().endswith("7/14 passed")
+    assert student.returncode == 1 and student.stdout.rstrip().endswith("7/14 passed · 2/10 points")
     for name, text in {"ada": ALL_HONEST, "bo": ""}.items():
         (elsewhere / "class" / name).mkdir(parents=True)
         (elsewhere / "class" / name / "exercises.py").write_text(

@@ -86,7 +86,9 @@ def test_the_production_answers_score_14(tmp_path: Path, starter: str) -> None:
         "--junit",
         str(tmp_path / "j.xml"),
     )
-    assert proc.returncode == 0 and proc.stdout.rstrip().endswith("14/14 passed"), proc.stdout
+    assert proc.returncode == 0 and proc.stdout.rstrip().endswith("14/14 passed · 10/10 points"), (
+        proc.stdout
+    )
     suite = ET.parse(tmp_path / "j.xml").getroot().find("testsuite")
     assert suite is not None and suite.get("tests") == "14" and suite.get("failures") == "0"
     assert len(suite.findall("testcase")) == 14

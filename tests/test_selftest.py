@@ -78,7 +78,7 @@ def test_output_is_identical_across_runs() -> None:
         ).stdout
         for _ in range(2)
     ]
-    assert runs[0] == runs[1] and runs[0].rstrip().endswith("14/14 passed")
+    assert runs[0] == runs[1] and runs[0].rstrip().endswith("14/14 passed · 10/10 points")
 
 
 def test_unknown_lab_mode_is_a_clear_error() -> None:

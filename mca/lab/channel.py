@@ -1,6 +1,7 @@
 """The grader's end of the pipe to one student child: JSON lines out, JSON lines back, every
 read and write bounded by a deadline, every answer bounded in size. Nothing the child sends is
-executed or unpickled; a line that is not the awaited answer is dropped."""
+executed or unpickled; a line that is not the awaited answer is dropped. Whenever it waits on
+the child it also drains the child's output (mca/lab/drain.py), so printing never blocks it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import select
 import threading
 import time
 from collections.abc import Callable
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
+
+from mca.lab.drain import Drained
 
 if TYPE_CHECKING:
     from mca.sandbox.spawn import Process
@@ -74,21 +77,22 @@ class TooBig(Exception):
 
 
 class Channel:
-    """One running child: its process, the pipe we write to, the pipe we read from."""
+    """One running child: its process, the pipe we write to, the pipe we read from, and its
+    output (stdout and stderr), drained."""
 
     def __init__(
         self,
         proc: Process,
         send_fd: int,
         read_fd: int,
-        err: IO[bytes],
+        output: Drained,
         cancel: threading.Event | None = None,
     ):
         self.proc = proc
         self.cancel = cancel
         self.send_fd = send_fd
         self.read_fd = read_fd
-        self.err = err
+        self.output = output
         self.buffer = b""
         self._armed: tuple[float, float, float] | None = None  # deadline, its start, CPU then
         os.set_blocking(send_fd, False)
@@ -101,7 +105,9 @@ class Channel:
             left = max(deadline - time.monotonic(), POLL)
             if self._late(deadline):
                 raise Slow
-            _, ready, _ = select.select([], [self.send_fd], [], left)
+            readable, ready, _ = select.select(self._output(), [self.send_fd], [], left)
+            if readable:
+                self.output.read()
             if not ready:
                 continue
             try:
@@ -141,8 +147,10 @@ class Channel:
             raise Slow
         if self.cancel is not None and self.cancel.is_set():
             raise Cancelled
-        ready, _, _ = select.select([self.read_fd], [], [], min(left, POLL))
-        if not ready:
+        ready, _, _ = select.select([self.read_fd, *self._output()], [], [], min(left, POLL))
+        if self.output.fd in ready:
+            self.output.read()
+        if self.read_fd not in ready:
             return
         try:
             chunk = os.read(self.read_fd, CHUNK)
@@ -152,22 +160,26 @@ class Channel:
             raise Gone
         self.buffer += chunk
 
+    def _output(self) -> list[int]:
+        return [] if self.output.ended else [self.output.fd]
+
+    def settle(self, timeout: float) -> None:
+        """Let a child that closed its end finish exiting, draining what it still prints."""
+        end = time.monotonic() + timeout
+        while self.proc.poll() is None and time.monotonic() < end:
+            select.select(self._output(), [], [], min(POLL / 5, max(end - time.monotonic(), 0)))
+            self.output.read()
+
     def stderr_tail(self) -> str:
-        """The last line the child wrote to stderr (why Python itself gave up, say)."""
-        with contextlib.suppress(OSError):
-            self.err.seek(0, os.SEEK_END)
-            size = self.err.tell()
-            self.err.seek(max(0, size - 2048))
-            lines = self.err.read().decode("utf-8", "replace").strip().splitlines()
-            return lines[-1][:200] if lines else ""
-        return ""
+        """The last line the child printed (why Python itself gave up, say)."""
+        self.output.read()
+        return self.output.last_line()
 
     def close(self) -> None:
         for fd in (self.send_fd, self.read_fd):
             with contextlib.suppress(OSError):
                 os.close(fd)
-        with contextlib.suppress(OSError):
-            self.err.close()
+        self.output.close()
 
 
 def _parse(line: bytes) -> dict[str, Any] | None:

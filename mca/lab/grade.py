@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mca.fsutil import FileTooLarge, NotRegularFile, read_regular
+from mca.lab import defaults
 from mca.lab.handin import run_handin
 from mca.lab.launch import Isolation, Limits
 from mca.lab.outputs import Graded, Status
@@ -36,11 +37,15 @@ __all__ = [
     "grade",
     "grade_folder",
     "hand_ins",
+    "not_on_roster",
     "read_hand_in",
     "summary",
+    "to_grade",
 ]
 
-GRADING = Limits(check_seconds=10.0)
+GRADING = Limits(
+    defaults.TIMEOUT, defaults.CHECK_SECONDS, defaults.MEMORY_MB, cpu_budget=defaults.CPU_SECONDS
+)
 FILE = "exercises.py"
 MAX_SOURCE = 1024 * 1024
 
@@ -59,12 +64,13 @@ class Plan:
 
     repo: Path  # the lab's content
     submissions: Path
-    jobs: int = 2
-    seeds: int = 1  # seeded variants besides the default
+    jobs: int = defaults.JOBS
+    seeds: int = defaults.SEEDS  # seeded variants besides the default
     limits: Limits = GRADING
     mechanisms: Mechanisms | None = None  # None: --unsandboxed (limits only)
     deny: tuple[Path, ...] = ()  # the grader's outputs
     env: Mapping[str, str] = field(default_factory=dict)
+    roster: tuple[str, ...] | None = None  # every name gets a row; None: every folder does
 
     @property
     def seed_list(self) -> list[int]:
@@ -83,11 +89,28 @@ def hand_ins(submissions: Path) -> list[Path]:
     return sorted(p for p in submissions.iterdir() if not p.name.startswith(".") and p.is_dir())
 
 
+def to_grade(plan: Plan) -> list[Path]:
+    """What gets a row: every name of the roster (a folder or not), else every folder."""
+    if plan.roster is None:
+        return hand_ins(plan.submissions)
+    return [plan.submissions / name for name in plan.roster]
+
+
+def not_on_roster(plan: Plan) -> list[str]:
+    """The class's folders the roster does not name (not graded: reported)."""
+    if plan.roster is None:
+        return []
+    named = set(plan.roster)
+    return [p.name for p in hand_ins(plan.submissions) if p.name not in named]
+
+
 def read_hand_in(folder: Path) -> tuple[str | None, Status, str]:
     """(the source of folder/exercises.py, OK, '') or (None, why it cannot be graded, what to
     say after that). Never follows a symlink: a link to a classmate's file is not a hand-in."""
     if folder.is_symlink():
         return None, Status.UNREADABLE, "the folder is a symbolic link"
+    if not folder.exists():  # a roster's name with no folder: nothing handed in
+        return None, Status.ABSENT, "(no folder)"
     try:
         data = read_regular(folder / FILE, cap=MAX_SOURCE)
     except FileNotFoundError:
@@ -146,7 +169,7 @@ def grade(
 ) -> list[Graded]:
     """Every hand-in of the class, `plan.jobs` at a time; `on_graded` sees each as it
     finishes. Interrupted (with what was finished) on Ctrl-C."""
-    folders = hand_ins(plan.submissions)
+    folders = to_grade(plan)
     cancel = threading.Event()
     graded: list[Graded] = []
     with Variants(plan.repo) as variants, ThreadPoolExecutor(max(plan.jobs, 1)) as pool:

@@ -1,5 +1,7 @@
 """`mca lab init DIR`: a student's workspace: exercises.py (the five starter functions, with
-their contracts and the exercise text) and a short README. Nothing of the production answers."""
+their contracts and the exercise text) and a short README. Nothing of the production answers.
+`mca lab gradescope DIR`: the instructor's Gradescope autograder kit, from the installed
+package (setup.sh, run_autograder, and a README saying what never to put in the image)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from pathlib import Path
 from mca.errors import McaError
 from mca.fsutil import atomic_write, resolved
 
-__all__ = ["STUDENT_README", "init_lab"]
+__all__ = ["GRADESCOPE_KIT", "STUDENT_README", "gradescope_kit", "init_lab"]
 
 STUDENT_README = """\
 # mca lab: the five exercises
@@ -52,24 +54,37 @@ Checks 5 and 14 need Node.js 18 or newer; without it they are skipped (and carry
 """
 
 
+GRADESCOPE_KIT = {"setup.sh": 0o755, "run_autograder": 0o755, "README.md": 0o644}
+
+
 def init_lab(target: Path) -> list[Path]:
-    """Write exercises.py and README.md into target (created); refuse to overwrite anything,
-    a symlink included (dangling or not: it would lead the write elsewhere). Each file is
-    written atomically through a handle on `target`, so nothing lands outside it."""
-    files = {
-        target / "exercises.py": resources.files("mca.lab")
-        .joinpath("naive.py")
-        .read_text(encoding="utf-8"),
-        target / "README.md": STUDENT_README,
-    }
-    existing = [p for p in files if os.path.lexists(p)]
+    """Write exercises.py and README.md into target (created); refuse to overwrite anything."""
+    starter = resources.files("mca.lab").joinpath("naive.py").read_bytes()
+    files = {"exercises.py": (starter, 0o644), "README.md": (STUDENT_README.encode(), 0o644)}
+    return _write_new(target, files, "not overwriting a student's work")
+
+
+def gradescope_kit(target: Path) -> list[Path]:
+    """Write the Gradescope kit the installed mca ships into target (created); refuse to
+    overwrite anything."""
+    kit = resources.files("mca").joinpath("data", "gradescope")
+    files = {name: (kit.joinpath(name).read_bytes(), mode) for name, mode in GRADESCOPE_KIT.items()}
+    return _write_new(target, files, "not overwriting it")
+
+
+def _write_new(target: Path, files: dict[str, tuple[bytes, int]], why: str) -> list[Path]:
+    """Each file into target, none that exists already, a symlink included (dangling or not:
+    it would lead the write elsewhere). Written atomically through a handle on `target`, so
+    nothing lands outside it."""
+    paths = [target / name for name in files]
+    existing = [p for p in paths if os.path.lexists(p)]
     if existing:
-        raise McaError(f"{existing[0]} exists already; not overwriting a student's work")
+        raise McaError(f"{existing[0]} exists already; {why}")
     target.mkdir(parents=True, exist_ok=True)
     root = resolved(target)
-    for path, text in files.items():
+    for name, (data, mode) in files.items():
         try:
-            atomic_write(root / path.name, text.encode("utf-8"), 0o644, root=root)
+            atomic_write(root / name, data, mode, root=root)
         except OSError as e:
-            raise McaError(f"cannot write {path}: {e.strerror or e}") from None
-    return list(files)
+            raise McaError(f"cannot write {target / name}: {e.strerror or e}") from None
+    return paths

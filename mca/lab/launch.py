@@ -50,6 +50,9 @@ class Limits:
     memory_mb: int = 2048
     file_bytes: int = 1024 * 1024
     processes: int = 3  # tasks of the child, threads included (the sandbox's own two among them)
+    # CPU seconds for all of a hand-in's checks (None: no budget): past it, each check still
+    # runs but with GRACE seconds, so a looper gives its slot back and an honest answer passes.
+    cpu_budget: float | None = None
 
     @property
     def cpu_seconds(self) -> int:
@@ -61,7 +64,9 @@ class Launcher(Protocol):
 
     sandboxed: bool
 
-    def start(self, fds: tuple[int, int], stderr: IO[bytes]) -> Process: ...
+    def start(self, fds: tuple[int, int], output: int | IO[bytes]) -> Process:
+        """The child, its stdout and stderr to `output` (the grader drains a pipe)."""
+        ...
 
     def stop(self, proc: Process) -> None: ...
 
@@ -109,7 +114,7 @@ class Unsandboxed:
         self.limits = limits
         self.home = tempfile.mkdtemp(prefix="mca-lab-")
 
-    def start(self, fds: tuple[int, int], stderr: IO[bytes]) -> Process:
+    def start(self, fds: tuple[int, int], output: int | IO[bytes]) -> Process:
         limits = rlimits(self.limits)
         if sys.platform.startswith("linux"):
             return shared().spawn(
@@ -118,8 +123,8 @@ class Unsandboxed:
                 limits_only(limits),
                 cwd=self.home,
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=stderr,
+                stdout=output,
+                stderr=output,
                 pass_fds=fds,
             )
 
@@ -132,8 +137,8 @@ class Unsandboxed:
             env=child_env(self.home),
             cwd=self.home,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
+            stdout=output,
+            stderr=output,
             pass_fds=fds,
             preexec_fn=preexec,
             start_new_session=True,
@@ -186,7 +191,7 @@ class Sandboxed:
         self.policy, self.mechanisms = policy, mechanisms
         self.running: dict[int, tuple[Sandbox, Launch]] = {}
 
-    def start(self, fds: tuple[int, int], stderr: IO[bytes]) -> Process:
+    def start(self, fds: tuple[int, int], output: int | IO[bytes]) -> Process:
         box = Sandbox(self.policy, self.mechanisms, reuse=False)  # one child: nothing to share
         try:
             launch = box.prepare(Grant(), {})
@@ -194,8 +199,8 @@ class Sandboxed:
                 self.command(fds),
                 replace(launch, env=child_env(launch.env["TMPDIR"])),
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=stderr,
+                stdout=output,
+                stderr=output,
                 pass_fds=fds,
                 cwd=str(self.policy.workspace),
             )

@@ -34,6 +34,7 @@ __all__ = [
     "csv_text",
     "gradescope",
     "junit",
+    "log_text",
     "row",
 ]
 
@@ -47,6 +48,7 @@ COLUMNS = (
     "seconds",
 )
 MAX_POINTS = sum(c.points for c in GRADED)
+LOG_LIMIT = 20_000  # characters of one failure in a student's log (the CSV cell holds 120)
 
 
 class Status(enum.StrEnum):
@@ -54,6 +56,7 @@ class Status(enum.StrEnum):
     how a row's status starts (and how the run's summary counts it)."""
 
     OK = "ok"
+    ABSENT = "missing"  # on the roster, no folder in the class
     MISSING = "missing exercises.py"
     UNREADABLE = "unreadable"
     NOT_UTF8 = "not UTF-8"
@@ -81,13 +84,42 @@ class Graded:
         """The row's status as people read it: 'refused: imports subprocess (line 1)'."""
         if not self.note:
             return str(self.status)
-        after = " " if self.status in (Status.MISSING, Status.NOT_UTF8) else ": "
+        after = " " if self.status in (Status.ABSENT, Status.MISSING, Status.NOT_UTF8) else ": "
         return f"{self.status}{after}{self.note}"
 
 
 def clean(text: Any, limit: int = 2000) -> str:
-    """Untrusted text as one printable, valid UTF-8 line."""
-    return one_line(valid_text(str(text)))[:limit]
+    """Untrusted text as one printable, valid UTF-8 line of at most `limit` characters, cut
+    at a word when it is longer (ending in '…'; the whole text is in the student's log)."""
+    line = one_line(valid_text(str(text)))
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:  # a word boundary not too far back; else the hard cut
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+def log_text(g: Graded, table: Sequence[Check] = GRADED) -> str:
+    """The student's log: the row's status and points, then every check that did not pass,
+    with its whole text (the CSV's cells are cut)."""
+    r = row(g, table)
+    lines = [f"student: {g.student}", f"status: {clean(g.text, LOG_LIMIT)}"]
+    lines.append(
+        f"points: {r['total']}/{r['max_points']}" + (f" · {g.runtime}" if g.runtime else "")
+    )
+    names = {t.id: t for t in table}
+    for c in g.checks:
+        if c.get("passed"):
+            continue
+        check = names.get(c["id"])
+        where = f" (exercise {check.exercise.label})" if check and check.exercise else ""
+        lines += ["", f"check {c['id']}{where}: {'skipped' if c.get('skipped') else 'failed'}"]
+        lines.append(f"  expected: {c['name']}")
+        lines.append(f"  saw: {clean(c['saw'], LOG_LIMIT)}")
+        lines.append(f"  hint: {c['hint']}")
+    return "\n".join(lines) + "\n"
 
 
 def _points(g: Graded, table: Sequence[Check]) -> dict[int, int]:
@@ -221,24 +253,33 @@ class Writer:
     """The run's output files, rewritten whole and atomically after every hand-in."""
 
     def __init__(
-        self, csv_path: Path | None, gradescope_dir: Path | None, junit_path: Path | None
+        self,
+        csv_path: Path | None,
+        gradescope_dir: Path | None,
+        junit_path: Path | None,
+        logs_dir: Path | None = None,
     ) -> None:
         self.csv_path, self.gradescope_dir, self.junit_path = csv_path, gradescope_dir, junit_path
+        self.logs_dir = logs_dir
         self.graded: list[Graded] = []
 
     @property
     def paths(self) -> list[Path]:
         """Where it writes (the sandbox keeps every child away from them)."""
-        return [p for p in (self.csv_path, self.gradescope_dir, self.junit_path) if p]
+        outputs = (self.csv_path, self.gradescope_dir, self.junit_path, self.logs_dir)
+        return [p for p in outputs if p]
 
     def check(self) -> None:
         """Write every output empty, now: a path that cannot be written fails before grading."""
-        if self.gradescope_dir is not None:
-            private_dir(self.gradescope_dir)
+        for folder in (self.gradescope_dir, self.logs_dir):
+            if folder is not None:
+                private_dir(folder)
         self._write()
 
     def add(self, g: Graded) -> None:
         self.graded.append(g)
+        if self.logs_dir is not None:
+            atomic_write(self.logs_dir / f"{g.student}.log", log_text(g).encode("utf-8"))
         if self.gradescope_dir is not None:
             folder = private_dir(self.gradescope_dir / g.student / "results")
             data = json.dumps(gradescope(g), indent=2, ensure_ascii=False) + "\n"

@@ -11,11 +11,8 @@ restarted for the next check), a wrong type, or 'not your code'.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
-import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Mapping
@@ -23,8 +20,10 @@ from dataclasses import replace
 from typing import Any
 
 from mca.lab.calls import CODECS
-from mca.lab.channel import Cancelled, Channel, Gone, Slow, TooBig
+from mca.lab.channel import Cancelled, Channel, Gone, Slow, TooBig, tree_usage
 from mca.lab.checks import Unanswered
+from mca.lab.defaults import GRACE
+from mca.lab.drain import Drained
 from mca.lab.exercises import EXERCISES, Exercise
 from mca.lab.launch import Launcher, Limits
 from mca.lab.outputs import Status
@@ -34,7 +33,9 @@ from mca.skills.model import CODES
 from mca.skills.parse import FrontmatterError
 from mca.skills.policy import PRODUCTION, Policy
 
-MAX_STARTS = 8  # a child that keeps dying is not started again after this many
+# A child that keeps dying in one exercise is not started again for it after this many: per
+# exercise, so one that loops or crashes costs no other exercise its checks.
+MAX_STARTS = 8
 BY_FIELD = {e.field: e for e in EXERCISES}
 
 
@@ -67,12 +68,15 @@ class Student:
         self.hard: dict[int, str] = {}  # check id -> it timed out or killed the child
         self.crashes: dict[tuple[str, str, int | None], int] = {}
         self.starts = 0
+        self.restarts: dict[str, int] = {}  # field -> children started for its calls
         self.check = 0
         self.deadline = 0.0
         self.ends = time.monotonic() + limits.seconds
         self.token = secrets.token_hex(8)  # answers carry it: a line written ahead is dropped
         self.calls = 0
         self.cancel = cancel
+        self.cpu_spent = 0.0  # CPU seconds of the children already stopped
+        self.short = False  # the running check got GRACE seconds: the budget was used up
 
     # -- the process ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -86,18 +90,20 @@ class Student:
                 self.not_yours[e.field] = why
 
     def _spawn(self) -> dict[str, Any]:
-        if self.starts >= MAX_STARTS:
-            raise Unanswered(f"not run: the process was started {MAX_STARTS} times")
         self.starts += 1
         send_r, send_w = os.pipe()
         read_r, read_w = os.pipe()
-        err = tempfile.TemporaryFile()  # noqa: SIM115 (the Channel closes it)
+        out_r, out_w = os.pipe()  # its stdout and stderr: drained by the Channel, capped
         try:
-            proc = self.launcher.start((send_r, read_w), err)
+            proc = self.launcher.start((send_r, read_w), out_w)
+        except BaseException:
+            for fd in (send_w, read_r, out_r):
+                os.close(fd)
+            raise
         finally:
-            os.close(send_r)
-            os.close(read_w)
-        self.channel = Channel(proc, send_w, read_r, err, self.cancel)
+            for fd in (send_r, read_w, out_w):
+                os.close(fd)
+        self.channel = Channel(proc, send_w, read_r, Drained(out_r), self.cancel)
         try:
             self.channel.send({"source": self.source, "filename": self.filename}, self.deadline)
             reply = self.channel.receive(lambda o: "ready" in o or "refused" in o, self.deadline)
@@ -134,9 +140,9 @@ class Student:
         channel, self.channel = self.channel, None
         if channel is None:
             return ""
+        self.cpu_spent += tree_usage(channel.proc.pid)[0]  # before it is reaped
         if ended:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                channel.proc.wait(timeout=2.0)
+            channel.settle(2.0)
         self.launcher.stop(channel.proc)
         how = self._ended(channel)
         channel.close()
@@ -148,9 +154,22 @@ class Student:
 
     # -- calls ---------------------------------------------------------------------------------
     def begin(self, check: int) -> None:
-        """A check starts: its calls share its time limit (and the hand-in's)."""
+        """A check starts: its calls share its time limit (and the hand-in's). Once the
+        hand-in used its CPU budget, a check gets GRACE seconds: enough for an answer, not
+        for a loop to keep its slot."""
         self.check = check
-        self.deadline = min(time.monotonic() + self.limits.check_seconds, self.ends)
+        allowed = self.limits.check_seconds
+        self.short = False
+        if self.limits.cpu_budget is not None:
+            left = self.limits.cpu_budget - self.cpu_used()
+            if left < allowed:
+                allowed, self.short = max(left, min(GRACE, allowed)), True
+        self.deadline = min(time.monotonic() + allowed, self.ends)
+
+    def cpu_used(self) -> float:
+        """CPU seconds the hand-in's children used so far (the running one included)."""
+        running = tree_usage(self.channel.proc.pid)[0] if self.channel is not None else 0.0
+        return self.cpu_spent + running
 
     def call(self, field: str, args: tuple[Any, ...]) -> Any:
         """The student's function on these arguments, answered and validated, or Unanswered."""
@@ -162,7 +181,7 @@ class Student:
         codec = CODECS[field]
         payload = codec.args_out(args)
         if self.channel is None or self.channel.proc.poll() is not None:
-            self._restart()
+            self._restart(exercise)
         assert self.channel is not None
         self.calls += 1
         rid = f"{self.calls}-{self.token}"
@@ -176,8 +195,13 @@ class Student:
             raise Unanswered(self._lost(e, exercise)) from None
         return self._answer(reply, exercise, args)
 
-    def _restart(self) -> None:
+    def _restart(self, exercise: Exercise) -> None:
         self.stop()
+        started = self.restarts.get(exercise.field, 0)
+        if started >= MAX_STARTS:
+            why = f"not run: the process was started {MAX_STARTS} times for {exercise.function}"
+            raise Unanswered(why)
+        self.restarts[exercise.field] = started + 1
         try:
             self._spawn()
         except Refused as e:
@@ -190,6 +214,9 @@ class Student:
         if isinstance(e, Slow):
             if self.deadline >= self.ends and left <= 0:
                 return f"timed out: the hand-in's {self.limits.seconds:g} s are up"
+            if self.short:
+                budget = f"{self.limits.cpu_budget:g}"
+                return f"timed out in {exercise.function}: the hand-in used its {budget} s of CPU"
             return f"timed out after {self.limits.check_seconds:g} s in {exercise.function}"
         if isinstance(e, TooBig):
             return f"{exercise.function} sent an answer over the size limit"

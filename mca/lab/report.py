@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from mca.lab.defaults import SEEDS as GRADE_SEEDS
 from mca.lab.suite import CHECKS, Check
 
-__all__ = ["SCHEMA", "combine", "to_json", "to_junit", "to_text"]
+__all__ = ["SCHEMA", "combine", "points", "points_text", "to_json", "to_junit", "to_text"]
 
 SCHEMA = "mca-selftest/1"
 
@@ -37,6 +38,7 @@ def combine(
             "skipped": bool(skipped) and not failed,
             "saw": "",
             "hint": check.hint,
+            "points": check.points,  # what passing it is worth in a grade
             "seeds": sorted({int(r.get("seed", 0)) for r in runs}),
         }
         if skipped and not failed:
@@ -53,10 +55,54 @@ def combine(
     return out
 
 
+def points(checks: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    """(points earned, points possible) on the grader's scale: what `mca lab grade` would give
+    for these results (a check's points count when it passed under every seed)."""
+    worth = [int(c.get("points", 0)) for c in checks]
+    return sum(w for w, c in zip(worth, checks, strict=True) if c["passed"]), sum(worth)
+
+
+def _ranges(ids: Sequence[int]) -> str:
+    """[5, 11, 12, 13, 14] -> '5, 11-14'."""
+    runs: list[list[int]] = []
+    for i in ids:
+        if runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in runs)
+
+
+def points_text(checks: Sequence[dict[str, Any]], seeds: Sequence[int]) -> list[str]:
+    """Which checks carry the grader's points, per exercise, and how many each earned here."""
+    graded = list(range(GRADE_SEEDS + 1))
+    grade = ", ".join(map(str, graded))
+    if sorted(set(seeds)) == graded:
+        where = f"seeds {grade}, as a grade runs them"
+    else:
+        flags = " ".join(f"--seed {s}" for s in graded)
+        ran = ("seed " if len(seeds) == 1 else "seeds ") + ", ".join(map(str, seeds))
+        where = f"{ran} here; a grade runs seeds {grade}: {flags}"
+    lines = [f"points on the grader's scale ({where}):"]
+    exercises = dict.fromkeys(c["exercise"] for c in checks if c.get("points"))
+    for label in exercises:
+        mine = [c for c in checks if c["exercise"] == label and c.get("points")]
+        got, of = points(mine)
+        each = ", ".join(
+            f"{c['id']} ({int(c['passed']) * c['points']}/{c['points']})" for c in mine
+        )
+        lines.append(f"  exercise {label}: {got}/{of} · checks {each}")
+    none = [c["id"] for c in checks if not c.get("points")]
+    if none:
+        lines.append(f"  checks {_ranges(none)} carry no points")
+    return lines
+
+
 def to_json(
     checks: list[dict[str, Any]], runtime: str, seeds: Sequence[int], strategies: Any
 ) -> dict[str, Any]:
     passed = sum(c["passed"] for c in checks)
+    earned, possible = points(checks)
     return {
         "schema": SCHEMA,
         "runtime": runtime,
@@ -64,12 +110,19 @@ def to_json(
         "passed": passed,
         "skipped": sum(bool(c.get("skipped")) for c in checks),
         "total": len(checks),
+        "points": earned,
+        "max_points": possible,
         "checks": checks,
         "strategies": strategies,
     }
 
 
-def to_text(checks: list[dict[str, Any]], runtime: str, strategies: str = "") -> str:
+def to_text(
+    checks: list[dict[str, Any]],
+    runtime: str,
+    strategies: str = "",
+    seeds: Sequence[int] = (0,),
+) -> str:
     """One line per check (and what was expected, seen, and a hint for a failure), N/total."""
     lines = [f"mca self-test · offline, mock model · runtime: {runtime}"]
     for c in checks:
@@ -89,7 +142,9 @@ def to_text(checks: list[dict[str, Any]], runtime: str, strategies: str = "") ->
     passed = sum(c["passed"] for c in checks)
     skipped = sum(bool(c.get("skipped")) for c in checks)
     more = f", {skipped} skipped (they need Node.js)" if skipped else ""
-    lines.append(f"{passed}/{len(checks)} passed{more}")
+    earned, possible = points(checks)
+    lines += [*points_text(checks, seeds), ""]
+    lines.append(f"{passed}/{len(checks)} passed{more} · {earned}/{possible} points")
     return "\n".join(lines)
 
 

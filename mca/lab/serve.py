@@ -64,6 +64,7 @@ class State:
 
     current: str = ""
     tripped: str = ""
+    filename: str = ""  # the student's file, as its code objects name it
     real: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
 
@@ -102,7 +103,22 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
     if event.startswith(BLOCKED_EVENTS):
         raise PermissionError(f"exercises.py may not start processes or use the network ({event})")
     if event == "import" and str(args[0]).split(".")[0] in BLOCKED_MODULES:
-        raise ImportError(f"exercises.py may not import {args[0]}")
+        raise ImportError(_what_the_file_imported(str(args[0])))
+
+
+def _what_the_file_imported(blocked: str) -> str:
+    """Why an import is refused, naming what the student's file itself imported: a module of
+    its own choosing that needs `blocked` (mca.lab.checks needs subprocess), or `blocked`."""
+    chain: list[str] = []  # the modules being imported, innermost first
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename != STATE.filename:
+        if frame.f_code.co_name == "<module>":
+            chain.append(str(frame.f_globals.get("__name__", "?")))
+        frame = frame.f_back
+    why = "a hand-in may not start processes or use the network"
+    if frame is None or not chain:  # the file's own import (or not the file's doing)
+        return f"the file imports {blocked} ({why})"
+    return f"the file imports {chain[-1]}, which needs {blocked} ({why})"
 
 
 def lock_down() -> None:
@@ -141,6 +157,7 @@ def load(source: str, filename: str) -> tuple[dict[str, Callable[..., Any]], dic
 
     module = types.ModuleType("exercises")
     module.__file__ = filename
+    STATE.filename = filename
     exec(compile(source, filename, "exec"), module.__dict__)
     functions: dict[str, Callable[..., Any]] = {}
     owners: dict[str, str] = {}

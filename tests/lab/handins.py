@@ -329,6 +329,21 @@ def _crashers_and_loopers() -> list[HandIn]:
     ]
 
 
+LOUD = {  # a solved file that prints: printing costs nothing
+    "loud-50-mb-from-judge": (
+        "_j = judge_triggers\ndef judge_triggers(*a):\n"
+        "    print('x' * 50_000_000)\n    return _j(*a)"
+    ),
+    "loud-5-mb-stderr-at-import": "import sys\nsys.stderr.write('y' * 5_000_000)",
+}
+
+
+def _loud() -> list[HandIn]:
+    return [
+        HandIn(name, COMPLETE, f"\n{code}\n", points=dict(SOLVED)) for name, code in LOUD.items()
+    ]
+
+
 def _files() -> list[HandIn]:
     bad = STARTER.encode() + "# café\n".encode("latin-1")
     cases: list[tuple[str, str | bytes | None, str, str]] = [  # name, text, file, status
@@ -350,7 +365,9 @@ def _files() -> list[HandIn]:
 
 def the_class() -> list[HandIn]:
     """Every hand-in of the class, each name unique."""
-    out = _honest_ones() + _forgeries() + _saboteurs() + _crashers_and_loopers() + _files()
+    out = (
+        _honest_ones() + _forgeries() + _saboteurs() + _crashers_and_loopers() + _loud() + _files()
+    )
     assert len({h.name for h in out}) == len(out)
     return out
 

@@ -259,7 +259,9 @@ def test_the_gradescope_example_writes_the_result_gradescope_reads(tmp_path: Pat
     ag = tmp_path / "autograder"
     hand_in(ag, "submission", STARTER + ALL_HONEST)
     env = {**os.environ, "AUTOGRADER": str(ag), "MCA_VENV": str(Path(sys.executable).parent.parent)}
-    script = REPO / "lab" / "gradescope" / "run_autograder"
+    kit = tmp_path / "kit"  # as an instructor gets it: from the installed package
+    subprocess.run([str(MCA), "lab", "gradescope", str(kit)], check=True, capture_output=True)
+    script = kit / "run_autograder"
     done = subprocess.run([str(script)], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     result = json.loads((ag / "results" / "results.json").read_text())

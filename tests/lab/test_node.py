@@ -54,7 +54,11 @@ def test_checks_5_and_14_are_skipped_saying_what_to_install(
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and (suite.get("skipped"), suite.get("failures")) == ("2", "0")
     assert run(parser().parse_args([]), {}) == 0
-    assert capsys.readouterr().out.rstrip().endswith("12/14 passed, 2 skipped (they need Node.js)")
+    assert (
+        capsys.readouterr()
+        .out.rstrip()
+        .endswith("12/14 passed, 2 skipped (they need Node.js) · 10/10 points")
+    )
 
 
 @pytest.mark.slow
