@@ -31,6 +31,7 @@ __all__ = [
 
 PR_SET_CHILD_SUBREAPER = 36
 _counter = itertools.count(1)
+_swept = iter((True,))  # make_cgroup sweeps once per process
 
 
 class _SysInfo(ctypes.Structure):
@@ -141,15 +142,49 @@ def children(pid: int) -> frozenset[int]:
 
 
 def make_cgroup(parent: Path, max_processes: int) -> Path | None:
-    path = parent / f"mca-{os.getpid()}-{next(_counter)}"
+    """A new pids cgroup under `parent` holding at most `max_processes` tasks (None: none could
+    be made). Its name is new even where an earlier process of the same pid left one behind (a
+    name taken made this return None: no process limit at all for root, whom RLIMIT_NPROC
+    exempts); the first call of a process sweeps the empty ones whose process is gone."""
+    if next(_swept, None) is not None:
+        sweep_cgroups(parent)
+    for _ in range(3):
+        path = parent / f"mca-{os.getpid()}-{next(_counter)}-{os.urandom(3).hex()}"
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        except OSError:
+            return None
+        try:
+            (path / "pids.max").write_text(str(max_processes))
+        except OSError:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+            return None
+        return path
+    return None
+
+
+def sweep_cgroups(parent: Path) -> None:
+    """rmdir each `mca-PID-...` cgroup under `parent` whose process no longer exists (one
+    killed before it could remove its own); the kernel refuses a cgroup that still has tasks."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(parent):
+            pid = entry.name.split("-")[1] if entry.name.startswith("mca-") else ""
+            if pid.isdigit() and not _alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    os.rmdir(entry.path)
+
+
+def _alive(pid: int) -> bool:
     try:
-        path.mkdir(mode=0o700)
-        (path / "pids.max").write_text(str(max_processes))
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
     except OSError:
-        with contextlib.suppress(OSError):
-            path.rmdir()
-        return None
-    return path
+        return True
+    return True
 
 
 def remove_cgroup(cgroup: Path) -> None:
