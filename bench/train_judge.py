@@ -1,8 +1,15 @@
 """Learn mca.skills.judgment's WEIGHTS and MARGIN on the DEV split only, and print them.
 
-    python -m bench.train_judge [--no-body]
+    python -m bench.train_judge [--write] [--no-body]
 
-(--no-body: skills' bodies unread, to measure what their "when to use" sections add.)
+--write: write them, with the training data's hash and the dev figures they give, to
+mca/data/judgment.json, which the judgment loads (bench.judge_data). --no-body: skills' bodies
+unread, to measure what their "when to use" sections add (never written).
+
+The data is the repository's: the dev split of fixtures/trigger-evals, its public skills from
+fixtures/judgment/dev-skills.jsonl (bench.vendored), even where ../shared/corpus is present, so
+a clone trains the same numbers. (The corpus's docx and pptx skills are not redistributable and
+not vendored: with them the recipe gave bias -2.991 on 848 pairs, without them -2.935 on 811.)
 
 Recipe (deterministic, no dependency): every (query, skill) pair of the dev split's
 single-skill files whose texts share a term, with the skill installed alone, gives one feature
@@ -16,11 +23,13 @@ external evals are never read here.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from collections.abc import Sequence
 
-from bench.triggers import Case, load_dev_set, mca_judge, run_all_installed, run_single
+from bench import judge_data
+from bench.triggers import Case, mca_judge, run_all_installed, run_single
 from mca.skills import judgment, relevance, rivals
 from mca.skills.relevance import Index, make_doc
 
@@ -100,8 +109,9 @@ def calibrate(cases: Sequence[Case], w: list[float]) -> float:
 
 
 def main() -> None:
-    relevance.USE_BODY = "--no-body" not in sys.argv[1:]
-    dev = load_dev_set().split("dev")
+    args = sys.argv[1:]
+    relevance.USE_BODY = "--no-body" not in args
+    dev = judge_data.dev_cases()
     data = samples(dev)
     w = fit(data)
     w[0] = calibrate(dev, w)
@@ -115,11 +125,15 @@ def main() -> None:
         best = max(best, (r, -margin))
     fa = single["false_activations"]
     print(f"pairs {len(data)}, dev single: recall {single['recall']}, FA {fa}")
-    print("MODEL = (")
-    for name, weight in zip(judgment.FEATURES, w, strict=True):
-        print(f'    ("{name}", {weight:.3f}),')
-    print(")")
-    print(f"MARGIN = {-best[1]}  # dev right-or-none {best[0]:.3f}")
+    shipped = [round(x, 3) for x in w]  # what is shipped, and what the figures are of
+    for name, weight in zip(judgment.FEATURES, shipped, strict=True):
+        print(f"    {name:<12} {weight:.3f}")
+    print(f"margin {-best[1]}  # dev right-or-none {best[0]:.3f}")
+    if "--write" in args and relevance.USE_BODY:
+        judgment.WEIGHTS, judgment.MARGIN = tuple(shipped), -best[1]
+        doc = judge_data.document(shipped, -best[1], dev)
+        judge_data.DATA.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        print(f"written to {judge_data.DATA}: dev {json.dumps(doc['dev'])}")
 
 
 if __name__ == "__main__":
