@@ -1,14 +1,15 @@
 """Does this sentence call for a skill its author described? A small logistic model over
 relevance features (mca.skills.relevance), for skills that declare no `triggers` or `paths`.
 
-The weights are learned on the development split of fixtures/trigger-evals only
-(`python -m bench.train_judge --write` writes them to mca/data/judgment.json, loaded here; it
-never reads the holdout split or any external evals). Deterministic: the same skills and
-sentence always give the same answer, on every supported Python. Every float total here is
-`math.fsum`, which is exactly rounded: it does not depend on the order of its terms (sets
-iterate in a different order each run) nor on the interpreter (since 3.12, `sum()` of floats is compensated, so it and a plain loop disagree in the last bit).
-A logit is always the fsum of all its weighted features, never a sum of partial sums, so the
-decision thresholds compare bit-identical values wherever they are computed.
+The weights are learned on the development split of fixtures/trigger-evals only (`python -m
+bench.train_judge --write` writes them to mca/data/judgment.json, loaded here; it never reads
+the holdout split or any external evals). Deterministic: the same skills and sentence always
+give the same answer, on every supported Python. Every float total here is `math.fsum`, which
+is exactly rounded: it does not depend on the order of its terms (sets iterate in a different
+order each run) nor on the interpreter (since 3.12, `sum()` of floats is compensated, so it and
+a plain loop disagree in the last bit). A logit is always the fsum of all its weighted
+features, never a sum of partial sums, so the decision thresholds compare bit-identical values
+wherever they are computed.
 
 At most one skill fires on its description per sentence: the most confident one, and only when
 it is confident by a margin over the next (two skills that fit equally well are a coin flip,
