@@ -13,8 +13,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from bench import vendored
 from bench.triggers import Case, load_dev_set, mca_judge, run_all_installed, run_single
 from mca.skills import judgment
+from mca.skills.model import Skill
 
 DATA = judgment.SHIPPED
 NOTE = (
@@ -31,12 +33,25 @@ def dev_cases() -> list[Case]:
     return load_dev_set(vendored=True).split("dev")
 
 
+def _stage_fields(skill: Skill) -> list[tuple[str, object]]:
+    return sorted((k, v) for k, v in skill.fields.items() if k in vendored.STAGE_FIELDS)
+
+
 def digest(cases: Sequence[Case]) -> str:
     """sha256 of everything the cases give training: each file's queries and labels, and each
-    skill's name, description, fields and body (for vendored skills, their sections)."""
+    skill's name, the fields the stage reads and its index terms by field (what the judgment
+    reads: the same from the corpus as from the vendored records)."""
     h = hashlib.sha256()
     for c in cases:
-        skills = [[s.name, s.description, s.body, repr(sorted(s.fields.items()))] for s in c.skills]
+        docs = vendored.docs(c.skills)
+        skills = [
+            [
+                s.name,
+                repr(_stage_fields(s)),
+                sorted((f, sorted(t.items())) for f, t in d.fields.items()),
+            ]
+            for s, d in zip(c.skills, docs, strict=True)
+        ]
         items = [[i.query, i.label] for i in c.items]
         h.update(json.dumps([c.name, c.split, c.multi, skills, items]).encode() + b"\n")
     return h.hexdigest()

@@ -8,8 +8,9 @@ unread, to measure what their "when to use" sections add (never written).
 
 The data is the repository's: the dev split of fixtures/trigger-evals, its public skills from
 fixtures/judgment/dev-skills.jsonl (bench.vendored), even where ../shared/corpus is present, so
-a clone trains the same numbers. (The corpus's docx and pptx skills are not redistributable and
-not vendored: with them the recipe gave bias -2.991 on 848 pairs, without them -2.935 on 811.)
+a clone trains the same numbers. (The corpus's docx and pptx skills are not redistributable: only
+their index terms are vendored, which is all training reads of them; without them at all the
+recipe gave bias -2.935 on 811 pairs, not -2.991 on 848, and flipped hand-written examples.)
 
 Recipe (deterministic, no dependency): every (query, skill) pair of the dev split's
 single-skill files whose texts share a term, with the skill installed alone, gives one feature
@@ -28,10 +29,10 @@ import math
 import sys
 from collections.abc import Sequence
 
-from bench import judge_data
+from bench import judge_data, vendored
 from bench.triggers import Case, mca_judge, run_all_installed, run_single
 from mca.skills import judgment, relevance, rivals
-from mca.skills.relevance import Index, make_doc
+from mca.skills.relevance import Index
 
 TARGET_FA = 0.07
 # The direction each feature's evidence points, known before any data: more of the sentence
@@ -55,7 +56,7 @@ def samples(cases: Sequence[Case]) -> list[tuple[tuple[float, ...], int]]:
         if c.multi:
             continue
         s = c.skills[0]
-        index = Index([make_doc(s.name, s.description, s.body)], rivals.profiles())
+        index = Index(vendored.docs([s]), rivals.profiles())
         for item in c.items:
             q = judgment.query(index, item.query)
             for m in index.match(q.terms):

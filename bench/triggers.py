@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.vendored import docs as vendored_docs
 from bench.vendored import vendored_skill
 from mca.skills.evals import (
     EvalItem,
@@ -127,7 +128,7 @@ Chooser = Callable[[Sequence[Skill]], Callable[[str], list[str]]]
 
 def mca_judge(skills: Sequence[Skill]) -> Callable[[str], list[str]]:
     """The real stage: the skills it triggers (mca.skills.evals.triggered)."""
-    pool = SkillSet(skills)
+    pool = SkillSet(skills, docs=vendored_docs)
 
     def judge(sentence: str) -> list[str]:
         return triggered(evaluate(pool, sentence, budget=12_000, root=REPO).decisions)
@@ -263,7 +264,7 @@ def _scored(cases: Sequence[Case]) -> list[list[tuple[float, bool]]]:
     for c in cases:
         if c.multi:
             continue
-        index = SkillSet([c.skills[0]]).relevance[0]
+        index = SkillSet([c.skills[0]], docs=vendored_docs).relevance[0]
         row = []
         for item in c.items:
             mine = [v.logit for v in verdicts(index, item.query) if v.skill == 0]

@@ -8,7 +8,9 @@ its reference, name, description, the frontmatter fields the stage reads, the bo
 use" / "do not use" sections (bench.vendored.sections_only; never the whole SKILL.md), its
 licence and where it came from (repository, commit, path, from ../shared/corpus/skills/
 MANIFEST.tsv). Licences come from fixtures/judgment/licences.tsv; a skill whose licence does
-not allow redistribution (or is not known) is refused and named in the output. Holdout skills
+not allow redistribution (or is not known) is refused and named in the output: none of its
+text is vendored, only its index terms (stemmed words with counts, as mca/data/rivals.tsv
+ships for every dev skill), so that training from the repository needs nothing else. Holdout skills
 are never read. Each record is checked: make_doc must index it exactly as the whole file.
 """
 
@@ -89,6 +91,20 @@ def record(ref: str, source: dict[str, str]) -> dict[str, Any]:
     return out
 
 
+def terms_only(ref: str, source: dict[str, str]) -> dict[str, Any]:
+    """The record of a skill whose text may not be copied: its index terms, no text."""
+    skill = load_candidate(CORPUS / ref.partition(":")[2] / "SKILL.md", None).skill
+    if skill is None:
+        raise SystemExit(f"{ref}: does not load")
+    return {
+        "ref": ref,
+        "name": skill.name,
+        "terms": make_doc(skill.name, skill.description, skill.body).fields,
+        "licence": licence(source["repo"], source["path"])[0],
+        "source": f"{source['repo']}@{source['commit']}:{source['path']}",
+    }
+
+
 def main() -> None:
     sources = provenance()
     kept, refused = [], []
@@ -96,14 +112,15 @@ def main() -> None:
         source = sources[ref.partition(":")[2]]
         name, evidence = licence(source["repo"], source["path"])
         if name not in REDISTRIBUTABLE:
-            refused.append(f"  refused {ref}: licence {name} ({evidence})")
+            refused.append(f"  refused {ref}: licence {name} ({evidence}); its terms only")
+            kept.append(json.dumps(terms_only(ref, source), ensure_ascii=False))
             continue
         kept.append(json.dumps(record(ref, source), ensure_ascii=False, sort_keys=True))
     VENDORED.write_text("\n".join(kept) + "\n", encoding="utf-8")
     print("\n".join(refused))
     size = VENDORED.stat().st_size
     print(f"{len(kept)} skills vendored ({size:,} bytes) -> {VENDORED.relative_to(REPO)}")
-    print(f"{len(refused)} refused: their licence does not allow redistribution")
+    print(f"{len(refused)} refused: their licence does not allow redistribution of their text")
 
 
 if __name__ == "__main__":

@@ -5,18 +5,26 @@ the body's "when to use" / "do not use" sections), with licence and provenance.
 Written by `python -m bench.vendor_training` from ../shared/corpus/skills; read here, so that
 training (bench.train_judge) and its drift test run from a clone without the corpus. A record
 becomes a Skill through mca's own validation, its body being the sections alone.
+
+A skill whose licence does not allow its text to be redistributed is vendored as its index
+terms only (`terms`: field -> stemmed term -> count, as mca/data/rivals.tsv already ships the
+public skills' descriptions): no name field, description or section text. Its Skill has an
+empty description, and `docs` (a SkillSet DocSource) gives the judgment its terms, so training
+reads the same numbers from the repository as from the corpus.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from mca.skills import sections
 from mca.skills.model import Skill
 from mca.skills.parse import ParsedSkill
+from mca.skills.relevance import Doc, make_doc
 from mca.skills.validate import validate
 
 REPO = Path(__file__).resolve().parent.parent
@@ -48,11 +56,30 @@ def sections_only(body: str) -> str:
     return "".join(body[a:b] + END for a, b in spans)
 
 
+def _path(ref: str) -> Path:
+    return VENDORED.parent / "dev-skills" / ref.partition(":")[2] / "SKILL.md"
+
+
 def to_skill(record: dict[str, Any]) -> Skill | None:
-    """A vendored record as the Skill mca would load (its body: the sections only)."""
+    """A vendored record as the Skill mca would load (its body: the sections only; for a
+    terms-only record, no description and no body)."""
+    if "terms" in record:
+        fields = {"name": record["name"], "description": "(terms only)"}
+        return validate(_path(record["ref"]), ParsedSkill(fields, ""), None).skill
     fields = {k: v for k, v in record["fields"].items()}
-    path = VENDORED.parent / "dev-skills" / record["ref"].partition(":")[2] / "SKILL.md"
-    return validate(path, ParsedSkill(fields, record["sections"]), None).skill
+    return validate(_path(record["ref"]), ParsedSkill(fields, record["sections"]), None).skill
+
+
+@functools.cache
+def _terms_only() -> dict[Path, Doc]:
+    return {_path(ref): Doc(r["terms"]) for ref, r in records().items() if "terms" in r}
+
+
+def docs(skills: Sequence[Skill]) -> list[Doc]:
+    """The judgment's documents for these skills (a SkillSet DocSource): a terms-only vendored
+    skill's own terms, make_doc for every other."""
+    known = _terms_only()
+    return [known.get(s.path) or make_doc(s.name, s.description, s.body) for s in skills]
 
 
 @functools.cache
