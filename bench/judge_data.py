@@ -11,10 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from bench import vendored
-from bench.triggers import Case, load_dev_set, mca_judge, run_all_installed, run_single
+from bench.triggers import DEV_SET, Case, load_dev_set, mca_judge, run_all_installed, run_single
 from mca.skills import judgment
 from mca.skills.model import Skill
 
@@ -28,9 +29,9 @@ NOTE = (
 SINGLE_KEYS = ("queries", "should_trigger", "should_not_trigger", "recall", "false_activations")
 
 
-def dev_cases() -> list[Case]:
+def dev_cases(root: Path = DEV_SET) -> list[Case]:
     """The dev split as the repository holds it (vendored skills, even where the corpus is)."""
-    return load_dev_set(vendored=True).split("dev")
+    return load_dev_set(root, vendored=True).split("dev")
 
 
 def _stage_fields(skill: Skill) -> list[tuple[str, object]]:
