@@ -1,8 +1,16 @@
 """Learn mca.skills.judgment's WEIGHTS and MARGIN on the DEV split only, and print them.
 
-    python -m bench.train_judge [--no-body]
+    python -m bench.train_judge [--write] [--no-body]
 
-(--no-body: skills' bodies unread, to measure what their "when to use" sections add.)
+--write: write them, with the training data's hash and the dev figures they give, to
+mca/data/judgment.json, which the judgment loads (bench.judge_data). --no-body: skills' bodies
+unread, to measure what their "when to use" sections add (never written).
+
+The data is the repository's: the dev split of fixtures/trigger-evals, its public skills from
+fixtures/judgment/dev-skills.jsonl (bench.vendored), even where ../shared/corpus is present, so
+a clone trains the same numbers. (The corpus's docx and pptx skills are not redistributable: only
+their index terms are vendored, which is all training reads of them; without them at all the
+recipe gave bias -2.935 on 811 pairs, not -2.991 on 848, and flipped hand-written examples.)
 
 Recipe (deterministic, no dependency): every (query, skill) pair of the dev split's
 single-skill files whose texts share a term, with the skill installed alone, gives one feature
@@ -16,13 +24,15 @@ external evals are never read here.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from collections.abc import Sequence
 
-from bench.triggers import Case, load_dev_set, mca_judge, run_all_installed, run_single
+from bench import judge_data, vendored
+from bench.triggers import Case, mca_judge, run_all_installed, run_single
 from mca.skills import judgment, relevance, rivals
-from mca.skills.relevance import Index, make_doc
+from mca.skills.relevance import Index
 
 TARGET_FA = 0.07
 # The direction each feature's evidence points, known before any data: more of the sentence
@@ -46,7 +56,7 @@ def samples(cases: Sequence[Case]) -> list[tuple[tuple[float, ...], int]]:
         if c.multi:
             continue
         s = c.skills[0]
-        index = Index([make_doc(s.name, s.description, s.body)], rivals.profiles())
+        index = Index(vendored.docs([s]), rivals.profiles())
         for item in c.items:
             q = judgment.query(index, item.query)
             for m in index.match(q.terms):
@@ -100,8 +110,9 @@ def calibrate(cases: Sequence[Case], w: list[float]) -> float:
 
 
 def main() -> None:
-    relevance.USE_BODY = "--no-body" not in sys.argv[1:]
-    dev = load_dev_set().split("dev")
+    args = sys.argv[1:]
+    relevance.USE_BODY = "--no-body" not in args
+    dev = judge_data.dev_cases()
     data = samples(dev)
     w = fit(data)
     w[0] = calibrate(dev, w)
@@ -115,11 +126,15 @@ def main() -> None:
         best = max(best, (r, -margin))
     fa = single["false_activations"]
     print(f"pairs {len(data)}, dev single: recall {single['recall']}, FA {fa}")
-    print("MODEL = (")
-    for name, weight in zip(judgment.FEATURES, w, strict=True):
-        print(f'    ("{name}", {weight:.3f}),')
-    print(")")
-    print(f"MARGIN = {-best[1]}  # dev right-or-none {best[0]:.3f}")
+    shipped = [round(x, 3) for x in w]  # what is shipped, and what the figures are of
+    for name, weight in zip(judgment.FEATURES, shipped, strict=True):
+        print(f"    {name:<12} {weight:.3f}")
+    print(f"margin {-best[1]}  # dev right-or-none {best[0]:.3f}")
+    if "--write" in args and relevance.USE_BODY:
+        judgment.WEIGHTS, judgment.MARGIN = tuple(shipped), -best[1]
+        doc = judge_data.document(shipped, -best[1], dev)
+        judge_data.DATA.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        print(f"written to {judge_data.DATA}: dev {json.dumps(doc['dev'])}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.vendored import docs as vendored_docs
+from bench.vendored import vendored_skill
 from mca.skills.evals import (
     EvalItem,
     Score,
@@ -77,8 +79,18 @@ def manifest_rows(root: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
-def load_dev_set(root: Path = DEV_SET) -> EvalSet:
-    """fixtures/trigger-evals: MANIFEST.tsv rows, single and multi files, skills resolved."""
+def dev_skill(ref: str, vendored: bool) -> Skill | None:
+    """A dev-split skill: from the corpus, or from fixtures/judgment/dev-skills.jsonl
+    (bench.vendored) when `vendored` or when the corpus is absent (a clone)."""
+    if ref.startswith("corpus:") and (vendored or not CORPUS.is_dir()):
+        return vendored_skill(ref)
+    return load_skill(resolve_ref(ref))
+
+
+def load_dev_set(root: Path = DEV_SET, vendored: bool = False) -> EvalSet:
+    """fixtures/trigger-evals: MANIFEST.tsv rows, single and multi files, skills resolved
+    (corpus skills from the vendored records when `vendored` or when the corpus is absent;
+    holdout rows then find none, and are listed as missing)."""
     out = EvalSet()
     for row in manifest_rows(root):
         path = root / row["file"]
@@ -86,7 +98,7 @@ def load_dev_set(root: Path = DEV_SET) -> EvalSet:
         if row["skill"] == "*":
             side = path.with_suffix(".skills.txt")
             refs = [ln.strip() for ln in side.read_text().splitlines() if ln.strip()]
-        skills = [load_skill(resolve_ref(r)) for r in refs]
+        skills = [dev_skill(r, vendored) for r in refs]
         if any(s is None for s in skills):
             out.missing.append(row["file"])
             continue
@@ -116,7 +128,7 @@ Chooser = Callable[[Sequence[Skill]], Callable[[str], list[str]]]
 
 def mca_judge(skills: Sequence[Skill]) -> Callable[[str], list[str]]:
     """The real stage: the skills it triggers (mca.skills.evals.triggered)."""
-    pool = SkillSet(skills)
+    pool = SkillSet(skills, docs=vendored_docs)
 
     def judge(sentence: str) -> list[str]:
         return triggered(evaluate(pool, sentence, budget=12_000, root=REPO).decisions)
@@ -252,7 +264,7 @@ def _scored(cases: Sequence[Case]) -> list[list[tuple[float, bool]]]:
     for c in cases:
         if c.multi:
             continue
-        index = SkillSet([c.skills[0]]).relevance[0]
+        index = SkillSet([c.skills[0]], docs=vendored_docs).relevance[0]
         row = []
         for item in c.items:
             mine = [v.logit for v in verdicts(index, item.query) if v.skill == 0]

@@ -1,14 +1,15 @@
 """Does this sentence call for a skill its author described? A small logistic model over
 relevance features (mca.skills.relevance), for skills that declare no `triggers` or `paths`.
 
-The weights are constants learned on the development split of fixtures/trigger-evals only
-(`python -m bench.train_judge` prints them; it never reads the holdout split or any external
-evals). Deterministic: the same skills and sentence always give the same answer, on every supported
-Python. Every float total here is `math.fsum`, which is exactly rounded: it does not depend on
-the order of its terms (sets iterate in a different order each run) nor on the interpreter
-(since 3.12, `sum()` of floats is compensated, so it and a plain loop disagree in the last bit).
-A logit is always the fsum of all its weighted features, never a sum of partial sums, so the
-decision thresholds compare bit-identical values wherever they are computed.
+The weights are learned on the development split of fixtures/trigger-evals only (`python -m
+bench.train_judge --write` writes them to mca/data/judgment.json, loaded here; it never reads
+the holdout split or any external evals). Deterministic: the same skills and sentence always
+give the same answer, on every supported Python. Every float total here is `math.fsum`, which
+is exactly rounded: it does not depend on the order of its terms (sets iterate in a different
+order each run) nor on the interpreter (since 3.12, `sum()` of floats is compensated, so it and
+a plain loop disagree in the last bit). A logit is always the fsum of all its weighted
+features, never a sum of partial sums, so the decision thresholds compare bit-identical values
+wherever they are computed.
 
 At most one skill fires on its description per sentence: the most confident one, and only when
 it is confident by a margin over the next (two skills that fit equally well are a coin flip,
@@ -21,39 +22,52 @@ this one lacks, above all that skill's name ("openai" against a Claude API skill
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from mca.skills.relevance import Index, Match, background_share, surface, terms
 from mca.skills.rivals import same_skill
 
-# Learned by bench/train_judge.py on the dev split (see its docstring for the recipe), each
-# weight kept to the side its evidence points (a zero: the data gave it nothing on that side).
-# On dev (with its harder near-misses), one skill installed: recall 0.557 at 0.068 false
-# activations; all installed, right-or-none 0.741 (the same recipe without the bodies'
-# sections, `--no-body`: 0.548 at 0.070, 0.733).
-MODEL: tuple[tuple[str, float], ...] = (
-    ("bias", -2.991),
-    ("score", 0.146),  # log(1 + BM25F)
-    ("mass", 0.468),  # IDF of the matched terms / 5
-    ("rarest", 0.119),  # the highest IDF matched / 5
-    ("cover_query", 0.000),  # matched share of the sentence's IDF
-    ("cover_skill", 0.481),  # matched share of the skill's IDF
-    ("name", 0.450),  # share of the name's terms matched
-    ("negative", -0.006),  # share of matched IDF in not-for clauses
-    ("count", 0.622),  # matched terms, at most 6
-    ("cover_known", 0.000),  # matched share of the known terms' IDF
-    ("unspaced", 1.027),  # share of CJK terms in the sentence
-    ("when", 0.000),  # share of matched IDF in 'use when'
-    ("body", 0.959),  # IDF matched only in the body's 'when to use' sections, at most mass, / 5
-    ("rival", -0.130),  # IDF a competitor matches beyond the skill, less the reverse, / 5
-    ("rival_name", -0.141),  # IDF of a competitor's name terms the skill lacks / 5
+# The model's inputs, in the order `features` computes them. Their weights and the margin are
+# learned by bench/train_judge.py on the dev split (see its docstring for the recipe), each
+# weight kept to the side its evidence points (a zero: the data gave it nothing on that side),
+# and written with the training data's hash and the dev figures to mca/data/judgment.json,
+# which is loaded here (tests/skills/test_judgment_data.py fails when they drift).
+FEATURES = (
+    "bias",
+    "score",  # log(1 + BM25F)
+    "mass",  # IDF of the matched terms / 5
+    "rarest",  # the highest IDF matched / 5
+    "cover_query",  # matched share of the sentence's IDF
+    "cover_skill",  # matched share of the skill's IDF
+    "name",  # share of the name's terms matched
+    "negative",  # share of matched IDF in not-for clauses
+    "count",  # matched terms, at most 6
+    "cover_known",  # matched share of the known terms' IDF
+    "unspaced",  # share of CJK terms in the sentence
+    "when",  # share of matched IDF in 'use when'
+    "body",  # IDF matched only in the body's 'when to use' sections, at most mass, / 5
+    "rival",  # IDF a competitor matches beyond the skill, less the reverse, / 5
+    "rival_name",  # IDF of a competitor's name terms the skill lacks / 5
 )
-FEATURES = tuple(name for name, _ in MODEL)
-WEIGHTS = tuple(weight for _, weight in MODEL)
-RIVAL_FEATURES = 2  # the last features of MODEL: competitors' evidence (never for a skill)
-MARGIN = 0.25  # logits between the best skill and the next for a description hit (dev grid)
+RIVAL_FEATURES = 2  # the last features: competitors' evidence (never for a skill)
+SHIPPED = Path(__file__).resolve().parent.parent / "data" / "judgment.json"
+
+
+def load_model(path: Path) -> tuple[tuple[float, ...], float]:
+    """(weights in FEATURES order, margin) from a data file written by bench.train_judge."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    weights = data["weights"]
+    if set(weights) != set(FEATURES):
+        raise ValueError(f"{path}: weights for {sorted(weights)}, not {sorted(FEATURES)}")
+    return tuple(float(weights[name]) for name in FEATURES), float(data["margin"])
+
+
+# logits between the best skill and the next for a description hit: MARGIN
+WEIGHTS, MARGIN = load_model(SHIPPED)
 MAX_SHOWN = 6  # matched terms named in the reason
 
 
