@@ -291,8 +291,8 @@ class Child:
         """Fork: the child goes on to exec as the first process of the new PID namespace (when
         it ends, the kernel kills everything left in it); this process only waits for it and
         ends the same way, so mca sees the command's own status. It writes that status to
-        `report` first: its own end frees the command's namespaces (its mounts cost the kernel
-        an RCU grace period, milliseconds), and the spawner need not wait for that."""
+        `report` first: its own end frees the command's namespaces (unmounting their mounts
+        waits on the kernel's RCU: milliseconds), and the spawner need not wait for that."""
         pid = os.fork()
         if pid == 0:  # ends with this waiter, killed whole, so with the spawner that made it
             self.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)

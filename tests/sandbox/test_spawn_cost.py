@@ -69,8 +69,8 @@ def held(tmp_path: Path) -> Iterator[Sandbox]:
 
 def test_the_status_does_not_wait_for_the_namespaces_to_be_freed(held: Sandbox) -> None:
     """Before: the spawner said a command had ended when it reaped the PID namespace's waiter,
-    after the waiter's own end had freed the command's mount, IPC and PID namespaces (an RCU
-    grace period, 4 ms and more here, on every command). Now the waiter says the status first,
+    after the waiter's own end had freed the command's mount, IPC and PID namespaces (1 to 8 ms
+    here, on every command). Now the waiter says the status first,
     once every process of the namespace has ended."""
     ws = str(held.policy.workspace)
     for code in (0, 7, 255):
