@@ -333,7 +333,8 @@ def test_a_threaded_process_probes_through_the_spawner() -> None:
 
 def test_the_spawner_imports_only_the_set_up() -> None:
     """What the helper loads: the child's set-up (linux, landlock, seccomp) and its own
-    modules (spawner, spawnchild, spawnwire); nothing of the rest of mca, no threads, no subprocess."""
+    modules (spawner, spawnchild, spawnwire); nothing of the rest of mca, no threads, no
+    subprocess."""
     from mca.sandbox.spawn import MCA_PARENT
 
     code = (
