@@ -358,12 +358,13 @@ class Sandbox:
         the kernel has already done it; otherwise the pids cgroup or mca's orphans say which."""
         if self.namespaces:
             return
+        if self._cgroup is not None:  # all of it, the group too: each one seen is reaped
+            kill_cgroup(self._cgroup)
+            return
         if pid > 1 and pid != os.getpgrp():  # the command's own group (it was made leader)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
-        if self._cgroup is not None:
-            kill_cgroup(self._cgroup)
-        elif self._subreaper:
+        if self._subreaper:
             kill_orphans(before, _launched, _launch_lock, shared().pids())
 
     def close(self) -> None:

@@ -6,6 +6,7 @@ mca: no imports, no lookups, nothing that could wait on a lock another thread he
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import fcntl
@@ -36,6 +37,7 @@ PR_SET_DUMPABLE = 4
 PR_SET_PDEATHSIG = 1
 MNT_DETACH = 2
 SYS_CLOSE_RANGE = 436
+STATUS = struct.Struct("i")  # a command's exit code, as its PID namespace's waiter reports it
 # Capabilities root keeps inside the sandbox: those about files only (Landlock bounds where).
 KEEP_CAPS = {0, 1, 2, 3, 4, 6, 7}  # chown, dac_override, dac_read_search, fowner, fsetid, set[ug]id
 CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 1, 2
@@ -115,19 +117,20 @@ class Child:
         finally:
             os.close(fd)
 
-    def setup(self, plan: ChildPlan, enforce: Callable[[int], None]) -> None:
-        """Run in the child before exec: enter namespaces, mount, limit, then restrict."""
+    def setup(self, plan: ChildPlan, enforce: Callable[[int], None], report: int = -1) -> None:
+        """Run in the child before exec: enter namespaces, mount, limit, then restrict.
+        `report`: where the PID namespace's waiter writes the command's status (-1: nowhere)."""
         if plan.cgroup_procs:
             self._write(plan.cgroup_procs, str(os.getpid()).encode())
         if plan.namespaces:
-            self._namespaces(plan)
+            self._namespaces(plan, report)
         for kind, limit in plan.rlimits:
             resource.setrlimit(kind, (limit, limit))
         for cap in plan.drop_caps:
             self.libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # best effort: not every cap exists
         enforce(plan.ruleset_fd)
 
-    def _namespaces(self, plan: ChildPlan) -> None:
+    def _namespaces(self, plan: ChildPlan, report: int) -> None:
         self._ok(self.libc.unshare(plan.namespaces), "unshare")
         if plan.namespaces & CLONE_NEWUSER:  # else joined, made and mapped already (spawner)
             self.map_ids(plan.uid, plan.gid)
@@ -146,7 +149,7 @@ class Child:
         if plan.loopback_up:
             _loopback_up()
         if plan.namespaces & CLONE_NEWPID:
-            self._become_init_child()
+            self._become_init_child(report)
         if plan.mount_proc:
             self._proc(plan.strict)
 
@@ -284,15 +287,20 @@ class Child:
             flags = MS_BIND | MS_REMOUNT | MS_RDONLY | keep
             self._ok(self.libc.mount(None, path, None, flags, None), "read-only")
 
-    def _become_init_child(self) -> None:
+    def _become_init_child(self, report: int) -> None:
         """Fork: the child goes on to exec as the first process of the new PID namespace (when
         it ends, the kernel kills everything left in it); this process only waits for it and
-        ends the same way, so mca sees the command's own status."""
+        ends the same way, so mca sees the command's own status. It writes that status to
+        `report` first: its own end frees the command's namespaces (unmounting their mounts
+        waits on the kernel's RCU: milliseconds), and the spawner need not wait for that."""
         pid = os.fork()
         if pid == 0:  # ends with this waiter, killed whole, so with the spawner that made it
             self.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             return
-        self.libc.syscall(SYS_CLOSE_RANGE, 0, 0xFFFFFFFF, 0)  # hold no pipe of mca's open
+        last = report - 1 if report > 2 else 0xFFFFFFFF  # hold no pipe of mca's open
+        self.libc.syscall(SYS_CLOSE_RANGE, 0, last, 0)
+        if report > 2:
+            self.libc.syscall(SYS_CLOSE_RANGE, report + 1, 0xFFFFFFFF, 0)
 
         def stop(signum: int, frame: object) -> None:
             os.kill(pid, signal.SIGKILL)  # the namespace's first process ignores the rest
@@ -305,6 +313,9 @@ class Child:
                 break
             except ChildProcessError:
                 os._exit(127)
+        if report > 2:  # every process of the namespace has ended: the command's status
+            with contextlib.suppress(OSError):
+                os.write(report, STATUS.pack(os.waitstatus_to_exitcode(status)))
         if os.WIFSIGNALED(status):
             died = os.WTERMSIG(status)
             signal.signal(died, signal.SIG_DFL)

@@ -13,7 +13,15 @@ from typing import Any
 
 from mca.sandbox.linux import CLONE_NEWNET, CLONE_NEWUSER, Child, ChildPlan, _loopback_up
 
-__all__ = ["NOT_FOUND", "SETUP_FAILED", "SHARED", "above_targets", "make_namespaces", "run_child"]
+__all__ = [
+    "NOT_FOUND",
+    "SETUP_FAILED",
+    "SHARED",
+    "above_targets",
+    "make_namespaces",
+    "probe_child",
+    "run_child",
+]
 
 SETUP_FAILED = 126  # as box.SETUP_FAILED: the set-up failed, the command never ran
 NOT_FOUND = 127  # the program could not be executed (as a shell says)
@@ -34,9 +42,11 @@ def run_child(
     ready: int,
     joined: list[tuple[int, int]] = [],  # noqa: B006 (never changed)
     rest: ChildPlan | None = None,
+    report: int = -1,
 ) -> None:
     """In the forked child (one thread, the spawner's): never returns. `joined`: namespaces
-    to enter first (the user namespace first), after which `rest` is what is left to do."""
+    to enter first (the user namespace first), after which `rest` is what is left to do;
+    `report`: where a PID namespace's waiter writes the command's status."""
     try:
         signal.set_wakeup_fd(-1)
         for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT):
@@ -49,6 +59,7 @@ def run_child(
             os._exit(SETUP_FAILED)
         floor = max([*spec["targets"], 2]) + 1  # what _place puts in place must not close these
         joined = [(flag, _dup_above(fd, floor)) for flag, fd in joined]
+        report = _dup_above(report, floor) if report >= 0 else -1
         _place(spec["targets"], fds)
         os.chdir(spec["cwd"])
         for flag, fd in joined:
@@ -56,7 +67,7 @@ def run_child(
                 err = ctypes.get_errno()
                 raise OSError(err, f"sandbox: setns: {os.strerror(err)}")
         if plan is not None:
-            child.setup(rest if joined and rest is not None else plan, enforce)
+            child.setup(rest if joined and rest is not None else plan, enforce, report)
             if plan.namespaces and spec["workdir"]:
                 os.chdir(spec["workdir"])  # through the new mounts, so the read-only ones apply
         else:
@@ -150,6 +161,22 @@ def make_namespaces(child: Child, flags: int, plan: ChildPlan) -> list[tuple[int
         os.close(hold_w)
         os.waitpid(pid, 0)
     return out
+
+
+def probe_child(child: Child) -> int:
+    """probe.try_namespaces in a child of this process: its exit code."""
+    from mca.sandbox.probe import try_namespaces
+
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover
+        code = 1
+        try:
+            signal.set_wakeup_fd(-1)
+            code = try_namespaces(child)
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
 
 
 def _close(fd: int) -> None:

@@ -36,19 +36,23 @@ from collections.abc import Callable
 from typing import Any
 
 from mca.sandbox import landlock, seccomp
-from mca.sandbox.linux import CLONE_NEWUSER, Child, ChildPlan
-from mca.sandbox.spawnchild import SHARED, above_targets, make_namespaces, run_child
+from mca.sandbox.linux import CLONE_NEWPID, CLONE_NEWUSER, STATUS, Child, ChildPlan
+from mca.sandbox.spawnchild import (
+    SHARED,
+    above_targets,
+    make_namespaces,
+    probe_child,
+    run_child,
+)
+from mca.sandbox.spawnwire import HEADER, MAX_FDS, frame
+from mca.sandbox.spawnwire import close_quietly as _close
+from mca.sandbox.spawnwire import drain as _drain
+from mca.sandbox.spawnwire import kill_group as _kill_group
+from mca.sandbox.spawnwire import send_to as _send_to
 
 __all__ = ["HEADER", "frame", "main"]
 
-HEADER = struct.Struct("!II")  # payload length, descriptors carried
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
-MAX_FDS = 64
-
-
-def frame(message: tuple[Any, ...], nfds: int = 0) -> bytes:
-    payload = marshal.dumps(message)
-    return HEADER.pack(len(payload), nfds) + payload
 
 
 class _Forker:
@@ -78,6 +82,8 @@ class _Helper:
         self.fds: list[int] = []  # received, not yet taken by a message
         self.me = os.getpid()
         self.namespaces: dict[tuple[Any, ...], list[tuple[int, int]]] = {}  # (flag, fd) each
+        self.reports: dict[int, int] = {}  # a PID namespace's waiter's status pipe: its pid
+        self.reported: set[int] = set()  # commands whose status was sent before their reaping
 
     # -- the loop ----------------------------------------------------------------------------
     def serve(self) -> None:
@@ -95,6 +101,8 @@ class _Helper:
                     elif fd == self.sock.fileno():
                         if not self._receive():
                             return
+                    elif fd in self.reports:
+                        self._report(fd)
                     else:
                         self._from_forker(fd)
                 self._reap()
@@ -163,10 +171,11 @@ class _Helper:
             code = 1
             try:
                 signal.set_wakeup_fd(-1)
-                for fd in [*self.wake, *fds, *self.fds, ours.fileno(), self.sock.fileno()]:
+                for fd in [*self.wake, *fds, *self.fds, *self.reports, ours.fileno()]:
                     _close(fd)
                 for f in self.forkers.values():
                     _close(f.sock.fileno())
+                _close(self.sock.fileno())
                 for joined in self.namespaces.values():
                     for _, fd in joined:
                         _close(fd)
@@ -260,7 +269,25 @@ class _Helper:
                 return
             if pid in self.running:
                 self.running.discard(pid)
-                self._send(("exit", pid, os.waitstatus_to_exitcode(status)))
+                if pid in self.reported:
+                    self.reported.discard(pid)
+                else:
+                    self._send(("exit", pid, os.waitstatus_to_exitcode(status)))
+
+    def _report(self, fd: int) -> None:
+        """A PID namespace's waiter said its command's status (every process of it has ended):
+        sent now, while the waiter's own end frees the namespaces. Nothing said (the waiter was
+        killed): its reaping says it."""
+        pid = self.reports.pop(fd)
+        self.poller.unregister(fd)
+        try:
+            said = os.read(fd, STATUS.size)
+        except OSError:
+            said = b""
+        _close(fd)
+        if len(said) == STATUS.size and pid in self.running and pid not in self.reported:
+            self.reported.add(pid)
+            self._send(("exit", pid, STATUS.unpack(said)[0]))
 
     # -- a command ---------------------------------------------------------------------------
     def _spawn(self, spec: dict[str, Any], fds: list[int]) -> int:
@@ -269,11 +296,19 @@ class _Helper:
         enforce = self._enforce(spec) if spec["confine"] else _nothing
         joined, rest = self._joined(spec.get("share", ""), plan)
         ready_r, ready_w = os.pipe2(os.O_CLOEXEC)
+        pid_ns = plan is not None and plan.namespaces & CLONE_NEWPID
+        report_r, report_w = os.pipe2(os.O_CLOEXEC) if pid_ns else (-1, -1)
         pid = os.fork()
         if pid == 0:  # pragma: no cover (the child; its outcome is the command's)
             os.close(ready_r)
-            run_child(spec, fds, plan, self.child, enforce, self.me, ready_w, joined, rest)
+            run_child(
+                spec, fds, plan, self.child, enforce, self.me, ready_w, joined, rest, report_w
+            )
         os.close(ready_w)
+        if pid_ns:
+            os.close(report_w)
+            self.reports[report_r] = pid
+            self.poller.register(report_r, select.POLLIN)
         try:  # until the child has its own session: mca kills the command by its group
             os.read(ready_r, 1)
         finally:
@@ -322,18 +357,7 @@ class _Helper:
     def _probe(self, landlock_abi: int) -> int:
         """Whether a child can enter the sandbox's namespaces here (probe.py's question, asked
         from this process: mca forks nothing for it). The child's exit code."""
-        from mca.sandbox.probe import try_namespaces
-
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover
-            code = 1
-            try:
-                signal.set_wakeup_fd(-1)
-                code = try_namespaces(self.child)
-            finally:
-                os._exit(code)
-        _, status = os.waitpid(pid, 0)
-        return os.waitstatus_to_exitcode(status)
+        return probe_child(self.child)
 
 
 def _nothing(fd: int) -> None:
@@ -350,35 +374,6 @@ def _plan(wire: dict[str, Any], fds: list[int]) -> ChildPlan:
     if fields.get("ruleset_fd", -1) >= 0:
         fields["ruleset_fd"] = fds[-1]
     return ChildPlan(**fields)
-
-
-def _send_to(sock: socket.socket, message: tuple[Any, ...], fds: list[int]) -> bool:
-    data = frame(message, len(fds))
-    rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack(f"{len(fds)}i", *fds))]
-    try:
-        sent = sock.sendmsg([data], rights if fds else [])
-        sock.sendall(data[sent:])
-    except OSError:
-        return False
-    return True
-
-
-def _drain(fd: int) -> bool:
-    try:
-        return bool(os.read(fd, 512))
-    except (BlockingIOError, InterruptedError):
-        return False
-
-
-def _close(fd: int) -> None:
-    with contextlib.suppress(OSError):
-        os.close(fd)
-
-
-def _kill_group(pid: int) -> None:
-    for kill in (os.killpg, os.kill):
-        with contextlib.suppress(OSError):
-            kill(pid, signal.SIGKILL)
 
 
 def main() -> None:

@@ -201,23 +201,53 @@ def remove_cgroup(cgroup: Path) -> None:
 
 
 def kill_cgroup(cgroup: Path) -> None:
-    for _ in range(50):  # each round kills what is there; a fork in between is the next round's
-        try:
-            pids = [int(p) for p in (cgroup / "cgroup.procs").read_text().split()]
-        except OSError:
-            return
-        if not pids:
-            return
-        for p in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(p, signal.SIGKILL)
-        reap(pids)
+    killed: set[int] = set()
+    try:
+        for _ in range(50):  # each round kills what is there; a fork in between is the next's
+            try:
+                pids = [int(p) for p in (cgroup / "cgroup.procs").read_text().split()]
+            except OSError:
+                return
+            if not pids:
+                return
+            for p in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(p, signal.SIGKILL)
+            killed.update(pids)
+    finally:
+        reap(sorted(killed))
 
 
-def reap(pids: list[int]) -> None:
-    for p in pids:
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(p, os.WNOHANG)
+def reap(pids: list[int], seconds: float = 2.0) -> None:
+    """Reap those of these SIGKILLed processes that are or become mca's children (orphans a
+    subreaper adopted, some only once their killed parent has ended). Reaped at once, before
+    they were dead, they stayed zombies for the rest of the session (two per command that left
+    something running), and every later scan of /proc read them too."""
+    left, deadline = set(pids), time.monotonic() + seconds
+    while left:
+        for p in list(left):
+            if _reaped_or_not_ours(p):
+                left.discard(p)
+        if not left or time.monotonic() > deadline:
+            return
+        time.sleep(0.001)
+
+
+def _reaped_or_not_ours(pid: int) -> bool:
+    """False while `pid` may still end as mca's child to reap (alive, or dead and ours)."""
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        pass
+    except OSError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return True  # gone (reaped by its parent), or not ours to see
+    state = stat[stat.rfind(b")") + 2 :].split()[0]
+    return state in (b"Z", b"X")  # dead with a parent of its own, which reaps it
 
 
 def kill_orphans(
@@ -230,7 +260,7 @@ def kill_orphans(
     child's whole tree and reap it (commands run one at a time, so a child mca did not have
     before the command is the command's; those in `launched`, and the spawners, mca started on
     purpose)."""
-    me = os.getpid()
+    me, deadline = os.getpid(), time.monotonic() + 2.0
     for _ in range(50):
         with lock:
             tree = children_of()
@@ -247,4 +277,4 @@ def kill_orphans(
             todo += tree.get(p, [])
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(p, signal.SIGKILL)
-        reap(orphans)
+        reap(orphans, max(deadline - time.monotonic(), 0.0))

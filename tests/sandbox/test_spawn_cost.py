@@ -1,0 +1,122 @@
+"""What a sandboxed command's start and end cost mca (issue #33 item 6), judged from outside:
+the command's status reaches mca while the process that waited on its PID namespace is still
+ending (its end frees the namespaces, which costs the kernel milliseconds). strace holds that
+process at its exit_group for a second: the status must not wait for it, and must be whole."""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mca.sandbox.box import Sandbox
+from mca.sandbox.policy import Grant, Mode, build_policy
+from mca.sandbox.probe import probe
+from mca.sandbox.spawn import shared
+from mca.tools.command import execute
+
+FULL = probe()
+pytestmark = pytest.mark.slow  # commands in the sandbox, strace holding processes
+
+
+def _box(tmp_path: Path, name: str) -> Sandbox:
+    ws = tmp_path / name
+    ws.mkdir()
+    (ws / ".git").mkdir()
+    policy = build_policy(Mode.WORKSPACE_WRITE, ws, tmp_path / "home", tmp_path / "mh")
+    return Sandbox(policy, FULL)
+
+
+def _attached(strace: subprocess.Popen[bytes], seconds: float = 20.0) -> bool:
+    """strace said it attached (its first line on stderr)."""
+    assert strace.stderr is not None
+    ready, _, _ = select.select([strace.stderr], [], [], seconds)
+    return bool(ready) and b"attached" in strace.stderr.readline()
+
+
+@pytest.fixture
+def held(tmp_path: Path) -> Iterator[Sandbox]:
+    """A fresh sandbox whose commands start under strace, which holds every process of the
+    spawner's at its exit_group for one second."""
+    if not FULL.user_namespaces:
+        pytest.skip("no user namespaces here: no PID namespace, no waiter")
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    warm = _box(tmp_path, "warm")
+    assert execute("true", str(warm.policy.workspace), 30, sandbox=warm).code == 0
+    warm.close()
+    (spawner,) = shared().pids()
+    hold = "exit_group:delay_enter=1000000"
+    argv = ["strace", "-f", "-p", str(spawner), "-e", "trace=exit_group", "-e", f"inject={hold}"]
+    strace = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        if not _attached(strace):
+            pytest.skip("strace cannot attach to the spawner here")
+        box = _box(tmp_path, "ws")
+        yield box
+        box.close()
+    finally:
+        strace.terminate()
+        strace.wait(timeout=30)
+        assert strace.stderr is not None
+        strace.stderr.close()
+
+
+def test_the_status_does_not_wait_for_the_namespaces_to_be_freed(held: Sandbox) -> None:
+    """Before: the spawner said a command had ended when it reaped the PID namespace's waiter,
+    after the waiter's own end had freed the command's mount, IPC and PID namespaces (1 to 8 ms
+    here, on every command). Now the waiter says the status first,
+    once every process of the namespace has ended."""
+    ws = str(held.policy.workspace)
+    for code in (0, 7, 255):
+        launch = held.prepare(Grant(), {"PATH": "/usr/bin:/bin"})
+        proc = held.popen(["/bin/sh", "-c", f"exit {code}"], launch, cwd=ws)
+        assert proc.wait(timeout=60) == code
+        waiter_ending = os.path.exists(f"/proc/{proc.pid}")  # held at its exit_group
+        held.finish(launch, proc.pid)
+        assert waiter_ending, "the status waited for the waiter's end"
+
+
+def _zombie_children() -> set[int]:
+    """This process's children that have ended and were never reaped."""
+    me, out = os.getpid(), set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        state, ppid = stat[stat.rfind(b")") + 2 :].split()[:2]
+        if state == b"Z" and int(ppid) == me:
+            out.add(int(name))
+    return out
+
+
+def test_what_a_command_leaves_running_is_killed_and_reaped(tmp_path: Path) -> None:
+    """Without namespaces mca is a subreaper: what a command leaves running becomes its child
+    and is killed after the command. Before, the pids cgroup's sweep reaped each at once (not
+    dead yet), and what the command's group kill had ended was no longer in the cgroup: two
+    zombies per such command for the rest of the session (1,192 under one CI pytest), every
+    later scan of /proc (the user's task count, the orphans) reading them too."""
+    mech = probe(namespaces=False)
+    if not mech.landlock_abi:
+        pytest.skip("no Landlock here: no sandbox without namespaces")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".git").mkdir()
+    box = Sandbox(build_policy(Mode.WORKSPACE_WRITE, ws, tmp_path / "h", tmp_path / "mh"), mech)
+    before = _zombie_children()
+    try:
+        for _ in range(3):
+            done = execute("(setsid sleep 60 &); (sleep 61 &); true", str(ws), 30, sandbox=box)
+            assert done.code == 0
+    finally:
+        box.close()
+    assert _zombie_children() - before == set()
