@@ -36,21 +36,22 @@ class Recorder(HeadlessUI):
         self.events.append(event)
 
 
-def _targets(args: argparse.Namespace, policy: Policy) -> list[tuple[EvalFile, Skill | None]]:
-    """Each eval file with the skill it tests (None: a multi-skill file)."""
-    from mca.skills.eval_run import skill_at, skill_beside
+def _targets(
+    args: argparse.Namespace, given: Sequence[Skill], policy: Policy
+) -> list[tuple[EvalFile, Skill | None]]:
+    """Each eval file with the skill it tests (None: a multi-skill file); `given`: --skill's."""
+    from mca.skills.eval_run import skill_beside
     from mca.skills.evals import EvalFileError, find_eval_files, load_evals
     from mca.skills.model import Root
     from mca.skills.scan import scan_roots
 
     if args.all_dir is None:
         evals = load_evals(Path(args.file))
-        tested = [skill_at(Path(d), policy) for d in args.skill]
         if evals.kind == "multi":
             return [(evals, None)]  # the skills --skill names are installed beside
-        if len(tested) > 1:
-            raise EvalFileError(f"{args.file}: a single-skill eval file, and {len(tested)} skills")
-        return [(evals, tested[0] if tested else skill_beside(Path(args.file), policy))]
+        if len(given) > 1:
+            raise EvalFileError(f"{args.file}: a single-skill eval file, and {len(given)} skills")
+        return [(evals, given[0] if given else skill_beside(Path(args.file), policy))]
     top = Path(args.all_dir).absolute()
     found = scan_roots([Root(top, "eval", 0)], policy=policy).candidates
     out: list[tuple[EvalFile, Skill | None]] = []
@@ -61,13 +62,6 @@ def _targets(args: argparse.Namespace, policy: Policy) -> list[tuple[EvalFile, S
     if not out:
         raise EvalFileError(f"{top}: no trigger-eval files beside any SKILL.md below it")
     return out
-
-
-def _installed(args: argparse.Namespace, policy: Policy) -> list[Skill]:
-    """The skills to install for the run: those the files test, and --skill's."""
-    from mca.skills.eval_run import skill_at
-
-    return [skill_at(Path(d), policy) for d in args.skill]
 
 
 def _check_not_shadowed(session: Session, tested: Sequence[Skill], copies: Path) -> None:
@@ -87,10 +81,12 @@ def run_live(args: argparse.Namespace, env: Mapping[str, str], policy: Policy) -
     from mca.assemble import open_session
     from mca.config import load_settings
     from mca.sanitize import visible
+    from mca.skills.eval_run import skill_at
     from mca.skills.live import LIVE_STEPS, LiveRun, installed_copies, live_text, score_live
 
-    targets = _targets(args, policy)
-    named = [*_installed(args, policy), *(s for _, s in targets if s)]
+    given = [skill_at(Path(d), policy) for d in args.skill]
+    targets = _targets(args, given, policy)
+    named = [*given, *(s for _, s in targets if s)]
     tested = list({s.name: s for s in named}.values())
     with installed_copies(tested) as copies:
         overrides = {
