@@ -50,8 +50,13 @@ class _SysInfo(ctypes.Structure):
 
 def user_tasks(uid: int) -> int:
     """This user's tasks (processes and threads, by real uid: what RLIMIT_NPROC counts), from
-    each process's status; where /proc cannot be read (hidden, or some entries refused), by
-    asking the kernel itself (see _count_by_spawning)."""
+    /proc; where it cannot be read (hidden, or some entries refused), by asking the kernel
+    itself (see _count_by_spawning).
+
+    A process's /proc folder belongs to its effective uid, or to root when it is not dumpable
+    (ssh-agent, setuid programs): one stat sorts most processes. Ours: the thread count is the
+    link count of its `task` folder, less two. Root's: the status says the real uid. Another
+    user's: not counted (a program set-uid to a third user that this user started is missed)."""
     try:
         names = [n for n in os.listdir("/proc") if n.isdigit()]
     except OSError:
@@ -62,6 +67,12 @@ def user_tasks(uid: int) -> int:
     n = 0
     for name in names:
         try:
+            owner = os.stat(f"/proc/{name}").st_uid
+            if owner == uid and uid != 0:
+                n += max(os.stat(f"/proc/{name}/task").st_nlink - 2, 1)
+                continue
+            if owner != 0:
+                continue
             with open(f"/proc/{name}/status", "rb") as f:
                 status = f.read()
         except FileNotFoundError:
