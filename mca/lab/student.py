@@ -21,15 +21,8 @@ from typing import Any
 from mca.errors import McaError
 from mca.lab import naive
 from mca.lab.exercises import EXERCISES, Exercise
+from mca.lab.forbidden import FORBIDDEN
 from mca.skills.policy import PRODUCTION, Policy
-
-# Modules an exercise has no business importing: the network, other processes, raw memory.
-FORBIDDEN = frozenset(
-    {
-        "socket", "ssl", "subprocess", "multiprocessing", "ctypes", "pty", "urllib", "http",
-        "httpx", "requests", "ftplib", "smtplib", "telnetlib", "asyncio", "concurrent",
-    }
-)  # fmt: skip
 
 
 class StudentError(McaError):

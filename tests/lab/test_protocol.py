@@ -130,8 +130,9 @@ def test_a_wrapper_of_mca_own_function_is_not_your_code(variants: Variants, kind
 
 
 @pytest.mark.slow
-def test_calling_another_exercise_own_function_is_allowed(variants: Variants) -> None:
-    """Exercise 5's gates may use mca's render (the other four are production anyway)."""
+def test_mca_answers_are_absent_for_every_exercise(variants: Variants) -> None:
+    """The child holds none of mca's five answers: exercise 5's gates get render as an argument
+    (the grader's blocks), and calling mca's own render_skill instead is not an answer."""
     source = (
         STARTER
         + honest("gates")
@@ -142,7 +143,12 @@ def test_calling_another_exercise_own_function_is_allowed(variants: Variants) ->
             "    return _gates(hits, budget, _mca_render, in_context, held)\n"
         )
     )
-    assert failed(grade(variants, source)[0]) == STARTER_FAILS - {9, 10}
+    by_id, _ = grade(variants, source)
+    assert failed(by_id) == STARTER_FAILS
+    for n in (9, 10):
+        assert by_id[n]["saw"] == "not your code: apply_gates calls mca's own render_skill"
+    honest_gates = STARTER + honest("gates")
+    assert failed(grade(variants, honest_gates)[0]) == STARTER_FAILS - {9, 10}
 
 
 @pytest.mark.slow
@@ -248,7 +254,7 @@ def test_every_codec_carries_production_values_both_ways(variants: Variants) -> 
     cases["validate"] = (calc.path, read_skill_file(calc.path), None)
     for field, args in cases.items():
         codec = CODECS[field]
-        rebuilt = codec.args_in(codec.args_out(args), PRODUCTION.render)
+        rebuilt = codec.args_in(codec.args_out(args))
         value = getattr(PRODUCTION, field)(*rebuilt)
         back = codec.result_in(codec.result_out(value, rebuilt), args)
         assert back == getattr(PRODUCTION, field)(*args), field
