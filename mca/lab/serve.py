@@ -87,12 +87,24 @@ def _what_the_file_imported(blocked: str) -> str:
     return f"the file imports {chain[-1]}, which needs {blocked} ({why})"
 
 
+class NotInKit:
+    """The last finder: a module of mca the kit does not hold is named as such (the grader's
+    modules are not in the child; mca's data types and the starter's helpers are)."""
+
+    @staticmethod
+    def find_spec(name: str, path: object = None, target: object = None) -> None:
+        if name.split(".")[0] == "mca":
+            why = "exercises.py may import mca's data types and the starter's helpers only"
+            raise ModuleNotFoundError(f"{name} is not in the grader's child ({why})", name=name)
+
+
 def lock_down() -> None:
     """Forget the blocked modules mca itself imported (so importing one again is an import
     the hook sees), then refuse the events from any thread, student code or not."""
     for name in list(sys.modules):
         if name.split(".")[0] in BLOCKED_MODULES:
             del sys.modules[name]
+    sys.meta_path.append(NotInKit())
     sys.addaudithook(_hook)
 
 

@@ -23,6 +23,7 @@ from mca.lab.wire import WireError
 from mca.skills.policy import PRODUCTION
 from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST, honest, reexport
+from tests.lab.handins import BORROWERS, borrower
 from tests.lab.handins import WRAPPERS as HANDIN_WRAPPERS
 
 STARTER = (REPO / "mca" / "lab" / "naive.py").read_text(encoding="utf-8")
@@ -127,6 +128,20 @@ def test_a_wrapper_of_mca_own_function_is_not_your_code(variants: Variants, kind
     by_id, _ = grade(variants, STARTER + WRAPPERS[kind])
     assert failed(by_id) == STARTER_FAILS | {7, 8}
     assert all(by_id[n]["saw"].startswith("not your code") for n in (7, 8)), by_id[7]["saw"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", BORROWERS)
+def test_nothing_to_borrow_in_the_child(variants: Variants, kind: str) -> None:
+    """Issue #32's forgeries (STATE.real through frames, STATE.current emptied, getsource
+    compiled as the file's own, importlib.reload, gc / sys.modules / __import__ / open of mca's
+    files) find no answer of mca's in the child: no check the starter fails passes (main: all
+    fourteen passed), and what they call of mca's is not their code."""
+    by_id, run = grade(variants, STARTER + borrower(kind))
+    assert run.status == "ok", run.status
+    assert failed(by_id) >= STARTER_FAILS
+    for n in failed(by_id) - STARTER_FAILS:
+        assert by_id[n]["saw"].startswith("not your code:"), by_id[n]
 
 
 @pytest.mark.slow
