@@ -175,11 +175,15 @@ BORROWERS = {  # name -> (what it does at import, what it deserves beside the st
         STARTER_POINTS,
     ),
     "state-current-emptied": (
-        "import mca.lab.serve as _s\n"
+        "import sys as _sys\n"
         "from mca.skills.policy import PRODUCTION as _P\n"
+        "_f, _st = _sys._getframe(), None\n"
+        "while _f is not None:  # the server's own STATE (it may run as __main__)\n"
+        "    _st = _f.f_globals.get('STATE', _st)\n"
+        "    _f = _f.f_back\n"
         "def _calm(fn):\n"
         "    def call(*a):\n"
-        "        _s.STATE.current = ''\n"
+        "        _st.current = ''\n"
         "        return fn(*a)\n"
         "    return call\n"
         "for _field in ('split', 'validate', 'render', 'judge', 'gates'):\n"
@@ -189,9 +193,8 @@ BORROWERS = {  # name -> (what it does at import, what it deserves beside the st
     "getsource-compiled-as-own": (
         "import importlib as _il, inspect as _i\n"
         f"for _field, _mod, _name in {_WHERE}:\n"
-        "    _ns = {'__name__': '_own_' + _field}\n"
-        "    exec(compile(_i.getsource(_il.import_module(_mod)), __file__, 'exec'), _ns)\n"
-        "    _got[_field] = _ns[_name]\n",
+        "    _m = _own('_own_' + _field, _i.getsource(_il.import_module(_mod)))\n"
+        "    _got[_field] = getattr(_m, _name)\n",
         NOTHING,
     ),
     "reload-production": (
@@ -221,19 +224,26 @@ BORROWERS = {  # name -> (what it does at import, what it deserves beside the st
         f"for _field, _mod, _name in {_WHERE}:\n"
         "    _path = _os.path.join(_root, *_mod.split('.')[1:]) + '.py'\n"
         "    with open(_path, encoding='utf-8') as _src:\n"
-        "        _ns = {'__name__': '_read_' + _field}\n"
-        "        exec(compile(_src.read(), __file__, 'exec'), _ns)\n"
-        "    _take(_ns[_name], read=True)\n",
+        "        _take(getattr(_own('_read_' + _field, _src.read()), _name), read=True)\n",
         STARTER_POINTS,
     ),
 }
+
+
+OWN = """
+import sys as _sys, types as _types
+def _own(name, source):  # a module of the file's own, from source text
+    module = _sys.modules[name] = _types.ModuleType(name)
+    exec(compile(source, __file__, "exec"), module.__dict__)
+    return module
+"""
 
 
 def borrower(name: str) -> str:
     """One of BORROWERS as code to append to the starter: whatever it gets, it answers with."""
     code = BORROWERS[name][0]
     body = "".join(f"    {line}\n" for line in code.splitlines())
-    return f"\n_got = {{}}\ntry:\n{body}except BaseException:\n    pass\n{BORROW}"
+    return f"{OWN}\n_got = {{}}\ntry:\n{body}except BaseException:\n    pass\n{BORROW}"
 
 
 def _honest_ones() -> list[HandIn]:
