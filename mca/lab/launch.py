@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Protocol
 
-from mca.lab.childkit import KIT_NAME, ensure_kit
+from mca.lab.childkit import KIT_NAME, MCA_DIR, ensure_kit
 from mca.sandbox.box import Launch, Sandbox
 from mca.sandbox.policy import Grant, Mode, build_policy
 from mca.sandbox.probe import Mechanisms
@@ -168,7 +168,7 @@ class Unsandboxed:
 
 class Sandboxed:
     """mca's sandbox (mca/sandbox), read-only: the child writes nothing but its private /tmp,
-    reads nothing of `deny` (the class, the grader's outputs, mca's state, the user's secrets),
+    reads nothing of `deny` (the class, the grader's outputs, mca's tree and state, the user's secrets),
     has no network, no room for more processes than `limits.processes`, and leaves nothing
     running (it is the first process of its own PID namespace, or its cgroup is emptied).
     Each start gets a Sandbox of its own, closed at stop: a restarted child never shares a
@@ -248,7 +248,7 @@ class Isolation:
     workspace: Path  # the run's private copy of the lab (the child reads it, writes nothing)
     mca_home: Path
     user_home: Path
-    deny: tuple[Path, ...] = ()  # the class, the grader's outputs
+    deny: tuple[Path, ...] = ()  # the class, the grader's outputs (and, sandboxed, mca's tree)
 
     @property
     def kit(self) -> Path:
@@ -266,7 +266,7 @@ class Isolation:
             limits,
             self.mechanisms,
             self.workspace,
-            self.deny,
+            (*self.deny, MCA_DIR),  # mca's own tree: the child has the kit
             self.mca_home,
             self.user_home,
             lambda fds: child_argv(kit, fds),

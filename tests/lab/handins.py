@@ -41,6 +41,7 @@ class World:
             "@MARKERS@": self.marker_dir,
             "@PORT@": self.port,
             "@TOKEN@": self.token,
+            "@MCA@": REPO / "mca",  # the grader's own mca (its path can be guessed)
         }.items():
             code = code.replace(key, str(value))
         return code
@@ -239,9 +240,18 @@ def _own(name, source):  # a module of the file's own, from source text
 """
 
 
+# Only where the sandbox hides mca's own tree from the child (the class is graded sandboxed).
+READ_THE_GRADERS_MCA = (
+    f"for _field, _mod, _name in {_WHERE}:\n"
+    "    _path = '@MCA@/' + '/'.join(_mod.split('.')[1:]) + '.py'\n"
+    "    with open(_path, encoding='utf-8') as _src:\n"
+    "        _got[_field] = getattr(_own('_read_' + _field, _src.read()), _name)\n"
+)
+
+
 def borrower(name: str) -> str:
     """One of BORROWERS as code to append to the starter: whatever it gets, it answers with."""
-    code = BORROWERS[name][0]
+    code = READ_THE_GRADERS_MCA if name == "read-the-graders-mca" else BORROWERS[name][0]
     body = "".join(f"    {line}\n" for line in code.splitlines())
     return f"{OWN}\n_got = {{}}\ntry:\n{body}except BaseException:\n    pass\n{BORROW}"
 
@@ -275,7 +285,7 @@ def _forgeries() -> list[HandIn]:
     out[-2].honest, out[-1].honest = done, base
     out += [
         HandIn(f"borrow-{k}", STARTER, borrower(k), points=dict(p), honest=base)
-        for k, (_, p) in BORROWERS.items()
+        for k, (_, p) in [*BORROWERS.items(), ("read-the-graders-mca", ("", base))]
     ]
     return [
         *out,
