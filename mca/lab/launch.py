@@ -168,9 +168,9 @@ class Unsandboxed:
 
 class Sandboxed:
     """mca's sandbox (mca/sandbox), read-only: the child writes nothing but its private /tmp,
-    reads nothing of `deny` (the class, the grader's outputs, mca's tree and state, the user's secrets),
-    has no network, no room for more processes than `limits.processes`, and leaves nothing
-    running (it is the first process of its own PID namespace, or its cgroup is emptied).
+    reads nothing of `deny` (the class, the grader's outputs, mca's tree and state, the user's
+    secrets), has no network, no room for more processes than `limits.processes`, and leaves
+    nothing running (it is the first process of its own PID namespace, or its cgroup is emptied).
     Each start gets a Sandbox of its own, closed at stop: a restarted child never shares a
     process count or a /tmp with the one before."""
 
