@@ -3,7 +3,9 @@
 Once per run the grader writes, into the run's private directory, a copy of the modules the
 child imports (mca/lab/serve.py, the naive starter and what they import, found by reading
 their import statements) and the data files those modules read, with each of mca's five
-production answers (the Policy's fields) replaced by a stub that calls mca/lab/absent.py. The
+production answers (the Policy's fields), and every function or class that only an answer uses
+(its private machinery: judge's scoring, the gates' winners, validate's checker), replaced by a
+stub that calls mca/lab/absent.py. The
 child runs `python -I -S` with the kit and the standard library on its path and nothing else
 (mca/lab/launch.py), so the answers are in none of its modules, objects or readable files:
 there is nothing to borrow, reload, decompile or read back, whatever runs in that interpreter.
@@ -17,11 +19,22 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import mca
 
-__all__ = ["DATA", "KIT_NAME", "ROOTS", "answers", "ensure_kit", "kit_files", "strip"]
+__all__ = [
+    "DATA",
+    "KIT_NAME",
+    "ROOTS",
+    "answers",
+    "ensure_kit",
+    "kit_files",
+    "strip",
+    "stubbed",
+    "stubs",
+]
 
 MCA_DIR = Path(mca.__file__).resolve().parent
 # What the child imports first: the server, the starter it falls back on, the stubs' module,
@@ -89,13 +102,45 @@ def _closure() -> list[Path]:
     return sorted(seen)
 
 
-def strip(source: str, names: tuple[str, ...]) -> str:
-    """The module's source with each named top-level function replaced by a stub."""
+def _names_in(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
+        n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
+    }
+
+
+def stubbed(source: str, answers: tuple[str, ...], used: set[str]) -> list[str]:
+    """What of an answer's module becomes a stub: the answers, and every function or class
+    that only they lead to (their private machinery), in the module's order. Kept: what the
+    rest of the module, its top-level statements or another module of the kit (`used`) use."""
+    tree = ast.parse(source)
+    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    refs = {name: _names_in(node) & set(defs) for name, node in defs.items()}
+    reach, todo = set(answers), list(answers)
+    while todo:
+        for r in refs[todo.pop()] - reach:
+            reach.add(r)
+            todo.append(r)
+    top = set().union(
+        *(_names_in(n) for n in tree.body if not isinstance(n, ast.FunctionDef | ast.ClassDef))
+    )
+    keep = (set(defs) - reach) | ((used | top) & set(defs))
+    todo = list(keep)
+    while todo:
+        for r in refs[todo.pop()] - keep:
+            keep.add(r)
+            todo.append(r)
+    keep -= set(answers)
+    return [name for name in defs if name in reach - keep]
+
+
+def strip(source: str, names: Sequence[str]) -> str:
+    """The module's source with each named top-level function or class replaced by a stub."""
     lines = source.splitlines(keepends=True)
     tree = ast.parse(source)
-    found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in names]
+    kinds = ast.FunctionDef | ast.ClassDef
+    found = [n for n in tree.body if isinstance(n, kinds) and n.name in names]
     if {n.name for n in found} != set(names):
-        raise ValueError(f"not all of {', '.join(names)} are top-level functions")
+        raise ValueError(f"not all of {', '.join(names)} are top-level functions or classes")
     for node in sorted(found, key=lambda n: -n.lineno):
         start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
         stub = (
@@ -107,16 +152,33 @@ def strip(source: str, names: tuple[str, ...]) -> str:
     return "".join(lines)
 
 
+def stubs() -> dict[str, list[str]]:
+    """Module -> what of it the kit holds as stubs (see `stubbed`)."""
+    files = _closure()
+    used: dict[str, set[str]] = {}
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                used.setdefault(node.module, set()).update(a.name for a in node.names)
+    out = {}
+    for module, names in answers().items():
+        where = _file(module)
+        assert where is not None and where in files, module
+        source = where.read_text(encoding="utf-8")
+        out[module] = stubbed(source, names, used.get(module, set()) - set(names))
+    return out
+
+
 def kit_files() -> dict[str, bytes]:
     """The kit: path relative to its directory -> content."""
-    stubs = answers()
+    stubs_of = stubs()
     out: dict[str, bytes] = {}
     for path in _closure():
         rel = path.relative_to(MCA_DIR.parent).as_posix()
         module = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
         text = path.read_text(encoding="utf-8")
-        if module in stubs:
-            text = strip(text, stubs[module])
+        if module in stubs_of:
+            text = strip(text, stubs_of[module])
         out[rel] = text.encode("utf-8")
     for rel in DATA:
         out[f"mca/{rel}"] = (MCA_DIR / rel).read_bytes()

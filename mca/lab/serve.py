@@ -135,6 +135,7 @@ def load(source: str, filename: str) -> tuple[dict[str, Callable[..., Any]], dic
 
     module = types.ModuleType("exercises")
     module.__file__ = filename
+    sys.modules[module.__name__] = module  # where a dataclass of the file looks up its names
     STATE.filename = filename
     exec(compile(source, filename, "exec"), module.__dict__)
     functions: dict[str, Callable[..., Any]] = {}

@@ -85,6 +85,7 @@ def load_exercises(path: Path) -> Policy:
     if spec is None or spec.loader is None:
         raise StudentError(f"{path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # where a dataclass of the file looks up its names
     try:
         spec.loader.exec_module(module)
     except (Exception, SystemExit) as e:  # the student's module failed at import: the message

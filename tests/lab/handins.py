@@ -204,6 +204,17 @@ BORROWERS = {  # name -> (what it does at import, what it deserves beside the st
         "    _got[_field] = getattr(_il.reload(_il.import_module(_mod)), _name)\n",
         NOTHING,
     ),
+    "rebuild-from-private-helpers": (
+        "from mca.skills import trigger as _t\n"
+        "from mca.skills.model import Hit as _Hit\n"
+        "def _judge(skills, sentence, paths):  # judge's own lines, around its _score\n"
+        "    low = sentence.lower()\n"
+        "    hits = [_Hit(s, r) for s in skills if (r := _t._score(s, sentence, low, paths))]\n"
+        "    hits.sort(key=lambda h: (-h.score, -h.skill.priority, h.skill.name))\n"
+        "    return hits\n"
+        "_got['judge'] = _judge\n",
+        STARTER_POINTS,
+    ),
     "gc-modules-import-open": (
         "import gc as _gc, os as _os, sys as _sys\n"
         "_names = {name: field for field, _, name in " + _WHERE + "}\n"
