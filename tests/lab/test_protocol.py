@@ -303,3 +303,13 @@ def test_an_answer_that_breaks_the_contract_is_refused(field: str, data: Any) ->
     )
     with pytest.raises(WireError):
         CODECS[field].result_in(data, args)
+
+
+@pytest.mark.slow
+def test_a_dataclass_in_the_file_loads(variants: Variants) -> None:
+    """The file's module is where its dataclasses look up their annotations (main: refused,
+    `AttributeError: 'NoneType' object has no attribute '__dict__'`)."""
+    note = "\nfrom dataclasses import dataclass\n\n@dataclass\nclass Note:\n    text: str\n"
+    by_id, run = grade(variants, STARTER + note)
+    assert run.status == "ok", run.message
+    assert failed(by_id) == STARTER_FAILS
