@@ -4,7 +4,9 @@ The grader encodes the arguments (`args_out`) and rebuilds the answer (`result_i
 every field; the child rebuilds the arguments (`args_in`) and encodes whatever the student's
 function returned (`result_out`), refusing a value of the wrong type with that type's name.
 Answers refer to the skills and hits they were given by index, so the grader's checks see
-its own objects again.
+its own objects again. Where an exercise's function is given one of mca's answers (apply_gates
+is given render), the grader runs it and sends what it returns for every skill of the call: the
+child has none of mca's answers (mca/lab/childkit.py), only their results as data.
 """
 
 from __future__ import annotations
@@ -39,10 +41,8 @@ from mca.skills.gates import Decision
 from mca.skills.inject import Block
 from mca.skills.model import Candidate, Hit, Skill
 from mca.skills.parse import FrontmatterError
-from mca.skills.policy import PRODUCTION
 
 Args = tuple[Any, ...]
-Render = Callable[[Skill], Block]
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Codec:
     """Both directions of one exercise's call."""
 
     args_out: Callable[[Args], dict[str, Any]]  # grader -> child
-    args_in: Callable[[dict[str, Any], Render], Args]  # child: rebuilt, with mca's render
+    args_in: Callable[[dict[str, Any]], Args]  # child: rebuilt
     result_out: Callable[[Any, Args], Any]  # child -> grader; WireError(type name) if wrong
     result_in: Callable[[Any, Args], Any]  # grader: rebuilt and checked
 
@@ -81,14 +81,14 @@ def _split_result_in(data: Any, args: Args) -> tuple[str, str, int]:
 
 SPLIT = Codec(
     args_out=lambda a: {"text": a[0]},
-    args_in=lambda d, render: (as_str(d, "text"),),
+    args_in=lambda d: (as_str(d, "text"),),
     result_out=_split_result_out,
     result_in=_split_result_in,
 )
 
 
 # -- 2 validate --------------------------------------------------------------------------------
-def _validate_in(d: dict[str, Any], render: Render) -> Args:
+def _validate_in(d: dict[str, Any]) -> Args:
     return (Path(as_str(d, "path")), parsed_in(d.get("parsed")), root_in(d.get("root")))
 
 
@@ -115,7 +115,7 @@ def _block_out(v: Any, args: Args) -> Any:
 
 RENDER = Codec(
     args_out=lambda a: {"skill": skill_out(a[0])},
-    args_in=lambda d, render: (skill_in(d.get("skill")),),
+    args_in=lambda d: (skill_in(d.get("skill")),),
     result_out=_block_out,
     result_in=lambda data, args: block_in(data),
 )
@@ -131,7 +131,7 @@ def _judge_out(a: Args) -> dict[str, Any]:
     }
 
 
-def _judge_in(d: dict[str, Any], render: Render) -> Args:
+def _judge_in(d: dict[str, Any]) -> Args:
     skills = [skill_in(s) for s in as_list(d.get("skills"), "skills")]
     paths = []
     for p in as_list(d.get("paths"), "paths"):
@@ -173,18 +173,35 @@ def _names(v: Any, what: str) -> dict[str, str] | None:
 
 def _gates_out(a: Args) -> dict[str, Any]:
     hits, budget, render, in_context, held = a
-    if render is not PRODUCTION.render:  # the other four functions are always mca's own
-        raise WireError("only mca's own render goes with apply_gates")
     return {
         "hits": [hit_out(h) for h in hits],
+        "blocks": [block_out(render(h.skill)) for h in hits],  # the grader renders them
         "budget": budget,
         "in_context": dict(in_context),
         "held": None if held is None else dict(held),
     }
 
 
-def _gates_in(d: dict[str, Any], render: Render) -> Args:
+class Rendered:
+    """apply_gates's render in the child: the blocks the grader rendered for the call's hits."""
+
+    def __init__(self, skills: list[Skill], blocks: list[Block]) -> None:
+        self.table = list(zip(skills, blocks, strict=True))
+
+    def __call__(self, skill: Skill) -> Block:
+        for s, b in self.table:
+            if s is skill or s == skill:
+                return Block(b.name, b.text, b.body, list(b.attachments), b.partial)
+        name = getattr(skill, "name", type(skill).__name__)
+        raise LookupError(f"render: {name!r} is not the skill of any of the hits given")
+
+
+def _gates_in(d: dict[str, Any]) -> Args:
     hits = [hit_in(h) for h in as_list(d.get("hits"), "hits")]
+    blocks = [block_in(b) for b in as_list(d.get("blocks"), "blocks")]
+    if len(blocks) != len(hits):
+        raise WireError("not one block per hit")
+    render = Rendered([h.skill for h in hits], blocks)
     in_context = _ints(d.get("in_context"), "in_context")
     return (hits, as_int(d, "budget"), render, in_context, _names(d.get("held"), "held"))
 

@@ -1,7 +1,9 @@
 """Starting and stopping a student's child process: the limits, and who enforces them.
 
-A Launcher starts `python -m mca.lab.serve` for one hand-in and, when asked, leaves nothing of
-it running. Without a sandbox (`--unsandboxed`, or a student's own self-test on a machine with
+A Launcher starts mca/lab/serve.py for one hand-in from the run's child kit
+(mca/lab/childkit.py: `python -I -S`, only the kit and the standard library on its path, so
+mca's answers are nowhere it can import or read) and, when asked, leaves nothing of it
+running. Without a sandbox (`--unsandboxed`, or a student's own self-test on a machine with
 none) the child only gets resource limits and a session of its own.
 """
 
@@ -20,14 +22,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Protocol
 
-import mca
+from mca.lab.childkit import KIT_NAME, MCA_DIR, ensure_kit
 from mca.sandbox.box import Launch, Sandbox
 from mca.sandbox.policy import Grant, Mode, build_policy
 from mca.sandbox.probe import Mechanisms
 from mca.sandbox.spawn import Process, limits_only, shared
 
 __all__ = [
-    "MCA_PARENT",
+    "BOOT",
     "Isolation",
     "Launcher",
     "Limits",
@@ -35,10 +37,15 @@ __all__ = [
     "Unsandboxed",
     "child_argv",
     "child_env",
+    "child_read_paths",
     "rlimits",
 ]
 
-MCA_PARENT = str(Path(mca.__file__).resolve().parent.parent)  # what the child imports mca from
+# The child's first code: the kit (argv[1]) is all of mca it can import.
+BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]); from mca.lab.serve import main; "
+    "sys.exit(main(sys.argv[2:]))"
+)
 
 
 @dataclass(frozen=True)
@@ -73,15 +80,21 @@ class Launcher(Protocol):
     def close(self) -> None: ...
 
 
-def child_argv(fds: tuple[int, int]) -> list[str]:
-    """The child's command line: mca's own module, no user site, no current directory."""
-    return [sys.executable, "-P", "-s", "-m", "mca.lab.serve", str(fds[0]), str(fds[1])]
+def child_argv(kit: Path, fds: tuple[int, int]) -> list[str]:
+    """The child's command line: isolated (no environment, no site-packages, no current
+    directory), the kit first on its path, then the standard library."""
+    return [sys.executable, "-I", "-S", "-c", BOOT, str(kit), str(fds[0]), str(fds[1])]
+
+
+def child_read_paths(kit: Path) -> list[Path]:
+    """What the child must be able to read besides the Python runtime: the kit, nothing of
+    mca's own tree (the seam for a read allow-list)."""
+    return [kit]
 
 
 def child_env(home: str) -> dict[str, str]:
     """Nothing of the grader's environment (no keys, no tokens): only what Python needs."""
     return {
-        "PYTHONPATH": MCA_PARENT,
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONIOENCODING": "utf-8",
         "PYTHONHASHSEED": "0",
@@ -110,15 +123,15 @@ class Unsandboxed:
 
     sandboxed = False
 
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
+    def __init__(self, limits: Limits, kit: Path) -> None:
+        self.limits, self.kit = limits, kit
         self.home = tempfile.mkdtemp(prefix="mca-lab-")
 
     def start(self, fds: tuple[int, int], output: int | IO[bytes]) -> Process:
         limits = rlimits(self.limits)
         if sys.platform.startswith("linux"):
             return shared().spawn(
-                child_argv(fds),
+                child_argv(self.kit, fds),
                 child_env(self.home),
                 limits_only(limits),
                 cwd=self.home,
@@ -133,7 +146,7 @@ class Unsandboxed:
                 resource.setrlimit(kind, (value, value))
 
         return subprocess.Popen(
-            child_argv(fds),
+            child_argv(self.kit, fds),
             env=child_env(self.home),
             cwd=self.home,
             stdin=subprocess.DEVNULL,
@@ -155,9 +168,9 @@ class Unsandboxed:
 
 class Sandboxed:
     """mca's sandbox (mca/sandbox), read-only: the child writes nothing but its private /tmp,
-    reads nothing of `deny` (the class, the grader's outputs, mca's state, the user's secrets),
-    has no network, no room for more processes than `limits.processes`, and leaves nothing
-    running (it is the first process of its own PID namespace, or its cgroup is emptied).
+    reads nothing of `deny` (the class, the grader's outputs, mca's tree and state, the user's
+    secrets), has no network, no room for more processes than `limits.processes`, and leaves
+    nothing running (it is the first process of its own PID namespace, or its cgroup is emptied).
     Each start gets a Sandbox of its own, closed at stop: a restarted child never shares a
     process count or a /tmp with the one before."""
 
@@ -171,9 +184,9 @@ class Sandboxed:
         deny: Sequence[Path],
         mca_home: Path,
         user_home: Path,
-        command: Callable[[tuple[int, int]], list[str]] = child_argv,
+        command: Callable[[tuple[int, int]], list[str]],
     ) -> None:
-        self.command = command  # what runs (mca's serve module; tests run other code in it)
+        self.command = command  # what runs (the kit's serve; tests run other code in it)
         policy = build_policy(
             Mode.READ_ONLY,
             workspace=workspace,
@@ -235,14 +248,28 @@ class Isolation:
     workspace: Path  # the run's private copy of the lab (the child reads it, writes nothing)
     mca_home: Path
     user_home: Path
-    deny: tuple[Path, ...] = ()  # the class, the grader's outputs
+    deny: tuple[Path, ...] = ()  # the class, the grader's outputs (and, sandboxed, mca's tree)
+
+    @property
+    def kit(self) -> Path:
+        """The run's child kit: in the workspace (the run's private directory, which the
+        sandboxed child reads and the run removes)."""
+        return self.workspace / KIT_NAME
 
     def launcher(self, limits: Limits) -> Launcher:
-        """A fresh launcher for one hand-in (its own private /tmp, its own cgroup)."""
+        """A fresh launcher for one hand-in (its own private /tmp, its own cgroup); the
+        run's kit is written by the first."""
+        kit = ensure_kit(self.kit)
         if self.mechanisms is None:
-            return Unsandboxed(limits)
+            return Unsandboxed(limits, kit)
         return Sandboxed(
-            limits, self.mechanisms, self.workspace, self.deny, self.mca_home, self.user_home
+            limits,
+            self.mechanisms,
+            self.workspace,
+            (*self.deny, MCA_DIR),  # mca's own tree: the child has the kit
+            self.mca_home,
+            self.user_home,
+            lambda fds: child_argv(kit, fds),
         )
 
     def describe(self) -> str:

@@ -1,11 +1,12 @@
-"""`python -m mca.lab.serve`: the child that holds one student's exercises.py and nothing else.
+"""The child that holds one student's exercises.py and nothing else (started from the child's
+kit, mca/lab/childkit.py: mca's five answers are stubs there, absent from this process).
 
 It reads the file's source from the grader (never from disk), runs it as a module, says which
 of the five functions the file defines itself, then answers calls to them, one JSON line per
 call (mca/lab/calls.py). It runs no check and decides no verdict: whatever the student's code
 does here (patch mca, print, write to the pipe, crash) can change only its own answers, which
-the grader validates. mca's own five functions are switched to tripwires first, so a student
-function that re-exports or wraps its own exercise's answer is caught calling it.
+the grader validates. A student function that calls one of mca's answers reaches a stub
+(mca/lab/absent.py) and is 'not your code'.
 
 A second line behind the operating system's sandbox: once mca is loaded, an audit hook refuses
 processes, signals, sockets and ctypes, and the imports that lead to them, from any thread.
@@ -17,14 +18,15 @@ import json
 import os
 import sys
 import types
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from mca.lab import absent
 from mca.lab.calls import CODECS, CONTRACT_ERRORS
 from mca.lab.exercises import EXERCISES
-from mca.lab.student import FORBIDDEN
+from mca.lab.forbidden import FORBIDDEN
 from mca.lab.wire import WireError
 
 # Audit events a student's code may never cause (prefixes), and modules it may never import.
@@ -53,50 +55,14 @@ STARTER = str(Path(__file__).resolve().parent / "naive.py")
 MAX_MESSAGE = 300
 
 
-class NotYourCode(BaseException):
-    """A student function called mca's own answer to its exercise (a BaseException: a
-    student's `except Exception` cannot keep it)."""
-
-
 @dataclass
 class State:
-    """Which exercise's function is running, and mca's own functions behind the tripwires."""
+    """The student's file, as its code objects name it."""
 
-    current: str = ""
-    tripped: str = ""
-    filename: str = ""  # the student's file, as its code objects name it
-    real: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    filename: str = ""
 
 
 STATE = State()
-
-
-def _trip(which: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """What mca's own function `which` does now: refuse inside its own exercise's call."""
-    if STATE.current == which:
-        name = next(e.function for e in EXERCISES if e.field == which)
-        STATE.tripped = f"{name} calls mca's own {STATE.real[which].__name__}"
-        raise NotYourCode(STATE.tripped)
-    return STATE.real[which](*args, **kwargs)
-
-
-def set_tripwires() -> None:
-    """Every reference to mca's five functions (imports, the production policy, defaults)
-    reaches _trip from now on; STATE.real keeps copies that still do the work."""
-    from mca.skills.policy import PRODUCTION
-
-    for e in EXERCISES:
-        fn = getattr(PRODUCTION, e.field)
-        copy = types.FunctionType(
-            fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__
-        )
-        copy.__kwdefaults__ = fn.__kwdefaults__
-        STATE.real[e.field] = copy
-        fn.__globals__["_mca_lab_trip"] = _trip
-        call = f"_mca_lab_trip({e.field!r}, args, kwargs)"
-        source = f"def {fn.__name__}(*args, **kwargs):\n    return {call}\n"
-        module = compile(source, fn.__code__.co_filename, "exec")
-        fn.__code__ = next(c for c in module.co_consts if isinstance(c, types.CodeType))
 
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
@@ -121,12 +87,24 @@ def _what_the_file_imported(blocked: str) -> str:
     return f"the file imports {chain[-1]}, which needs {blocked} ({why})"
 
 
+class NotInKit:
+    """The last finder: a module of mca the kit does not hold is named as such (the grader's
+    modules are not in the child; mca's data types and the starter's helpers are)."""
+
+    @staticmethod
+    def find_spec(name: str, path: object = None, target: object = None) -> None:
+        if name.split(".")[0] == "mca":
+            why = "exercises.py may import mca's data types and the starter's helpers only"
+            raise ModuleNotFoundError(f"{name} is not in the grader's child ({why})", name=name)
+
+
 def lock_down() -> None:
     """Forget the blocked modules mca itself imported (so importing one again is an import
     the hook sees), then refuse the events from any thread, student code or not."""
     for name in list(sys.modules):
         if name.split(".")[0] in BLOCKED_MODULES:
             del sys.modules[name]
+    sys.meta_path.append(NotInKit())
     sys.addaudithook(_hook)
 
 
@@ -157,6 +135,7 @@ def load(source: str, filename: str) -> tuple[dict[str, Callable[..., Any]], dic
 
     module = types.ModuleType("exercises")
     module.__file__ = filename
+    sys.modules[module.__name__] = module  # where a dataclass of the file looks up its names
     STATE.filename = filename
     exec(compile(source, filename, "exec"), module.__dict__)
     functions: dict[str, Callable[..., Any]] = {}
@@ -187,27 +166,28 @@ def answer(request: Any, functions: dict[str, Callable[..., Any]], filename: str
     """One call: the student's function on the rebuilt arguments, its answer as data."""
     rid, which = request.get("id"), request.get("call")
     codec = CODECS[which]
-    args = codec.args_in(request.get("args"), STATE.real["render"])
-    STATE.current, STATE.tripped = which, ""
+    args = codec.args_in(request.get("args"))
+    absent.CALLED.clear()
     try:
         value = functions[which](*args)
-    except NotYourCode as e:
-        return {"id": rid, "not_yours": str(e)}
     except BaseException as e:  # the student's exception, whatever it is, is its answer
-        if STATE.tripped:
-            return {"id": rid, "not_yours": STATE.tripped}
+        if absent.CALLED:  # mca's answer was called: whatever followed is not an answer
+            return {"id": rid, "not_yours": _borrowed(which)}
         contract = CONTRACT_ERRORS.get(which)
         if contract is not None and isinstance(e, contract):
             return {"id": rid, "raised": vars(e) | {"message": str(e)}}
         return {"id": rid, "crash": crash(e, filename)}
-    finally:
-        STATE.current = ""
-    if STATE.tripped:  # caught by the student's own code: still not theirs
-        return {"id": rid, "not_yours": STATE.tripped}
+    if absent.CALLED:  # caught by the student's own code: still not theirs
+        return {"id": rid, "not_yours": _borrowed(which)}
     try:
         return {"id": rid, "ok": codec.result_out(value, args)}
     except WireError as e:
         return {"id": rid, "wrong": str(e)[:MAX_MESSAGE]}
+
+
+def _borrowed(which: str) -> str:
+    name = next(e.function for e in EXERCISES if e.field == which)
+    return f"{name} calls mca's own {absent.CALLED[0]}"
 
 
 def _say(out: BinaryIO, obj: Any) -> None:
@@ -223,7 +203,6 @@ def serve(inp: BinaryIO, out: BinaryIO) -> int:
     """Load the file the first line carries, then answer every later line."""
     hello = json.loads(inp.readline())
     source, filename = str(hello["source"]), str(hello["filename"])
-    set_tripwires()
     lock_down()
     try:
         functions, owners = load(source, filename)
@@ -236,8 +215,9 @@ def serve(inp: BinaryIO, out: BinaryIO) -> int:
     return 0
 
 
-def main() -> int:
-    requests, replies = (int(x) for x in sys.argv[1:3])
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve on the two descriptors argv names (requests, replies)."""
+    requests, replies = (int(x) for x in (sys.argv[1:3] if argv is None else argv[:2]))
     sys.stdout = sys.stderr  # a print is never mistaken for an answer (the grader reads fd 4)
     with os.fdopen(requests, "rb") as inp, os.fdopen(replies, "wb") as out:
         return serve(inp, out)

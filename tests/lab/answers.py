@@ -1,16 +1,17 @@
 """Honest answers to the five exercises, as a student who solved them would write them.
 
 Each is mca's own function's source, written into the student's file under the exercise's
-name (so its code is the file's, not mca's), with the module's helpers in scope. Re-exporting
+name (so its code is the file's, not mca's), with the machinery only it uses (the child's kit
+holds neither) and the module's other helpers in scope. Re-exporting
 mca's function instead (`from mca.skills.parse import split_frontmatter`) is 'not your code'.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
-import inspect
-import textwrap
 
+from mca.lab.childkit import stubs
 from mca.lab.exercises import BY_TRAP, EXERCISES
 
 # trap -> (module, mca's function)
@@ -24,14 +25,31 @@ PRODUCTION_OF = {
 NAMES = tuple(e.function for e in EXERCISES)
 
 
+def _definitions(module: str, names: list[str]) -> str:
+    """The source of these top-level functions and classes of a module, in its order."""
+    path = importlib.import_module(module).__file__
+    assert path is not None
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    lines = source.splitlines(keepends=True)
+    out = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in names:
+            start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+            out.append("".join(lines[start : node.end_lineno]))
+    return "\n\n".join(out)
+
+
 def honest(trap: str) -> str:
-    """The source of one solved exercise, to append to a starter file."""
+    """The source of one solved exercise, to append to a starter file: mca's function and
+    the machinery only it uses (which the child's kit does not hold), the module's other
+    helpers taken from the module."""
     module, prod = PRODUCTION_OF[trap]
-    fn = getattr(importlib.import_module(module), prod)
+    own = stubs()[module]
     name = BY_TRAP[trap].function
-    source = textwrap.dedent(inspect.getsource(fn)).replace(f"def {prod}(", f"def {name}(", 1)
+    source = _definitions(module, own).replace(f"def {prod}(", f"def {name}(", 1)
     alias = f"_helpers_{trap}"
-    skip = {*NAMES, prod}
+    skip = {*NAMES, *own}
     return (
         f"\nimport {module} as {alias}\n"
         f"globals().update({{k: v for k, v in vars({alias}).items()"

@@ -41,6 +41,7 @@ class World:
             "@MARKERS@": self.marker_dir,
             "@PORT@": self.port,
             "@TOKEN@": self.token,
+            "@MCA@": REPO / "mca",  # the grader's own mca (its path can be guessed)
         }.items():
             code = code.replace(key, str(value))
         return code
@@ -145,6 +146,126 @@ from mca.skills import gates as _g
 apply_gates = _types.FunctionType(_g.apply_gates.__code__, _g.__dict__, "apply_gates")
 """
 
+# Issue #32's forgeries: each fills `_got` (field -> a function that answers) the way its name
+# says, and BORROW then answers every exercise it got with it. In a child that holds mca's
+# answers they score 10; in the kit's child there is nothing to get (the file keeps the
+# starter's functions), or what it gets is a stub of mca/lab/absent.py ('not your code').
+_ANSWERS = (  # field, mca's module, mca's function, the exercise's function and its arguments
+    ("split", "mca.skills.parse", "split_frontmatter", "split_frontmatter", "text"),
+    ("validate", "mca.skills.validate", "validate", "validate_metadata", "path, parsed, root"),
+    ("render", "mca.skills.inject", "render_skill", "render_skill", "skill"),
+    ("judge", "mca.skills.trigger", "judge", "judge_triggers", "skills, sentence, paths"),
+    ("gates", "mca.skills.gates", "apply_gates", "apply_gates", "hits, budget, render, c, h=None"),
+)
+BORROW = "".join(
+    f'if "{field}" in _got:\n'
+    f"    def {fn}({params}):\n"
+    f'        return _got["{field}"]({params.replace("=None", "")})\n'
+    for field, _, _, fn, params in _ANSWERS
+)
+_WHERE = repr([(field, module, name) for field, module, name, _, _ in _ANSWERS])
+BORROWERS = {  # name -> (what it does at import, what it deserves beside the starter's)
+    "state-real-through-frames": (
+        "import sys as _sys\n"
+        "_f = _sys._getframe()\n"
+        "while _f is not None:\n"
+        "    _st = _f.f_globals.get('STATE')\n"
+        "    if isinstance(getattr(_st, 'real', None), dict):\n"
+        "        _got.update(_st.real)\n"
+        "    _f = _f.f_back\n",
+        STARTER_POINTS,
+    ),
+    "state-current-emptied": (
+        "import sys as _sys\n"
+        "from mca.skills.policy import PRODUCTION as _P\n"
+        "_f, _st = _sys._getframe(), None\n"
+        "while _f is not None:  # the server's own STATE (it may run as __main__)\n"
+        "    _st = _f.f_globals.get('STATE', _st)\n"
+        "    _f = _f.f_back\n"
+        "def _calm(fn):\n"
+        "    def call(*a):\n"
+        "        _st.current = ''\n"
+        "        return fn(*a)\n"
+        "    return call\n"
+        "for _field in ('split', 'validate', 'render', 'judge', 'gates'):\n"
+        "    _got[_field] = _calm(getattr(_P, _field))\n",
+        NOTHING,
+    ),
+    "getsource-compiled-as-own": (
+        "import importlib as _il, inspect as _i\n"
+        f"for _field, _mod, _name in {_WHERE}:\n"
+        "    _m = _own('_own_' + _field, _i.getsource(_il.import_module(_mod)))\n"
+        "    _got[_field] = getattr(_m, _name)\n",
+        NOTHING,
+    ),
+    "reload-production": (
+        "import importlib as _il\n"
+        f"for _field, _mod, _name in {_WHERE}:\n"
+        "    _got[_field] = getattr(_il.reload(_il.import_module(_mod)), _name)\n",
+        NOTHING,
+    ),
+    "rebuild-from-private-helpers": (
+        "from mca.skills import trigger as _t\n"
+        "from mca.skills.model import Hit as _Hit\n"
+        "def _judge(skills, sentence, paths):  # judge's own lines, around its _score\n"
+        "    low = sentence.lower()\n"
+        "    hits = [_Hit(s, r) for s in skills if (r := _t._score(s, sentence, low, paths))]\n"
+        "    hits.sort(key=lambda h: (-h.score, -h.skill.priority, h.skill.name))\n"
+        "    return hits\n"
+        "_got['judge'] = _judge\n",
+        STARTER_POINTS,
+    ),
+    "gc-modules-import-open": (
+        "import gc as _gc, os as _os, sys as _sys\n"
+        "_names = {name: field for field, _, name in " + _WHERE + "}\n"
+        "def _take(fn, read=False):  # mca's answer (or one read from its file), no stub\n"
+        "    code = getattr(fn, '__code__', None)\n"
+        "    where = getattr(code, 'co_filename', '')\n"
+        "    if getattr(fn, '__name__', None) not in _names or code is None:\n"
+        "        return\n"
+        "    if {'absent', '_mca_lab_trip'} & set(code.co_names):\n"
+        "        return\n"
+        "    if read or ('/mca/' in where and 'naive' not in where):\n"
+        "        _got.setdefault(_names[fn.__name__], fn)\n"
+        "for _o in _gc.get_objects():\n"
+        "    _take(_o)\n"
+        "for _m in list(_sys.modules.values()):\n"
+        "    for _n in _names:\n"
+        "        _take(getattr(_m, _n, None))\n"
+        "_root = _os.path.dirname(__import__('mca').__file__)\n"
+        f"for _field, _mod, _name in {_WHERE}:\n"
+        "    _path = _os.path.join(_root, *_mod.split('.')[1:]) + '.py'\n"
+        "    with open(_path, encoding='utf-8') as _src:\n"
+        "        _take(getattr(_own('_read_' + _field, _src.read()), _name), read=True)\n",
+        STARTER_POINTS,
+    ),
+}
+
+
+OWN = """
+import sys as _sys, types as _types
+def _own(name, source):  # a module of the file's own, from source text
+    module = _sys.modules[name] = _types.ModuleType(name)
+    exec(compile(source, __file__, "exec"), module.__dict__)
+    return module
+"""
+
+
+# Only where the sandbox hides mca's own tree from the child (the class is graded sandboxed).
+READ_THE_GRADERS_MCA = (
+    f"for _field, _mod, _name in {_WHERE}:\n"
+    "    _path = '@MCA@/' + '/'.join(_mod.split('.')[1:]) + '.py'\n"
+    "    with open(_path, encoding='utf-8') as _src:\n"
+    "        _got[_field] = getattr(_own('_read_' + _field, _src.read()), _name)\n"
+)
+
+
+def borrower(name: str) -> str:
+    """One of BORROWERS as code to append to the starter: whatever it gets, it answers with."""
+    code = READ_THE_GRADERS_MCA if name == "read-the-graders-mca" else BORROWERS[name][0]
+    body = "".join(f"    {line}\n" for line in code.splitlines())
+    return f"{OWN}\n_got = {{}}\ntry:\n{body}except BaseException:\n    pass\n{BORROW}"
+
 
 def _honest_ones() -> list[HandIn]:
     out = [
@@ -173,6 +294,10 @@ def _forgeries() -> list[HandIn]:
         HandIn("forge-reexport-split", STARTER, reexport("split"), points=without(base, 1)),
     ]
     out[-2].honest, out[-1].honest = done, base
+    out += [
+        HandIn(f"borrow-{k}", STARTER, borrower(k), points=dict(p), honest=base)
+        for k, (_, p) in [*BORROWERS.items(), ("read-the-graders-mca", ("", base))]
+    ]
     return [
         *out,
         HandIn("forge-code-object", COMPLETE, CODE_COPY, points=without(done, 5), honest=done),

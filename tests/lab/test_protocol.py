@@ -23,6 +23,7 @@ from mca.lab.wire import WireError
 from mca.skills.policy import PRODUCTION
 from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST, honest, reexport
+from tests.lab.handins import BORROWERS, borrower
 from tests.lab.handins import WRAPPERS as HANDIN_WRAPPERS
 
 STARTER = (REPO / "mca" / "lab" / "naive.py").read_text(encoding="utf-8")
@@ -130,8 +131,23 @@ def test_a_wrapper_of_mca_own_function_is_not_your_code(variants: Variants, kind
 
 
 @pytest.mark.slow
-def test_calling_another_exercise_own_function_is_allowed(variants: Variants) -> None:
-    """Exercise 5's gates may use mca's render (the other four are production anyway)."""
+@pytest.mark.parametrize("kind", BORROWERS)
+def test_nothing_to_borrow_in_the_child(variants: Variants, kind: str) -> None:
+    """Issue #32's forgeries (STATE.real through frames, STATE.current emptied, getsource
+    compiled as the file's own, importlib.reload, gc / sys.modules / __import__ / open of mca's
+    files) find no answer of mca's in the child: no check the starter fails passes (main: all
+    fourteen passed), and what they call of mca's is not their code."""
+    by_id, run = grade(variants, STARTER + borrower(kind))
+    assert run.status == "ok", run.status
+    assert failed(by_id) >= STARTER_FAILS
+    for n in failed(by_id) - STARTER_FAILS:
+        assert by_id[n]["saw"].startswith("not your code:"), by_id[n]
+
+
+@pytest.mark.slow
+def test_mca_answers_are_absent_for_every_exercise(variants: Variants) -> None:
+    """The child holds none of mca's five answers: exercise 5's gates get render as an argument
+    (the grader's blocks), and calling mca's own render_skill instead is not an answer."""
     source = (
         STARTER
         + honest("gates")
@@ -142,7 +158,12 @@ def test_calling_another_exercise_own_function_is_allowed(variants: Variants) ->
             "    return _gates(hits, budget, _mca_render, in_context, held)\n"
         )
     )
-    assert failed(grade(variants, source)[0]) == STARTER_FAILS - {9, 10}
+    by_id, _ = grade(variants, source)
+    assert failed(by_id) == STARTER_FAILS
+    for n in (9, 10):
+        assert by_id[n]["saw"] == "not your code: apply_gates calls mca's own render_skill"
+    honest_gates = STARTER + honest("gates")
+    assert failed(grade(variants, honest_gates)[0]) == STARTER_FAILS - {9, 10}
 
 
 @pytest.mark.slow
@@ -248,7 +269,7 @@ def test_every_codec_carries_production_values_both_ways(variants: Variants) -> 
     cases["validate"] = (calc.path, read_skill_file(calc.path), None)
     for field, args in cases.items():
         codec = CODECS[field]
-        rebuilt = codec.args_in(codec.args_out(args), PRODUCTION.render)
+        rebuilt = codec.args_in(codec.args_out(args))
         value = getattr(PRODUCTION, field)(*rebuilt)
         back = codec.result_in(codec.result_out(value, rebuilt), args)
         assert back == getattr(PRODUCTION, field)(*args), field
@@ -282,3 +303,13 @@ def test_an_answer_that_breaks_the_contract_is_refused(field: str, data: Any) ->
     )
     with pytest.raises(WireError):
         CODECS[field].result_in(data, args)
+
+
+@pytest.mark.slow
+def test_a_dataclass_in_the_file_loads(variants: Variants) -> None:
+    """The file's module is where its dataclasses look up their annotations (main: refused,
+    `AttributeError: 'NoneType' object has no attribute '__dict__'`)."""
+    note = "\nfrom dataclasses import dataclass\n\n@dataclass\nclass Note:\n    text: str\n"
+    by_id, run = grade(variants, STARTER + note)
+    assert run.status == "ok", run.message
+    assert failed(by_id) == STARTER_FAILS

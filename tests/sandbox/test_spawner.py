@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from mca.errors import ToolError
+from mca.lab.childkit import ensure_kit
 from mca.lab.launch import Limits, Unsandboxed
 from mca.sandbox.box import Sandbox
 from mca.sandbox.linux import CLONE_NEWNET, ChildPlan
@@ -286,7 +287,7 @@ def test_the_lab_without_a_sandbox_starts_from_the_spawner_with_its_limits(
     tmp_path: Path,
 ) -> None:
     """The unsandboxed grader's children too (main: preexec_fn in the grader's threads)."""
-    launcher = Unsandboxed(Limits(memory_mb=300))
+    launcher = Unsandboxed(Limits(memory_mb=300), ensure_kit(tmp_path / "kit"))
     read, write = os.pipe()
     try:
         with open(os.devnull, "wb") as err:
