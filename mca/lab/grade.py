@@ -81,7 +81,7 @@ class Plan:
 
         home = Path(self.env.get("HOME") or Path.home())
         hidden = (self.submissions.resolve(), *(p.resolve() for p in self.deny))
-        return Isolation(self.mechanisms, workspace, home_of(self.env), home, hidden)
+        return Isolation(self.mechanisms, workspace, home_of(self.env), home, hidden, (self.repo,))
 
 
 def hand_ins(submissions: Path) -> list[Path]:

@@ -35,10 +35,17 @@ __all__ = [
     "Unsandboxed",
     "child_argv",
     "child_env",
+    "child_read_paths",
     "rlimits",
 ]
 
 MCA_PARENT = str(Path(mca.__file__).resolve().parent.parent)  # what the child imports mca from
+
+
+def child_read_paths() -> tuple[str, ...]:
+    """What the child reads of mca's to run (the modules it imports), besides the Python
+    runtime, the lab's content and its private /tmp: the sandbox lets it read nothing else."""
+    return (MCA_PARENT,)
 
 
 @dataclass(frozen=True)
@@ -155,9 +162,11 @@ class Unsandboxed:
 
 class Sandboxed:
     """mca's sandbox (mca/sandbox), read-only: the child writes nothing but its private /tmp,
-    reads nothing of `deny` (the class, the grader's outputs, mca's state, the user's secrets),
-    has no network, no room for more processes than `limits.processes`, and leaves nothing
-    running (it is the first process of its own PID namespace, or its cgroup is emptied).
+    reads nothing but what it runs on (the Python runtime, mca's modules it imports, the lab's
+    content: `workspace` and `reads`; with namespaces the rest is absent from its view), has no
+    network, no room for more processes than `limits.processes`, and leaves nothing running
+    (it is the first process of its own PID namespace, or its cgroup is emptied). `deny` (the
+    class, the grader's outputs) stays on the secret list as well.
     Each start gets a Sandbox of its own, closed at stop: a restarted child never shares a
     process count or a /tmp with the one before."""
 
@@ -172,14 +181,19 @@ class Sandboxed:
         mca_home: Path,
         user_home: Path,
         command: Callable[[tuple[int, int]], list[str]] = child_argv,
+        reads: Sequence[Path] = (),
     ) -> None:
+        from mca.sandbox.view import not_runtime, python_runtime
+
         self.command = command  # what runs (mca's serve module; tests run other code in it)
+        readable = (*map(str, python_runtime()), *child_read_paths(), str(workspace))
         policy = build_policy(
             Mode.READ_ONLY,
             workspace=workspace,
             user_home=user_home,
             mca_home=mca_home,
-            deny_read=tuple(str(p) for p in deny),
+            deny_read=tuple(str(p) for p in (*deny, *not_runtime())),
+            read_only_from=(*readable, *map(str, reads)),
         )
         policy = replace(
             policy,
@@ -236,16 +250,26 @@ class Isolation:
     mca_home: Path
     user_home: Path
     deny: tuple[Path, ...] = ()  # the class, the grader's outputs
+    reads: tuple[Path, ...] = ()  # the lab's content the child reads besides the workspace
 
     def launcher(self, limits: Limits) -> Launcher:
         """A fresh launcher for one hand-in (its own private /tmp, its own cgroup)."""
         if self.mechanisms is None:
             return Unsandboxed(limits)
         return Sandboxed(
-            limits, self.mechanisms, self.workspace, self.deny, self.mca_home, self.user_home
+            limits,
+            self.mechanisms,
+            self.workspace,
+            self.deny,
+            self.mca_home,
+            self.user_home,
+            reads=self.reads,
         )
 
     def describe(self) -> str:
         if self.mechanisms is None:
             return "no sandbox: student code runs with your rights (limits only)"
-        return f"sandboxed, read-only, no network ({self.mechanisms.describe()})"
+        return (
+            f"sandboxed, read-only, no network, reads only the runtime and the lab"
+            f" ({self.mechanisms.describe()})"
+        )

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mca.sandbox import landlock
-from mca.sandbox.rules import read_grants, signature
+from mca.sandbox.rules import ReadGrants, read_grants, signature
 
 __all__ = ["SINKS", "Rulesets"]
 
@@ -31,6 +31,7 @@ class Rulesets:
 
     abi: int
     deny_read: tuple[Path, ...]
+    allow_read: tuple[Path, ...] | None = None  # only these readable (None: all but deny_read)
     _cache: dict[tuple[bool, tuple[Path, ...]], _Cached] = field(default_factory=dict)
 
     def get(
@@ -45,7 +46,15 @@ class Rulesets:
             if same and cached.kept == kept:
                 return cached.ruleset
             cached.ruleset.close()
-        grants = read_grants(self.deny_read)
+        grants = read_grants(self.deny_read) if self.allow_read is None else ReadGrants()
+        for top in self.allow_read or ():
+            if not any(d.is_relative_to(top) for d in self.deny_read):  # the common case
+                grants.whole.append(top)
+                continue
+            beneath = read_grants(self.deny_read, top)  # all of it but what is denied
+            grants.whole += beneath.whole
+            grants.list_only += beneath.list_only
+            grants.walked += beneath.walked
         rs = landlock.create(self.abi, network=tcp_open)
         _allow_all(rs, grants.list_only, landlock.READ_DIR)
         _allow_all(rs, grants.whole, landlock.READ)
