@@ -134,9 +134,29 @@ def python_runtime() -> tuple[Path, ...]:
     libdir = sysconfig.get_config_var("LIBDIR")
     for where in {str(libdir or ""), os.path.join(sys.base_prefix, "lib")} - {""}:
         out += sorted(glob.glob(os.path.join(glob.escape(where), "libpython*")))
+    out += _shared_libraries()
     out += ["/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32"]
     out += ["/etc/ld.so.cache", *DEVICES]
     return tuple(Path(p) for p in dict.fromkeys(out) if os.path.lexists(p))
+
+
+def _shared_libraries() -> list[str]:
+    """The shared libraries this interpreter has loaded, wherever they are (a conda or
+    Homebrew Python's libz and libffi live beside it): /proc/self/maps names them. Not what
+    pip installed (a package's own libraries)."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    found = {line.split(None, 5)[5] for line in lines if len(line.split(None, 5)) == 6}
+    return sorted(
+        p
+        for p in found
+        if p.startswith("/")
+        and (p.endswith(".so") or ".so." in os.path.basename(p))
+        and not any(part in NOT_STDLIB for part in p.split("/"))
+    )
 
 
 def _stdlib_dirs() -> list[str]:
