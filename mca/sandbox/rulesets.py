@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mca.sandbox import landlock
-from mca.sandbox.rules import ReadGrants, read_grants, signature
+from mca.sandbox.rules import ReadGrants, inside, read_grants, signature
 
 __all__ = ["SINKS", "Rulesets"]
 
@@ -47,11 +47,13 @@ class Rulesets:
                 return cached.ruleset
             cached.ruleset.close()
         grants = read_grants(self.deny_read) if self.allow_read is None else ReadGrants()
+        denied = [(d, str(d), os.path.realpath(d)) for d in self.deny_read]
         for top in self.allow_read or ():
-            if not any(d.is_relative_to(top) for d in self.deny_read):  # the common case
+            within = [d for d, p, real in denied if inside(p, str(top)) or inside(real, str(top))]
+            if not within:  # the common case
                 grants.whole.append(top)
                 continue
-            beneath = read_grants(self.deny_read, top)  # all of it but what is denied
+            beneath = read_grants(within, top)  # all of it but what is denied
             grants.whole += beneath.whole
             grants.list_only += beneath.list_only
             grants.walked += beneath.walked

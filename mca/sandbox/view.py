@@ -28,6 +28,7 @@ from mca.sandbox.linux import KEEP_TREE as TREE
 from mca.sandbox.linux import VIEW_MASK as MASK
 from mca.sandbox.linux import VIEW_WRITABLE as WRITABLE
 from mca.sandbox.linux import locked_flags
+from mca.sandbox.rules import inside
 
 __all__ = [
     "DIR",
@@ -50,10 +51,6 @@ MAX_LINKS = 40  # symbolic links followed for one path (as the kernel's own limi
 # keeps its site-packages under its stdlib directory).
 NOT_STDLIB = ("site-packages", "dist-packages")
 DEVICES = ("/dev/null", "/dev/urandom", "/dev/zero")
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def layout(
@@ -100,7 +97,7 @@ def layout(
     out: list[Entry] = []
     for path in sorted(kinds, key=lambda p: (p.count("/"), p)):
         kind, target = kinds[path]
-        if any(b != path and _inside(path, b) for b in bound):
+        if any(b != path and inside(path, b) for b in bound):
             continue  # it comes with the tree it is in
         flags = 0
         if kind in (FILE, TREE):
@@ -110,7 +107,7 @@ def layout(
                 continue
         out.append((kind, os.fsencode(path), os.fsencode(target), flags))
     for h in sorted({os.path.realpath(h) for h in hidden}, key=lambda p: (p.count("/"), p)):
-        if os.path.exists(h) and any(b != h and _inside(h, b) for b in bound):
+        if os.path.exists(h) and any(b != h and inside(h, b) for b in bound):
             out.append((MASK, os.fsencode(h), b"d" if os.path.isdir(h) else b"", 0))
     return tuple(out)
 
