@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 __all__ = [
+    "CUT_CHARS",
     "EXCERPT_CHARS",
     "MAX_APPROVAL_LINES",
     "REDACTED",
@@ -131,25 +132,34 @@ def excerpt(value: object) -> str:
 
 
 REDACTED = "[REDACTED]"
+CUT_CHARS = 16  # the start of a key this long counts as the key (shorter ones are shared)
 
 
-def scrub(text: str, secrets: Iterable[str]) -> str:
-    """Replace every secret (of useful length) in text."""
+def scrub(text: str, secrets: Iterable[str], *, cut: bool = False) -> str:
+    """Replace every secret (of useful length) in text. `cut`: text someone else cut short
+    (a student's crash message) may hold the start of a key: a start of CUT_CHARS or more is
+    replaced too."""
     for s in secrets:
         if s and len(s) >= 8 and s in text:
             text = text.replace(s, REDACTED)
+        if cut and len(s) > CUT_CHARS and s[:CUT_CHARS] in text:
+            for n in range(len(s) - 1, CUT_CHARS - 1, -1):  # the longest start first
+                text = text.replace(s[:n], REDACTED)
     return text
 
 
-def scrub_data(value: Any, secrets: Iterable[str]) -> Any:
+def scrub_data(value: Any, secrets: Iterable[str], *, cut: bool = False) -> Any:
     """A JSON-like value with every string in it (keys of objects too) scrubbed."""
     secrets = tuple(secrets)
     if isinstance(value, str):
-        return scrub(value, secrets)
+        return scrub(value, secrets, cut=cut)
     if isinstance(value, dict):
-        return {scrub_data(k, secrets): scrub_data(v, secrets) for k, v in value.items()}
+        return {
+            scrub_data(k, secrets, cut=cut): scrub_data(v, secrets, cut=cut)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
-        return [scrub_data(v, secrets) for v in value]
+        return [scrub_data(v, secrets, cut=cut) for v in value]
     return value
 
 

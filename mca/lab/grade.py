@@ -4,7 +4,8 @@ Every folder gets a row: graded (`ok`, whatever it scored), or why not (`missing
 exercises.py`, `unreadable: ...`, `not UTF-8 ...`, `refused: ...`, `crashed: ...`, `timed out:
 ...`). A check counts only when it passes on the default fixtures and on every seeded variant.
 Rows reach the outputs as they finish (mca/lab/outputs.py); Ctrl-C stops the run and keeps
-the rows graded so far. A hand-in that crashes, loops, eats memory or attacks its classmates
+the rows graded so far. Every row is scrubbed of the grader's keys before any output sees
+it. A hand-in that crashes, loops, eats memory or attacks its classmates
 gets its own row and changes no other.
 """
 
@@ -21,7 +22,7 @@ from mca.fsutil import FileTooLarge, NotRegularFile, read_regular
 from mca.lab import defaults
 from mca.lab.handin import run_handin
 from mca.lab.launch import Isolation, Limits
-from mca.lab.outputs import Graded, Status
+from mca.lab.outputs import Graded, Status, scrubbed
 from mca.lab.progress import Progress
 from mca.lab.report import combine
 from mca.lab.suite import GRADED
@@ -71,6 +72,17 @@ class Plan:
     deny: tuple[Path, ...] = ()  # the grader's outputs
     env: Mapping[str, str] = field(default_factory=dict)
     roster: tuple[str, ...] | None = None  # every name gets a row; None: every folder does
+    # Keys no row may say (None: the environment's *_API_KEY and config.toml's, as mca knows)
+    secrets: tuple[str, ...] | None = None
+
+    def keys(self) -> tuple[str, ...]:
+        """The keys scrubbed from every row (config.toml read here when not given)."""
+        if self.secrets is not None:
+            return self.secrets
+        from mca.crash import home_of
+        from mca.keys import secrets_of
+
+        return secrets_of(self.env, home_of(self.env))
 
     @property
     def seed_list(self) -> list[int]:
@@ -81,7 +93,7 @@ class Plan:
 
         home = Path(self.env.get("HOME") or Path.home())
         hidden = (self.submissions.resolve(), *(p.resolve() for p in self.deny))
-        return Isolation(self.mechanisms, workspace, home_of(self.env), home, hidden)
+        return Isolation(self.mechanisms, workspace, home_of(self.env), home, hidden, (self.repo,))
 
 
 def hand_ins(submissions: Path) -> list[Path]:
@@ -172,6 +184,7 @@ def grade(
     folders = to_grade(plan)
     cancel = threading.Event()
     graded: list[Graded] = []
+    keys = plan.keys()
     with Variants(plan.repo) as variants, ThreadPoolExecutor(max(plan.jobs, 1)) as pool:
         isolation = plan.isolation(variants.root)
 
@@ -179,7 +192,7 @@ def grade(
             if progress is not None:
                 progress.start(folder.name)
             try:
-                return grade_folder(plan, variants, isolation, folder, cancel)
+                return scrubbed(grade_folder(plan, variants, isolation, folder, cancel), keys)
             finally:
                 if progress is not None:
                     progress.finish(folder.name)

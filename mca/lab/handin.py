@@ -118,7 +118,7 @@ def run_file(
         raise McaError(f"{path}: cannot read it ({e})") from None
     limits = Limits(seconds=check_seconds * 15 * len(seeds) + 30, check_seconds=check_seconds)
     with Variants(repo) as variants:
-        isolation = own_machine(variants.root, env)
+        isolation = replace(own_machine(variants.root, env), reads=(repo,))
         return run_handin(variants, source, str(path), seeds, isolation, limits, checks)
 
 

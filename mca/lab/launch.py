@@ -168,9 +168,11 @@ class Unsandboxed:
 
 class Sandboxed:
     """mca's sandbox (mca/sandbox), read-only: the child writes nothing but its private /tmp,
-    reads nothing of `deny` (the class, the grader's outputs, mca's tree and state, the user's
-    secrets), has no network, no room for more processes than `limits.processes`, and leaves
-    nothing running (it is the first process of its own PID namespace, or its cgroup is emptied).
+    reads nothing but what it runs on (the Python runtime, the run's child kit, the lab's
+    content: `workspace` and `reads`; with namespaces the rest is absent from its view), has no
+    network, no room for more processes than `limits.processes`, and leaves nothing running
+    (it is the first process of its own PID namespace, or its cgroup is emptied). `deny` (the
+    class, the grader's outputs, mca's own tree) stays on the secret list as well.
     Each start gets a Sandbox of its own, closed at stop: a restarted child never shares a
     process count or a /tmp with the one before."""
 
@@ -185,14 +187,19 @@ class Sandboxed:
         mca_home: Path,
         user_home: Path,
         command: Callable[[tuple[int, int]], list[str]],
+        reads: Sequence[Path] = (),
     ) -> None:
+        from mca.sandbox.view import not_runtime, python_runtime
+
         self.command = command  # what runs (the kit's serve; tests run other code in it)
+        readable = (*map(str, python_runtime()), str(workspace))
         policy = build_policy(
             Mode.READ_ONLY,
             workspace=workspace,
             user_home=user_home,
             mca_home=mca_home,
-            deny_read=tuple(str(p) for p in deny),
+            deny_read=tuple(str(p) for p in (*deny, *not_runtime())),
+            read_only_from=(*readable, *map(str, reads)),
         )
         policy = replace(
             policy,
@@ -249,6 +256,7 @@ class Isolation:
     mca_home: Path
     user_home: Path
     deny: tuple[Path, ...] = ()  # the class, the grader's outputs (and, sandboxed, mca's tree)
+    reads: tuple[Path, ...] = ()  # the lab's content the child reads besides the workspace
 
     @property
     def kit(self) -> Path:
@@ -270,9 +278,13 @@ class Isolation:
             self.mca_home,
             self.user_home,
             lambda fds: child_argv(kit, fds),
+            reads=(*self.reads, *child_read_paths(kit)),
         )
 
     def describe(self) -> str:
         if self.mechanisms is None:
             return "no sandbox: student code runs with your rights (limits only)"
-        return f"sandboxed, read-only, no network ({self.mechanisms.describe()})"
+        return (
+            f"sandboxed, read-only, no network, reads only the runtime and the lab"
+            f" ({self.mechanisms.describe()})"
+        )

@@ -4,7 +4,8 @@ report for the class. Every file is rewritten atomically as each hand-in finishe
 interrupted or failed run keeps the rows graded so far; `check()` writes them empty before any
 grading starts, so a bad path fails at once.
 
-Text from student code (what a check saw) is made printable and valid UTF-8 first.
+Text from student code (what a check saw) is made printable and valid UTF-8 first; `grade`
+hands over every row `scrubbed` of the grader's keys.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import enum
 import io
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -22,7 +23,7 @@ from xml.etree import ElementTree as ET
 from mca.fsutil import atomic_write, private_dir
 from mca.lab.exercises import EXERCISES
 from mca.lab.suite import GRADED, Check
-from mca.sanitize import one_line, valid_text
+from mca.sanitize import one_line, scrub, scrub_data, valid_text
 
 __all__ = [
     "COLUMNS",
@@ -36,6 +37,7 @@ __all__ = [
     "junit",
     "log_text",
     "row",
+    "scrubbed",
 ]
 
 COLUMNS = (
@@ -86,6 +88,20 @@ class Graded:
             return str(self.status)
         after = " " if self.status in (Status.ABSENT, Status.MISSING, Status.NOT_UTF8) else ": "
         return f"{self.status}{after}{self.note}"
+
+
+def scrubbed(g: Graded, secrets: Sequence[str]) -> Graded:
+    """The row with every key the grader knows (its environment's, config.toml's) taken out
+    of all it says, a key cut short by the child included: every output is written from this."""
+    if not secrets:
+        return g
+    return replace(
+        g,
+        student=scrub(g.student, secrets, cut=True),
+        checks=scrub_data(g.checks, secrets, cut=True),
+        runtime=scrub(g.runtime, secrets, cut=True),
+        note=scrub(g.note, secrets, cut=True),
+    )
 
 
 def clean(text: Any, limit: int = 2000) -> str:

@@ -21,6 +21,8 @@ from mca.sandbox.linux import (
     CLONE_NEWNS,
     CLONE_NEWPID,
     CLONE_NEWUSER,
+    KEEP_DIR,
+    SYS_PIVOT_ROOT,
     ChildPlan,
     drop_list,
     locked_flags,
@@ -85,6 +87,7 @@ class Sandbox:
     _filter: bytes | None = None
     _share: str = ""
     _read_only: Sandbox | None = None
+    _view: Path | None = None
     _reach: Reach = field(init=False)
 
     def __post_init__(self) -> None:
@@ -146,7 +149,8 @@ class Sandbox:
         self, network: bool, extra: tuple[Path, ...], kept: tuple[bytes, ...] = ()
     ) -> landlock.Ruleset:
         if self._rulesets is None:
-            self._rulesets = Rulesets(self.mechanisms.landlock_abi, self.policy.deny_read)
+            abi, p = self.mechanisms.landlock_abi, self.policy
+            self._rulesets = Rulesets(abi, p.deny_read, p.read_only_from)
         writable = (self.tmp(), *extra)
         if self.policy.writes_workspace:
             writable += (self.policy.workspace,)
@@ -214,7 +218,13 @@ class Sandbox:
         binds: list[tuple[bytes, bytes]] = []
         writable: list[bytes] = []
         read_only: list[tuple[bytes, int]] = []
-        if self.namespaces:
+        view, entries = b"", tuple[tuple[int, bytes, bytes, int], ...]()
+        if self.namespaces and self.viewed:  # nothing but the allow-list: nothing to cover
+            ns = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC
+            ns |= 0 if network else CLONE_NEWNET
+            strict = not self.mechanisms.landlock_abi
+            view, entries = self._view_plan()
+        elif self.namespaces:
             ns = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC
             ns |= 0 if network else CLONE_NEWNET
             binds, writable = self._binds(extra)
@@ -243,9 +253,27 @@ class Sandbox:
             mask_dir=mask_dir,
             remount=remount,
             strict=strict,
-            hide=seen.hidden.places,
-            keep=seen.hidden.keep,
+            hide=() if view else seen.hidden.places,
+            keep=() if view else seen.hidden.keep,
+            view=view,
+            view_entries=entries,
         )
+
+    @property
+    def viewed(self) -> bool:
+        """Reads by allow-list, made a view of its own with namespaces (mca/sandbox/view.py)."""
+        return self.policy.read_only_from is not None and SYS_PIVOT_ROOT >= 0
+
+    def _view_plan(self) -> tuple[bytes, tuple[tuple[int, bytes, bytes, int], ...]]:
+        """The empty directory the child's new root is mounted on, and what is made in it:
+        the allow-list read-only, the private /tmp writable, a place for the child's /proc."""
+        from mca.sandbox.view import layout
+
+        if self._view is None:
+            self._view = Path(tempfile.mkdtemp(prefix="mca-view-"))
+        readable = self.policy.read_only_from or ()
+        entries = layout(readable, (self.tmp(),), self.policy.deny_read)
+        return bytes(self._view), ((KEEP_DIR, b"/proc", b"", 0), *entries)
 
     def _metadata_filter(self) -> bytes | None:
         """Read-only mode writes nothing outside its /tmp: no chmod, chown, utime or xattr
@@ -385,3 +413,7 @@ class Sandbox:
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
+        if self._view is not None:
+            with contextlib.suppress(OSError):
+                self._view.rmdir()
+            self._view = None

@@ -11,6 +11,7 @@ import ctypes
 import errno
 import fcntl
 import os
+import platform
 import resource
 import signal
 import socket
@@ -42,6 +43,11 @@ STATUS = struct.Struct("i")  # a command's exit code, as its PID namespace's wai
 KEEP_CAPS = {0, 1, 2, 3, 4, 6, 7}  # chown, dac_override, dac_read_search, fowner, fsetid, set[ug]id
 CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 1, 2
 KEEP_DIR, KEEP_LINK, KEEP_FILE, KEEP_TREE = 0, 1, 2, 3  # what is made again in a hidden folder
+VIEW_WRITABLE, VIEW_MASK = 4, 5  # a view's entry bound writable, or covered (mca/sandbox/view.py)
+# pivot_root(2) has no libc wrapper: its number per machine (-1: unknown here, so no view)
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}.get(
+    platform.machine(), -1
+)
 
 
 class SetupError(OSError):
@@ -70,6 +76,10 @@ class ChildPlan:
     strict: bool = False  # no Landlock: the mounts are the only wall, so each must hold
     hide: tuple[bytes, ...] = ()  # folders where sockets live, each covered by an empty tmpfs
     keep: tuple[tuple[int, bytes, bytes, int], ...] = ()  # made again in them (sockets.py)
+    # An allow-list's view (mca/sandbox/view.py): an empty directory of mca's own where a tmpfs
+    # becomes the child's root, with only these entries made in it (b'': the whole system)
+    view: bytes = b""
+    view_entries: tuple[tuple[int, bytes, bytes, int], ...] = ()
 
 
 def locked_flags(path: str) -> int:
@@ -136,6 +146,21 @@ class Child:
             self.map_ids(plan.uid, plan.gid)
             self._no_nested_user_namespaces(plan.strict)
         self._ok(self.libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "private /")
+        if plan.view:
+            self._build_view(plan.view, plan.view_entries)
+        else:
+            self._whole_system(plan)
+        if plan.loopback_up:
+            _loopback_up()
+        if plan.namespaces & CLONE_NEWPID:
+            self._become_init_child(report)
+        if plan.mount_proc:
+            self._proc(plan.strict, plan.view + b"/proc")
+        if plan.view:
+            self._pivot(plan.view)
+
+    def _whole_system(self, plan: ChildPlan) -> None:
+        """The system as it is, secrets covered, sockets hidden, read-only but the writable."""
         self._mask(plan.masks, plan.mask_dir)
         for source, target in plan.binds:
             self._ok(self.libc.mount(source, target, None, MS_BIND | MS_REC, None), "bind")
@@ -146,12 +171,51 @@ class Child:
             self._ok(self.libc.mount(path, path, None, MS_BIND | MS_REC, None), "bind")
             flags = MS_BIND | MS_REMOUNT | MS_RDONLY | keep
             self._ok(self.libc.mount(path, path, None, flags, None), "read-only")
-        if plan.loopback_up:
-            _loopback_up()
-        if plan.namespaces & CLONE_NEWPID:
-            self._become_init_child(report)
-        if plan.mount_proc:
-            self._proc(plan.strict)
+
+    def _build_view(self, root: bytes, entries: tuple[tuple[int, bytes, bytes, int], ...]) -> None:
+        """An empty tmpfs at `root` with only `entries` in it: directories on the way, links
+        made again, files and trees bound read-only from the same path outside (writable ones
+        bound as they are); then the tmpfs itself made read-only. It becomes `/` once the
+        child's /proc is mounted in it (`_pivot`)."""
+        quiet = MS_NOSUID | MS_NODEV
+        made = self.libc.mount(b"none", root, b"tmpfs", quiet, b"mode=755,size=64k")
+        self._ok(made, "the view's root")
+        for kind, path, target, keep in entries:
+            inside = root + path
+            if kind == VIEW_MASK:  # a directory by an empty one nobody may open, a file by null
+                if target:
+                    made = self.libc.mount(
+                        b"none", inside, b"tmpfs", quiet | MS_RDONLY, b"mode=000"
+                    )
+                else:
+                    made = self.libc.mount(b"/dev/null", inside, None, MS_BIND, None)
+                self._ok(made, f"cover {os.fsdecode(path)}")
+                continue
+            if kind == KEEP_LINK:
+                os.symlink(target, inside)
+                continue
+            if kind == KEEP_FILE:
+                os.close(
+                    os.open(inside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+                )
+            else:
+                os.mkdir(inside, 0o755)
+            if kind == KEEP_DIR:
+                continue
+            bound = self.libc.mount(path, inside, None, MS_BIND | MS_REC, None)
+            self._ok(bound, f"bind {os.fsdecode(path)}")
+            if kind != VIEW_WRITABLE:
+                ro = MS_BIND | MS_REMOUNT | MS_RDONLY | keep
+                self._ok(self.libc.mount(None, inside, None, ro, None), "read-only")
+        ro_root = MS_REMOUNT | MS_RDONLY | quiet
+        self._ok(self.libc.mount(None, root, None, ro_root, None), "the view read-only")
+
+    def _pivot(self, root: bytes) -> None:
+        """The view becomes `/`; the old root is let go, so nothing else is left to reach."""
+        os.chdir(root)
+        self._ok(int(self.libc.syscall(SYS_PIVOT_ROOT, b".", b".")), "pivot_root")
+        self._ok(self.libc.umount2(b".", MNT_DETACH), "let the old root go")
+        os.chdir("/")
 
     def map_ids(self, uid: int, gid: int) -> None:
         """Map this user in the new user namespace. mca is non-dumpable (its memory holds the
@@ -257,14 +321,14 @@ class Child:
                 return 0
         return int(made)
 
-    def _proc(self, strict: bool) -> None:
+    def _proc(self, strict: bool, where: bytes = b"/proc") -> None:
         """The new PID namespace's own /proc. Where the kernel refuses it (a /proc partly
         hidden, as in some containers) the old one would show every process outside: without
         Landlock to hold that, an empty /proc instead."""
         flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
-        if self.libc.mount(b"proc", b"/proc", b"proc", flags, None) == 0 or not strict:
+        if self.libc.mount(b"proc", where, b"proc", flags, None) == 0 or not strict:
             return
-        empty = self.libc.mount(b"none", b"/proc", b"tmpfs", flags | MS_RDONLY, b"mode=000")
+        empty = self.libc.mount(b"none", where, b"tmpfs", flags | MS_RDONLY, b"mode=000")
         self._ok(empty, "hide /proc")
 
     def _read_only_root(self, plan: ChildPlan) -> None:

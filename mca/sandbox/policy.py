@@ -169,6 +169,9 @@ class Policy:
     writable: tuple[Path, ...] = ()  # config.toml's sandbox_writable, resolved and checked
     write_git: bool = False  # --allow-git: every command may write .git/ (hooks included)
     sockets: tuple[str, ...] = SOCKET_PLACES  # where sockets live (~ and $VAR as given)
+    # Reads by allow-list (the lab's student code): only these paths, the private /tmp and the
+    # devices a program writes to are there to read; None: everything but `deny_read`.
+    read_only_from: tuple[Path, ...] | None = None
 
     @property
     def writes_workspace(self) -> bool:
@@ -268,10 +271,12 @@ def build_policy(
     protected_dirs: tuple[Path, ...] = (),
     writable: tuple[Path, ...] = (),
     write_git: bool = False,
+    read_only_from: tuple[str, ...] | None = None,
 ) -> Policy:
     """The session's policy: the secret list (plus config.toml's) and $MCA_HOME unreadable, the
     protected names and any skills directory inside the workspace read-only, config.toml's
-    writable directories (checked by the settings) writable."""
+    writable directories (checked by the settings) writable; with `read_only_from`, nothing
+    is readable but those paths (absolute), whatever the secret list says."""
     ws = workspace.resolve()
     everything = secret_paths(user_home, mca_home, deny_read)
     secrets = tuple(s for s in everything if not ws.is_relative_to(s.resolve()))
@@ -294,4 +299,7 @@ def build_policy(
         extra=deny_read,
         writable=tuple(dict.fromkeys(_real(expand(str(p), user_home)) for p in writable)),
         write_git=write_git,
+        read_only_from=None
+        if read_only_from is None
+        else tuple(dict.fromkeys(Path(os.path.abspath(p)) for p in read_only_from)),
     )

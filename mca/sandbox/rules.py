@@ -19,7 +19,7 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _inside(path: str, root: str) -> bool:
+def inside(path: str, root: str) -> bool:
     """`path` is `root` or beneath it. Absolute, normalised paths compared as strings: the walk
     makes thousands of these per sandbox, and pathlib's is_relative_to parses both each time."""
     return path == root or path.startswith(root if root.endswith("/") else root + "/")
@@ -27,12 +27,12 @@ def _inside(path: str, root: str) -> bool:
 
 def _under(path: Path, roots: Iterable[Path]) -> bool:
     p = str(path)
-    return any(_inside(p, str(r)) for r in roots)
+    return any(inside(p, str(r)) for r in roots)
 
 
 def _holds(path: Path, roots: Iterable[Path]) -> bool:
     p = str(path)
-    return any(str(r) != p and _inside(str(r), p) for r in roots)
+    return any(str(r) != p and inside(str(r), p) for r in roots)
 
 
 @dataclass

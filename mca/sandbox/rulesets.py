@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mca.sandbox import landlock
-from mca.sandbox.rules import read_grants, signature
+from mca.sandbox.rules import ReadGrants, inside, read_grants, signature
 
 __all__ = ["SINKS", "Rulesets"]
 
@@ -31,6 +31,7 @@ class Rulesets:
 
     abi: int
     deny_read: tuple[Path, ...]
+    allow_read: tuple[Path, ...] | None = None  # only these readable (None: all but deny_read)
     _cache: dict[tuple[bool, tuple[Path, ...]], _Cached] = field(default_factory=dict)
 
     def get(
@@ -45,7 +46,17 @@ class Rulesets:
             if same and cached.kept == kept:
                 return cached.ruleset
             cached.ruleset.close()
-        grants = read_grants(self.deny_read)
+        grants = read_grants(self.deny_read) if self.allow_read is None else ReadGrants()
+        denied = [(d, str(d), os.path.realpath(d)) for d in self.deny_read]
+        for top in self.allow_read or ():
+            within = [d for d, p, real in denied if inside(p, str(top)) or inside(real, str(top))]
+            if not within:  # the common case
+                grants.whole.append(top)
+                continue
+            beneath = read_grants(within, top)  # all of it but what is denied
+            grants.whole += beneath.whole
+            grants.list_only += beneath.list_only
+            grants.walked += beneath.walked
         rs = landlock.create(self.abi, network=tcp_open)
         _allow_all(rs, grants.list_only, landlock.READ_DIR)
         _allow_all(rs, grants.whole, landlock.READ)

@@ -184,7 +184,8 @@ def test_the_gradescope_kit_comes_from_the_package_and_says_what_to_keep_out(
     assert "## Never put these in the autograder image" in (kit / "README.md").read_text()
     for never in ("reference solution", "/autograder/source", "other sections", "keys, tokens"):
         assert never in readme, never
-    assert "it can **read** files of the image" in readme
+    assert "it reads by allow-list" in readme  # and where it cannot, it says what is at stake
+    assert "a hand-in reads what the image holds" in readme
     with pytest.raises(McaError, match="exists already"):
         lab(["gradescope", str(kit)], {})
 

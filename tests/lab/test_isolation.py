@@ -126,10 +126,10 @@ def judge_triggers(skills, sentence, paths):
     assert rows["alice"]["total"] == 10 and rows["alice"]["status"] == "ok"
     assert rows["mallory"]["status"] == "ok"
     assert "crashed: RuntimeError" in rows["mallory"]["failures"]
-    assert (
-        token not in rows["mallory"]["failures"]
-        and "PermissionError" in rows["mallory"]["failures"]
-    )
+    failures = rows["mallory"]["failures"]
+    # refused (Landlock), or not there at all (a view of its own: mca/sandbox/view.py)
+    assert token not in failures
+    assert "PermissionError" in failures or "FileNotFoundError" in failures
     deadline = time.monotonic() + 5
     while survivors(token) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -218,7 +218,7 @@ def test_without_the_audit_hook_the_sandbox_still_holds(tmp_path: Path) -> None:
         listener.accept()
     listener.close()
     assert found["read a classmate"] in ("PermissionError", "FileNotFoundError")  # or covered
-    assert found["write the csv"] in ("PermissionError", "OSError")
+    assert found["write the csv"] in ("PermissionError", "OSError", "FileNotFoundError")
     assert found["connect"] != "done"
     assert found["forks"] <= LIMITS.processes - 2  # the sandbox's own two tasks come first
     deadline = time.monotonic() + 5
