@@ -213,17 +213,23 @@ def bm25_chooser(bm: PlainBM25, threshold: float) -> Chooser:
     return chooser
 
 
-def best_bm25(cases: Sequence[Case]) -> tuple[PlainBM25, float]:
-    """The baseline at the threshold with the best balanced accuracy, single-skill mode."""
-    bm = PlainBM25(unique([s for c in cases for s in c.skills]))
+def bm25_pairs(bm: PlainBM25, cases: Sequence[Case]) -> tuple[list[tuple[float, bool]], int, int]:
+    """Each single-skill query's BM25 score for its skill and its label; the numbers of
+    should and should-not queries (at least 1 each, to divide by)."""
     pairs = [
         (bm.score(c.skills[0].name, i.query), bool(i.label))
         for c in cases
         if not c.multi
         for i in c.items
     ]
-    pos = sum(y for _, y in pairs) or 1
-    neg = (len(pairs) - sum(y for _, y in pairs)) or 1
+    pos = sum(y for _, y in pairs)
+    return pairs, pos or 1, (len(pairs) - pos) or 1
+
+
+def best_bm25(cases: Sequence[Case]) -> tuple[PlainBM25, float]:
+    """The baseline at the threshold with the best balanced accuracy, single-skill mode."""
+    bm = PlainBM25(unique([s for c in cases for s in c.skills]))
+    pairs, pos, neg = bm25_pairs(bm, cases)
     best, best_t = -1.0, 0.0
     for t in sorted({round(s, 2) for s, _ in pairs}):
         tpr = sum(s > t and y for s, y in pairs) / pos

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mca.skills.relevance import Index, Match, background_share, surface, terms
+from mca.skills.relevance import Index, Match, background_share, glossed, surface, terms
 from mca.skills.rivals import same_skill
 
 # The model's inputs, in the order `features` computes them. Their weights and the margin are
@@ -48,6 +48,7 @@ FEATURES = (
     "count",  # matched terms, at most 6
     "cover_known",  # matched share of the known terms' IDF
     "unspaced",  # share of CJK terms in the sentence
+    "glossed",  # share of matched IDF that only the CJK glossary gave (a translation)
     "when",  # share of matched IDF in 'use when'
     "body",  # IDF matched only in the body's 'when to use' sections, at most mass, / 5
     "rival",  # IDF a competitor matches beyond the skill, less the reverse, / 5
@@ -97,6 +98,7 @@ class Query:
     mass: float  # IDF of all its distinct terms
     known: float  # IDF of those the index or the background knows
     unspaced: float  # share of its terms from scripts without spaces
+    translated: frozenset[str]  # terms only the glossary gave (no word of the sentence)
     found: list[tuple[Match, ...]] = field(default_factory=list)  # competitors, once asked
 
     def rivals(self, index: Index) -> tuple[Match, ...]:
@@ -114,7 +116,10 @@ def query(index: Index, sentence: str) -> Query:
     mass = math.fsum(idf.values())
     known = math.fsum(x for t, x in idf.items() if t in share or t in index.postings)
     unspaced = sum(not t.isascii() for t in distinct) / len(distinct) if distinct else 0.0
-    return Query(words, mass, known, unspaced)
+    translated = (
+        frozenset(glossed(sentence)) - frozenset(surface(sentence)) if unspaced else frozenset()
+    )
+    return Query(words, mass, known, unspaced, translated)
 
 
 def _rival_evidence(m: Match, index: Index, q: Query) -> tuple[float, float]:
@@ -138,6 +143,14 @@ def features(m: Match, index: Index, q: Query) -> tuple[float, ...]:
     return (*_own(m, index, q), *_rival_evidence(m, index, q))
 
 
+def _translated(m: Match, index: Index, q: Query) -> float:
+    """The share of the matched IDF that only the glossary's translations matched: weaker
+    evidence than a word the sentence wrote (提交 is "submit" as well as "commit")."""
+    if not q.translated or not m.mass:
+        return 0.0
+    return math.fsum(index.idf(t) for t in m.matched if t in q.translated) / m.mass
+
+
 def _own(m: Match, index: Index, q: Query) -> tuple[float, ...]:
     """The features that look at the skill alone (all but the last RIVAL_FEATURES)."""
     query_mass = q.mass
@@ -153,6 +166,7 @@ def _own(m: Match, index: Index, q: Query) -> tuple[float, ...]:
         float(min(len(m.matched), 6)),
         m.mass / q.known if q.known else 0.0,
         q.unspaced,
+        _translated(m, index, q),
         m.when / m.mass if m.mass else 0.0,
         min(m.body, m.mass) / 5.0,  # a body can confirm a description, never stand for one
     )
