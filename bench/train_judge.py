@@ -49,7 +49,6 @@ SIGNS = {
     "rival": -1.0,
     "rival_name": -1.0,
     "unspaced": 0.0,
-    "glossed": -1.0,  # a translation is a guess at a sense (冲突: a merge's or people's)
     "bias": 0.0,
 }  # the rest: +1
 STEPS, RATE, L2 = 6000, 0.2, 0.01

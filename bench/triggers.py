@@ -261,9 +261,11 @@ def measure(cases: Sequence[Case]) -> dict[str, Any]:
 MAX_FA = 0.10
 
 
-def _scored(cases: Sequence[Case]) -> list[list[tuple[float, bool]]]:
+def scored(
+    cases: Sequence[Case], weights: Sequence[float] | None = None
+) -> list[list[tuple[float, bool]]]:
     """Per single-skill case, each query's description logit with that skill installed alone
-    (-inf when it shares no term) and its label."""
+    (-inf when it shares no term) and its label (with these weights; None: the shipped)."""
     from mca.skills.judgment import verdicts
 
     out = []
@@ -273,7 +275,7 @@ def _scored(cases: Sequence[Case]) -> list[list[tuple[float, bool]]]:
         index = SkillSet([c.skills[0]], docs=vendored_docs).relevance[0]
         row = []
         for item in c.items:
-            mine = [v.logit for v in verdicts(index, item.query) if v.skill == 0]
+            mine = [v.logit for v in verdicts(index, item.query, weights) if v.skill == 0]
             row.append((mine[0] if mine else -math.inf, bool(item.label)))
         out.append(row)
     return out
@@ -295,15 +297,15 @@ def ceiling(cases: Sequence[Case]) -> dict[str, float]:
     one threshold for every skill, and with a threshold per skill chosen knowing the answers
     (a bound no calibration reaches, not a result). Far apart, they say the logit orders each
     skill's own queries well and what is missing is knowing where each skill's line is."""
-    scored = _scored(cases)
+    rows = scored(cases)
     best_global = 0.0
-    for t in sorted({z for row in scored for z, _ in row}):
-        recall, fa = _pooled(scored, [t] * len(scored))
+    for t in sorted({z for row in rows for z, _ in row}):
+        recall, fa = _pooled(rows, [t] * len(rows))
         if fa <= MAX_FA:
             best_global = max(best_global, recall)
     best_each = 0.0
     for cost in (x / 10 for x in range(1, 80)):  # a false activation costs `cost` hits
-        recall, fa = _pooled(scored, [_best_line(row, cost) for row in scored])
+        recall, fa = _pooled(rows, [_best_line(row, cost) for row in rows])
         if fa <= MAX_FA:
             best_each = max(best_each, recall)
     return {"one_threshold": best_global, "threshold_per_skill_known_answers": best_each}

@@ -47,8 +47,7 @@ FEATURES = (
     "negative",  # share of matched IDF in not-for clauses
     "count",  # matched terms, at most 6
     "cover_known",  # matched share of the known terms' IDF
-    "unspaced",  # share of CJK terms in the sentence
-    "glossed",  # share of matched IDF that only the CJK glossary gave (a translation)
+    "unspaced",  # share of CJK terms in the sentence, times the matched IDF share it wrote
     "when",  # share of matched IDF in 'use when'
     "body",  # IDF matched only in the body's 'when to use' sections, at most mass, / 5
     "rival",  # IDF a competitor matches beyond the skill, less the reverse, / 5
@@ -143,12 +142,14 @@ def features(m: Match, index: Index, q: Query) -> tuple[float, ...]:
     return (*_own(m, index, q), *_rival_evidence(m, index, q))
 
 
-def _translated(m: Match, index: Index, q: Query) -> float:
-    """The share of the matched IDF that only the glossary's translations matched: weaker
-    evidence than a word the sentence wrote (提交 is "submit" as well as "commit")."""
+def _written(m: Match, index: Index, q: Query) -> float:
+    """The share of the matched IDF from words the sentence wrote, not from the glossary's
+    translations of its CJK words (提交 is "submit" as well as "commit", 冲突 a merge's or
+    people's): a CJK sentence's written words ("Notion", "PostgreSQL") are what a skill's
+    English description can match for sure."""
     if not q.translated or not m.mass:
-        return 0.0
-    return math.fsum(index.idf(t) for t in m.matched if t in q.translated) / m.mass
+        return 1.0
+    return 1.0 - math.fsum(index.idf(t) for t in m.matched if t in q.translated) / m.mass
 
 
 def _own(m: Match, index: Index, q: Query) -> tuple[float, ...]:
@@ -165,8 +166,7 @@ def _own(m: Match, index: Index, q: Query) -> tuple[float, ...]:
         m.negative / (m.mass + m.negative) if m.negative else 0.0,
         float(min(len(m.matched), 6)),
         m.mass / q.known if q.known else 0.0,
-        q.unspaced,
-        _translated(m, index, q),
+        q.unspaced * _written(m, index, q),
         m.when / m.mass if m.mass else 0.0,
         min(m.body, m.mass) / 5.0,  # a body can confirm a description, never stand for one
     )
