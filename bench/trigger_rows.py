@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bench.families import measure_families
 from bench.result import Result
 from bench.triggers import (
     CORPUS,
@@ -33,6 +34,22 @@ SINGLE_ROWS: list[tuple[str, str, str, float | None, bool]] = [
 ]
 
 
+def _rate_row(
+    name: str,
+    value: float | None,
+    baseline: float | None,
+    base_name: str,
+    spec: tuple[str, float | None, bool],
+    note: str,
+) -> Result:
+    """A rate's row, in percent; spec: the target shown, its bound, True if at least."""
+    target, bound, at_least = spec
+    passed = None
+    if bound is not None and value is not None:
+        passed = value >= bound if at_least else value <= bound
+    return Result(name, _pct(value), "%", _pct(baseline), base_name, None, target, passed, note)
+
+
 def split_rows(label: str, m: dict[str, Any]) -> list[Result]:
     """Recall, false activations and accuracy (one skill installed), right-or-none (all
     installed): mca, with the plain BM25 at its best threshold as the baseline."""
@@ -42,21 +59,11 @@ def split_rows(label: str, m: dict[str, Any]) -> list[Result]:
     base_name = f"plain BM25 (threshold {bm['threshold']})"
     out = []
     for name, key, target, bound, at_least in SINGLE_ROWS:
-        value = single[key] or 0.0
-        passed = None if bound is None else (value >= bound if at_least else value <= bound)
         note = n if key == "recall" else ""
-        row = Result(
-            f"{label}: {name}",
-            _pct(value),
-            "%",
-            _pct(base[key]),
-            base_name,
-            None,
-            target,
-            passed,
-            note,
+        spec = (target, bound, at_least)
+        out.append(
+            _rate_row(f"{label}: {name}", single[key] or 0.0, base[key], base_name, spec, note)
         )
-        out.append(row)
     together = mca["all_installed"]["right_or_none"] or 0.0
     out.append(
         Result(
@@ -71,6 +78,32 @@ def split_rows(label: str, m: dict[str, Any]) -> list[Result]:
             f"{mca['all_installed']['queries']} queries",
         )
     )
+    return out
+
+
+# (row name, key in a family's figures, target shown, bound, True: at least)
+FAMILY_ROWS: list[tuple[str, str, str, float | None, bool]] = [
+    ("recall", "recall", "report", None, True),
+    ("false activations", "false_activations", "<= 10%", 0.10, False),
+    ("right-or-none", "right_or_none", "report", None, True),
+]
+
+
+def family_rows(label: str, families: dict[str, dict[str, Any]]) -> list[Result]:
+    """Per script family (bench.families): recall and false activations with one skill
+    installed, right-or-none with all; beside plain BM25 at mca's false-activation rate."""
+    out = []
+    for fam, m in families.items():
+        bm = m["bm25"]
+        base_name = f"BM25 at the same f.a. (threshold {bm['threshold']:.2f})"
+        notes = {
+            "recall": f"{m['should_trigger']} should / {m['should_not_trigger']} should-not",
+            "right_or_none": f"{m['queries_all_installed']} queries, all installed",
+        }
+        for name, key, target, bound, at_least in FAMILY_ROWS:
+            spec = (target, bound, at_least)
+            row_name = f"{label}, {fam}: {name}"
+            out.append(_rate_row(row_name, m[key], bm[key], base_name, spec, notes.get(key, "")))
     return out
 
 
@@ -103,6 +136,8 @@ def bench_trigger_evals(results: list[Result]) -> dict[str, Any]:
             continue
         out[label] = measure(cases)
         results.extend(split_rows(f"triggers {label}", out[label]))
+        out[label]["families"] = measure_families(cases)
+        results.extend(family_rows(f"triggers {label}", out[label]["families"]))
         bound = out[label]["ceiling"] = ceiling(cases)
         results.append(
             Result(

@@ -213,17 +213,23 @@ def bm25_chooser(bm: PlainBM25, threshold: float) -> Chooser:
     return chooser
 
 
-def best_bm25(cases: Sequence[Case]) -> tuple[PlainBM25, float]:
-    """The baseline at the threshold with the best balanced accuracy, single-skill mode."""
-    bm = PlainBM25(unique([s for c in cases for s in c.skills]))
+def bm25_pairs(bm: PlainBM25, cases: Sequence[Case]) -> tuple[list[tuple[float, bool]], int, int]:
+    """Each single-skill query's BM25 score for its skill and its label; the numbers of
+    should and should-not queries (at least 1 each, to divide by)."""
     pairs = [
         (bm.score(c.skills[0].name, i.query), bool(i.label))
         for c in cases
         if not c.multi
         for i in c.items
     ]
-    pos = sum(y for _, y in pairs) or 1
-    neg = (len(pairs) - sum(y for _, y in pairs)) or 1
+    pos = sum(y for _, y in pairs)
+    return pairs, pos or 1, (len(pairs) - pos) or 1
+
+
+def best_bm25(cases: Sequence[Case]) -> tuple[PlainBM25, float]:
+    """The baseline at the threshold with the best balanced accuracy, single-skill mode."""
+    bm = PlainBM25(unique([s for c in cases for s in c.skills]))
+    pairs, pos, neg = bm25_pairs(bm, cases)
     best, best_t = -1.0, 0.0
     for t in sorted({round(s, 2) for s, _ in pairs}):
         tpr = sum(s > t and y for s, y in pairs) / pos
@@ -255,9 +261,11 @@ def measure(cases: Sequence[Case]) -> dict[str, Any]:
 MAX_FA = 0.10
 
 
-def _scored(cases: Sequence[Case]) -> list[list[tuple[float, bool]]]:
+def scored(
+    cases: Sequence[Case], weights: Sequence[float] | None = None
+) -> list[list[tuple[float, bool]]]:
     """Per single-skill case, each query's description logit with that skill installed alone
-    (-inf when it shares no term) and its label."""
+    (-inf when it shares no term) and its label (with these weights; None: the shipped)."""
     from mca.skills.judgment import verdicts
 
     out = []
@@ -267,7 +275,7 @@ def _scored(cases: Sequence[Case]) -> list[list[tuple[float, bool]]]:
         index = SkillSet([c.skills[0]], docs=vendored_docs).relevance[0]
         row = []
         for item in c.items:
-            mine = [v.logit for v in verdicts(index, item.query) if v.skill == 0]
+            mine = [v.logit for v in verdicts(index, item.query, weights) if v.skill == 0]
             row.append((mine[0] if mine else -math.inf, bool(item.label)))
         out.append(row)
     return out
@@ -289,15 +297,15 @@ def ceiling(cases: Sequence[Case]) -> dict[str, float]:
     one threshold for every skill, and with a threshold per skill chosen knowing the answers
     (a bound no calibration reaches, not a result). Far apart, they say the logit orders each
     skill's own queries well and what is missing is knowing where each skill's line is."""
-    scored = _scored(cases)
+    rows = scored(cases)
     best_global = 0.0
-    for t in sorted({z for row in scored for z, _ in row}):
-        recall, fa = _pooled(scored, [t] * len(scored))
+    for t in sorted({z for row in rows for z, _ in row}):
+        recall, fa = _pooled(rows, [t] * len(rows))
         if fa <= MAX_FA:
             best_global = max(best_global, recall)
     best_each = 0.0
     for cost in (x / 10 for x in range(1, 80)):  # a false activation costs `cost` hits
-        recall, fa = _pooled(scored, [_best_line(row, cost) for row in scored])
+        recall, fa = _pooled(rows, [_best_line(row, cost) for row in rows])
         if fa <= MAX_FA:
             best_each = max(best_each, recall)
     return {"one_threshold": best_global, "threshold_per_skill_known_answers": best_each}

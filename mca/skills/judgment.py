@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mca.skills.relevance import Index, Match, background_share, surface, terms
+from mca.skills.relevance import Index, Match, background_share, glossed, surface, terms
 from mca.skills.rivals import same_skill
 
 # The model's inputs, in the order `features` computes them. Their weights and the margin are
@@ -47,7 +47,7 @@ FEATURES = (
     "negative",  # share of matched IDF in not-for clauses
     "count",  # matched terms, at most 6
     "cover_known",  # matched share of the known terms' IDF
-    "unspaced",  # share of CJK terms in the sentence
+    "unspaced",  # share of CJK terms in the sentence, times the matched IDF share it wrote
     "when",  # share of matched IDF in 'use when'
     "body",  # IDF matched only in the body's 'when to use' sections, at most mass, / 5
     "rival",  # IDF a competitor matches beyond the skill, less the reverse, / 5
@@ -97,6 +97,7 @@ class Query:
     mass: float  # IDF of all its distinct terms
     known: float  # IDF of those the index or the background knows
     unspaced: float  # share of its terms from scripts without spaces
+    translated: frozenset[str]  # terms only the glossary gave (no word of the sentence)
     found: list[tuple[Match, ...]] = field(default_factory=list)  # competitors, once asked
 
     def rivals(self, index: Index) -> tuple[Match, ...]:
@@ -114,7 +115,10 @@ def query(index: Index, sentence: str) -> Query:
     mass = math.fsum(idf.values())
     known = math.fsum(x for t, x in idf.items() if t in share or t in index.postings)
     unspaced = sum(not t.isascii() for t in distinct) / len(distinct) if distinct else 0.0
-    return Query(words, mass, known, unspaced)
+    translated = (
+        frozenset(glossed(sentence)) - frozenset(surface(sentence)) if unspaced else frozenset()
+    )
+    return Query(words, mass, known, unspaced, translated)
 
 
 def _rival_evidence(m: Match, index: Index, q: Query) -> tuple[float, float]:
@@ -138,6 +142,16 @@ def features(m: Match, index: Index, q: Query) -> tuple[float, ...]:
     return (*_own(m, index, q), *_rival_evidence(m, index, q))
 
 
+def _written(m: Match, index: Index, q: Query) -> float:
+    """The share of the matched IDF from words the sentence wrote, not from the glossary's
+    translations of its CJK words (提交 is "submit" as well as "commit", 冲突 a merge's or
+    people's): a CJK sentence's written words ("Notion", "PostgreSQL") are what a skill's
+    English description can match for sure."""
+    if not q.translated or not m.mass:
+        return 1.0
+    return 1.0 - math.fsum(index.idf(t) for t in m.matched if t in q.translated) / m.mass
+
+
 def _own(m: Match, index: Index, q: Query) -> tuple[float, ...]:
     """The features that look at the skill alone (all but the last RIVAL_FEATURES)."""
     query_mass = q.mass
@@ -152,7 +166,7 @@ def _own(m: Match, index: Index, q: Query) -> tuple[float, ...]:
         m.negative / (m.mass + m.negative) if m.negative else 0.0,
         float(min(len(m.matched), 6)),
         m.mass / q.known if q.known else 0.0,
-        q.unspaced,
+        q.unspaced * _written(m, index, q),
         m.when / m.mass if m.mass else 0.0,
         min(m.body, m.mass) / 5.0,  # a body can confirm a description, never stand for one
     )
