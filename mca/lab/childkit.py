@@ -109,28 +109,24 @@ def _names_in(node: ast.AST) -> set[str]:
 
 
 def stubbed(source: str, answers: tuple[str, ...], used: set[str]) -> list[str]:
-    """What of an answer's module becomes a stub: the answers, and every function or class
-    that only they lead to (their private machinery), in the module's order. Kept: what the
-    rest of the module, its top-level statements or another module of the kit (`used`) use."""
+    """What of an answer's module becomes a stub: every function or class but those another
+    module of the kit imports (`used`: the data types, the starter's helpers) or the module's
+    own top-level statements use, and what those lead to; never an answer. A helper nothing
+    else needs is part of an answer (mca's gate for one skill, its word matching): kept, it
+    would rebuild one in a few lines."""
     tree = ast.parse(source)
     defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
     refs = {name: _names_in(node) & set(defs) for name, node in defs.items()}
-    reach, todo = set(answers), list(answers)
-    while todo:
-        for r in refs[todo.pop()] - reach:
-            reach.add(r)
-            todo.append(r)
     top = set().union(
         *(_names_in(n) for n in tree.body if not isinstance(n, ast.FunctionDef | ast.ClassDef))
     )
-    keep = (set(defs) - reach) | ((used | top) & set(defs))
+    keep = ((used | top) & set(defs)) - set(answers)
     todo = list(keep)
     while todo:
-        for r in refs[todo.pop()] - keep:
+        for r in refs[todo.pop()] - keep - set(answers):
             keep.add(r)
             todo.append(r)
-    keep -= set(answers)
-    return [name for name in defs if name in reach - keep]
+    return [name for name in defs if name not in keep]
 
 
 def strip(source: str, names: Sequence[str]) -> str:

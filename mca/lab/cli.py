@@ -146,12 +146,18 @@ def _contained_or_refuse(mech: Mechanisms, env: Mapping[str, str]) -> Mechanisms
     this system as this user; refused, with what the trial saw, where it does not hold."""
     from mca.config import homes  # the lab is an entry of its own: it reads the settings
     from mca.errors import McaError
+    from mca.sandbox.box import allow_list_held
     from mca.sandbox.check import check_system, refusal
     from mca.sandbox.policy import Mode
     from mca.sandbox.properties import LAB_NEEDS
 
     user_home, mca_home = homes(env)
     missing = refusal(check_system(mech, user_home, mca_home, Mode.READ_ONLY), LAB_NEEDS)
+    if not missing and not allow_list_held(mech):
+        missing = (
+            "reads by allow-list (no Landlock, and no private view: pivot_root is not known"
+            " for this machine)"
+        )
     if not missing:
         return mech
     raise McaError(

@@ -43,7 +43,7 @@ from mca.sandbox.tasks import (
 )
 from mca.workspace import guard
 
-__all__ = ["SETUP_FAILED", "TMP_DIRS", "Launch", "Sandbox"]
+__all__ = ["SETUP_FAILED", "TMP_DIRS", "Launch", "Sandbox", "allow_list_held"]
 
 TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")  # each is the private directory inside
 SETUP_FAILED = 126  # the exit status of a command whose sandbox could not be set up
@@ -68,6 +68,13 @@ class Launch:
     @property
     def reports(self) -> list[str]:  # said beside the output (a repository setting left …)
         return self.seen.reports
+
+
+def allow_list_held(mech: Mechanisms, pivot_root: int = SYS_PIVOT_ROOT) -> bool:
+    """Whether these mechanisms hold a policy's `read_only_from` (Landlock grants only it, or
+    namespaces pivot into a view of it: `pivot_root`, the system call's number here, -1 for
+    none); without either it would be a deny list."""
+    return mech.landlock_abi >= 1 or (mech.user_namespaces and pivot_root >= 0)
 
 
 @dataclass

@@ -16,6 +16,7 @@ import resource
 import signal
 import socket
 import struct
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -44,9 +45,14 @@ KEEP_CAPS = {0, 1, 2, 3, 4, 6, 7}  # chown, dac_override, dac_read_search, fowne
 CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 1, 2
 KEEP_DIR, KEEP_LINK, KEEP_FILE, KEEP_TREE = 0, 1, 2, 3  # what is made again in a hidden folder
 VIEW_WRITABLE, VIEW_MASK = 4, 5  # a view's entry bound writable, or covered (mca/sandbox/view.py)
-# pivot_root(2) has no libc wrapper: its number per machine (-1: unknown here, so no view)
-SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}.get(
-    platform.machine(), -1
+# pivot_root(2) has no libc wrapper: its number per machine, for a 64-bit interpreter (a 32-bit
+# one on a 64-bit kernel calls the 32-bit table); -1: unknown here, so no view
+SYS_PIVOT_ROOT = (
+    {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}.get(
+        platform.machine(), -1
+    )
+    if sys.maxsize > 2**32
+    else -1
 )
 
 

@@ -144,6 +144,59 @@ def test_nothing_to_borrow_in_the_child(variants: Variants, kind: str) -> None:
         assert by_id[n]["saw"].startswith("not your code:"), by_id[n]
 
 
+HELPERS_ONLY_AN_ANSWER_USES = """
+from mca.skills.gates import gate_read
+from mca.skills.trigger import has_word, PATH_POINTS
+from mca.globs import glob_match
+
+
+def apply_gates(hits, budget, render, in_context, held=None):
+    held = dict(held or {})
+    out, used = [], 0
+    for h in hits:
+        loaded, reason, block = gate_read(
+            h.skill, lambda s, h=h: render(h.skill), in_context, held, budget - used
+        )
+        held.setdefault(h.skill.domain_key, h.skill.name)
+        used += len(block.text) if loaded else 0
+        out.append(Decision(h, loaded, reason.replace(" (read by the model)", ""), block))
+    return out
+
+
+def judge_triggers(skills, sentence, paths):
+    hits = []
+    low = sentence.lower()
+    for skill in skills:
+        reasons = [
+            Reason("keyword", f'"{t}"', KEYWORD_POINTS)
+            for t in skill.triggers
+            if has_word(low, t)
+        ]
+        for pat in skill.paths:
+            for p, src in paths:
+                if glob_match(pat, p):
+                    where = p if src == "sentence" else f"{p}, {src}"
+                    reasons.insert(0, Reason("path", where, PATH_POINTS))
+                    break
+        if reasons:
+            hits.append(Hit(skill, reasons))
+    hits.sort(key=lambda h: (-h.score, h.skill.name))
+    return hits
+"""
+
+
+@pytest.mark.slow
+def test_helpers_only_an_answer_uses_are_not_in_the_child(variants: Variants) -> None:
+    """mca's gate for one skill and its word matching are exercise 5's and 4's answers in
+    pieces: a starter that calls them (a second look found 6/10 points, the starter's 2) passes
+    no check the starter fails, and what it calls is not its code."""
+    by_id, run = grade(variants, STARTER + HELPERS_ONLY_AN_ANSWER_USES)
+    assert run.status == "ok", run.status
+    assert failed(by_id) >= STARTER_FAILS
+    for n in failed(by_id) - STARTER_FAILS:
+        assert by_id[n]["saw"].startswith("not your code:"), by_id[n]
+
+
 @pytest.mark.slow
 def test_mca_answers_are_absent_for_every_exercise(variants: Variants) -> None:
     """The child holds none of mca's five answers: exercise 5's gates get render as an argument

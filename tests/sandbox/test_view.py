@@ -151,3 +151,16 @@ def test_an_agent_commands_sandbox_is_unchanged(tmp_path: Path) -> None:
         assert plan is not None and plan.view == b"" and plan.view_entries == ()
     finally:
         box.close()
+
+
+def test_an_allow_list_is_held_only_by_landlock_or_a_view() -> None:
+    """Without Landlock, and with namespaces on a machine whose pivot_root mca does not know
+    (i686, armv7l, a 32-bit Python), the view cannot be made: the allow-list would be a deny
+    list, so the lab must not call it held (a second look read .git and /etc there)."""
+    from mca.sandbox.box import allow_list_held
+    from mca.sandbox.probe import Mechanisms
+
+    assert allow_list_held(Mechanisms(7, False, None), pivot_root=-1)
+    assert allow_list_held(Mechanisms(0, True, None), pivot_root=155)
+    assert not allow_list_held(Mechanisms(0, True, None), pivot_root=-1)
+    assert not allow_list_held(Mechanisms(0, False, None), pivot_root=155)
