@@ -187,6 +187,7 @@ def grade(
     keys = plan.keys()
     with Variants(plan.repo) as variants, ThreadPoolExecutor(max(plan.jobs, 1)) as pool:
         isolation = plan.isolation(variants.root)
+        trial(variants, isolation, plan.limits)
 
         def one(folder: Path) -> Graded:
             if progress is not None:
@@ -209,6 +210,24 @@ def grade(
             if progress is not None:
                 progress.clear()
     return graded
+
+
+def trial(variants: Variants, isolation: Isolation, limits: Limits) -> None:
+    """Before the first hand-in: the starter (mca's own file, no student's code) imported in a
+    child started as every hand-in's will be. Where that child cannot start (its view or its
+    sandbox cannot be made here), no hand-in is graded: each would be scored 0 for it."""
+    from importlib import resources
+
+    from mca.errors import McaError
+
+    starter = resources.files("mca.lab").joinpath("naive.py").read_text(encoding="utf-8")
+    run = run_handin(variants, starter, "exercises.py", [0], isolation, limits, ())
+    if run.status != Status.OK:
+        raise McaError(
+            f"mca lab grade: a child for a hand-in cannot start here ({isolation.describe()}):"
+            f" the starter was {run.status}: {run.message}. No hand-in was graded;"
+            " `mca sandbox check --lab` says what this system allows."
+        )
 
 
 def _collect(
