@@ -146,10 +146,10 @@ def _contained_or_refuse(mech: Mechanisms, env: Mapping[str, str]) -> Mechanisms
     this system as this user; refused, with what the trial saw, where it does not hold."""
     from mca.config import homes  # the lab is an entry of its own: it reads the settings
     from mca.errors import McaError
-    from mca.sandbox.box import allow_list_held
     from mca.sandbox.check import check_system, refusal
     from mca.sandbox.policy import Mode
     from mca.sandbox.properties import LAB_NEEDS
+    from mca.sandbox.view import allow_list_held
 
     user_home, mca_home = homes(env)
     missing = refusal(check_system(mech, user_home, mca_home, Mode.READ_ONLY), LAB_NEEDS)

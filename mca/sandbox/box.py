@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mca.sandbox import landlock, mounts, seccomp
+from mca.sandbox.limits import drop_list, rlimits
 from mca.sandbox.linux import (
     CLONE_NEWIPC,
     CLONE_NEWNET,
@@ -24,10 +25,9 @@ from mca.sandbox.linux import (
     KEEP_DIR,
     SYS_PIVOT_ROOT,
     ChildPlan,
-    drop_list,
     locked_flags,
-    rlimits,
 )
+from mca.sandbox.mounts import TMP_DIRS, tmp_binds
 from mca.sandbox.policy import Grant, Mode, Policy
 from mca.sandbox.probe import Mechanisms
 from mca.sandbox.reach import Reach, Seen
@@ -43,9 +43,8 @@ from mca.sandbox.tasks import (
 )
 from mca.workspace import guard
 
-__all__ = ["SETUP_FAILED", "TMP_DIRS", "Launch", "Sandbox", "allow_list_held"]
+__all__ = ["SETUP_FAILED", "TMP_DIRS", "Launch", "Sandbox"]
 
-TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")  # each is the private directory inside
 SETUP_FAILED = 126  # the exit status of a command whose sandbox could not be set up
 # Children mca started on purpose (sandboxed commands, possibly several at once from the
 # lab's grader threads): never taken for something a command left behind.
@@ -68,13 +67,6 @@ class Launch:
     @property
     def reports(self) -> list[str]:  # said beside the output (a repository setting left …)
         return self.seen.reports
-
-
-def allow_list_held(mech: Mechanisms, pivot_root: int = SYS_PIVOT_ROOT) -> bool:
-    """Whether these mechanisms hold a policy's `read_only_from` (Landlock grants only it, or
-    namespaces pivot into a view of it: `pivot_root`, the system call's number here, -1 for
-    none); without either it would be a deny list."""
-    return mech.landlock_abi >= 1 or (mech.user_namespaces and pivot_root >= 0)
 
 
 @dataclass
@@ -170,7 +162,11 @@ class Sandbox:
         """Everything one command's child needs, built in mca (the child only makes calls)."""
         network = self.policy.network or grant.network
         extra = self._writable(grant)
-        bound = [t.decode() for _, t in self._binds(extra)[0]] if self.namespaces else None
+        bound = (
+            [t.decode() for _, t in tmp_binds(self.policy, self.tmp(), extra)[0]]
+            if self.namespaces
+            else None
+        )
         seen = self._reach.look(grant, env, tmp=self.tmp(), covered=bound)
         kept = seen.hidden.sources
         ruleset_fd = self._ruleset(network, extra, kept).fd if self.mechanisms.landlock_abi else -1
@@ -234,7 +230,7 @@ class Sandbox:
         elif self.namespaces:
             ns = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC
             ns |= 0 if network else CLONE_NEWNET
-            binds, writable = self._binds(extra)
+            binds, writable = tmp_binds(self.policy, self.tmp(), extra)
             held = self._protected_reals(self.policy.held(grant))
             read_only = [(p, locked_flags(p.decode())) for p in held]
             read_only += mounts.read_only(seen.kept)  # the repositories inside the workspace
@@ -324,29 +320,6 @@ class Sandbox:
             if os.path.exists(real) and inside and real != ws and bytes(real) not in out:
                 out.append(bytes(real))
         return out
-
-    def _binds(self, extra: tuple[Path, ...]) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:
-        """The private directory over /tmp, /var/tmp and /dev/shm (not over one that holds the
-        workspace), the workspace and the other writable directories bound onto themselves;
-        and which of them stay writable."""
-        ws, tmp = self.policy.workspace, self.tmp()
-        binds: list[tuple[bytes, bytes]] = []
-        covered = []
-        for target in TMP_DIRS[::-1]:  # /tmp last: the private directory is reached through it
-            if os.path.isdir(target) and not ws.is_relative_to(target):
-                binds.append((bytes(tmp), target.encode()))
-                covered.append(target.encode())
-        if b"/tmp" not in covered:
-            binds.insert(0, (bytes(tmp), bytes(tmp)))
-            covered.append(bytes(tmp))
-        writable = list(covered)
-        if self.policy.writes_workspace:
-            binds.insert(0, (bytes(ws), bytes(ws)))
-            writable.append(bytes(ws))
-        # first: the workspace or /tmp inside one of them is bound over it afterwards
-        binds[:0] = [(bytes(d), bytes(d)) for d in extra]
-        writable += [bytes(d) for d in extra]
-        return binds, writable
 
     def popen(
         self,

@@ -41,8 +41,6 @@ MNT_DETACH = 2
 SYS_CLOSE_RANGE = 436
 STATUS = struct.Struct("i")  # a command's exit code, as its PID namespace's waiter reports it
 # Capabilities root keeps inside the sandbox: those about files only (Landlock bounds where).
-KEEP_CAPS = {0, 1, 2, 3, 4, 6, 7}  # chown, dac_override, dac_read_search, fowner, fsetid, set[ug]id
-CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 1, 2
 KEEP_DIR, KEEP_LINK, KEEP_FILE, KEEP_TREE = 0, 1, 2, 3  # what is made again in a hidden folder
 VIEW_WRITABLE, VIEW_MASK = 4, 5  # a view's entry bound writable, or covered (mca/sandbox/view.py)
 # pivot_root(2) has no libc wrapper: its number per machine, for a 64-bit interpreter (a 32-bit
@@ -92,14 +90,6 @@ def locked_flags(path: str) -> int:
     """The mount flags a read-only remount of `path` must keep."""
     f = os.statvfs(path).f_flag
     return sum(ms for st, ms in ST_LOCKED.items() if f & st)
-
-
-def last_cap() -> int:
-    try:
-        with open("/proc/sys/kernel/cap_last_cap", encoding="ascii") as f:
-            return int(f.read())
-    except (OSError, ValueError):
-        return 40
 
 
 class MountAttr(ctypes.Structure):
@@ -399,44 +389,3 @@ def _loopback_up() -> None:
         req = struct.pack("16sh22x", b"lo", 0)
         flags = struct.unpack("16sh22x", fcntl.ioctl(s.fileno(), SIOCGIFFLAGS, req))[1]
         fcntl.ioctl(s.fileno(), SIOCSIFFLAGS, struct.pack("16sh22x", b"lo", flags | IFF_UP))
-
-
-def drop_list(landlock: bool = True) -> tuple[int, ...]:
-    """Capabilities to drop from the bounding set when mca runs as root. Without Landlock to
-    bound where root may write, the two that pass over file permissions go too."""
-    if os.geteuid() != 0:
-        return ()
-    keep = KEEP_CAPS if landlock else KEEP_CAPS - {CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH}
-    return tuple(c for c in range(last_cap() + 1) if c not in keep)
-
-
-def rlimits(
-    max_processes: int,
-    max_file_bytes: int,
-    in_user_ns: bool,
-    memory_bytes: int = 0,
-    cpu_seconds: int = 0,
-) -> list[tuple[int, int]]:
-    """Limits for the command. RLIMIT_NPROC counts a user's tasks (processes and threads):
-    inside a new user namespace that is the sandbox's own count; without one, every task of this
-    user, so the room is added on top of what runs already (a browser and an editor are often
-    past a thousand threads). Root is exempt from it outside a user namespace (a pids cgroup
-    stands in). Memory
-    (address space) and CPU time are per process, when asked for (0: none)."""
-    out = [(resource.RLIMIT_FSIZE, max_file_bytes), (resource.RLIMIT_CORE, 0)]
-    out += [(resource.RLIMIT_AS, memory_bytes)] if memory_bytes > 0 else []
-    out += [(resource.RLIMIT_CPU, cpu_seconds)] if cpu_seconds > 0 else []
-    if in_user_ns or os.geteuid() != 0:  # root in a user namespace of its own is not exempt
-        from mca.sandbox.tasks import user_tasks  # here: the spawner imports this module
-
-        room = max_processes if in_user_ns else user_tasks(os.getuid()) + max_processes
-        _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
-        cap = hard if hard != resource.RLIM_INFINITY else room
-        out.append((resource.RLIMIT_NPROC, min(room, cap)))
-    return [(kind, _under_hard(kind, value)) for kind, value in out]
-
-
-def _under_hard(kind: int, value: int) -> int:
-    """A process may lower its hard limit, never raise it: ask no more than it has."""
-    hard = resource.getrlimit(kind)[1]
-    return value if hard == resource.RLIM_INFINITY else min(value, hard)

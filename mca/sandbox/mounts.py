@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from mca.sandbox.linux import locked_flags
+from mca.sandbox.policy import Policy
 
 
 def masks(deny: Iterable[Path], *, files: bool = True) -> tuple[tuple[bytes, bool], ...]:
@@ -90,3 +91,32 @@ def mount_points(
             continue  # hidden or gone: nothing there to write
     ordered = sorted(points, key=lambda p: (p.count("/"), p))
     return tuple((os.fsencode(p), points[p]) for p in ordered)
+
+
+TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")  # each is the private directory inside
+
+
+def tmp_binds(
+    policy: Policy, tmp: Path, extra: tuple[Path, ...]
+) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:
+    """The private directory `tmp` over /tmp, /var/tmp and /dev/shm (not over one that holds
+    the workspace), the workspace and the other writable directories bound onto themselves;
+    and which of them stay writable."""
+    ws = policy.workspace
+    binds: list[tuple[bytes, bytes]] = []
+    covered = []
+    for target in TMP_DIRS[::-1]:  # /tmp last: the private directory is reached through it
+        if os.path.isdir(target) and not ws.is_relative_to(target):
+            binds.append((bytes(tmp), target.encode()))
+            covered.append(target.encode())
+    if b"/tmp" not in covered:
+        binds.insert(0, (bytes(tmp), bytes(tmp)))
+        covered.append(bytes(tmp))
+    writable = list(covered)
+    if policy.writes_workspace:
+        binds.insert(0, (bytes(ws), bytes(ws)))
+        writable.append(bytes(ws))
+    # first: the workspace or /tmp inside one of them is bound over it afterwards
+    binds[:0] = [(bytes(d), bytes(d)) for d in extra]
+    writable += [bytes(d) for d in extra]
+    return binds, writable

@@ -25,9 +25,10 @@ from mca.sandbox.linux import KEEP_DIR as DIR
 from mca.sandbox.linux import KEEP_FILE as FILE
 from mca.sandbox.linux import KEEP_LINK as LINK
 from mca.sandbox.linux import KEEP_TREE as TREE
+from mca.sandbox.linux import SYS_PIVOT_ROOT, locked_flags
 from mca.sandbox.linux import VIEW_MASK as MASK
 from mca.sandbox.linux import VIEW_WRITABLE as WRITABLE
-from mca.sandbox.linux import locked_flags
+from mca.sandbox.probe import Mechanisms
 from mca.sandbox.rules import inside
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "MASK",
     "TREE",
     "WRITABLE",
+    "allow_list_held",
     "layout",
     "not_runtime",
     "python_runtime",
@@ -169,3 +171,10 @@ def not_runtime() -> tuple[Path, ...]:
     return tuple(
         Path(d, name) for d in _stdlib_dirs() for name in NOT_STDLIB if os.path.isdir(Path(d, name))
     )
+
+
+def allow_list_held(mech: Mechanisms, pivot_root: int = SYS_PIVOT_ROOT) -> bool:
+    """Whether these mechanisms hold a policy's `read_only_from` (Landlock grants only it, or
+    namespaces pivot into a view of it: `pivot_root`, the system call's number here, -1 for
+    none); without either it would be a deny list."""
+    return mech.landlock_abi >= 1 or (mech.user_namespaces and pivot_root >= 0)

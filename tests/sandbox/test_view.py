@@ -157,8 +157,8 @@ def test_an_allow_list_is_held_only_by_landlock_or_a_view() -> None:
     """Without Landlock, and with namespaces on a machine whose pivot_root mca does not know
     (i686, armv7l, a 32-bit Python), the view cannot be made: the allow-list would be a deny
     list, so the lab must not call it held (a second look read .git and /etc there)."""
-    from mca.sandbox.box import allow_list_held
     from mca.sandbox.probe import Mechanisms
+    from mca.sandbox.view import allow_list_held
 
     assert allow_list_held(Mechanisms(7, False, None), pivot_root=-1)
     assert allow_list_held(Mechanisms(0, True, None), pivot_root=155)
