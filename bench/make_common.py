@@ -1,49 +1,54 @@
-"""An everyday-word list (the bands of mca.skills.lexicon's COMMON) derived from the DEV split
-only: a candidate to replace the hand-written list, NOT used by the runtime yet.
+"""Derive mca/data/common-words.txt, the everyday words of mca.skills.lexicon, from the DEV
+split of fixtures/trigger-evals only (issue 35, item 3).
 
-    python -m bench.make_common > words.txt
+    python -m bench.make_common            # print it
+    python -m bench.make_common --write    # write it (tests/skills/test_common_words.py
+                                           # fails when the shipped file differs)
 
-A word's spread is the number of dev skills (fixtures/trigger-evals single files, each skill's
-description from fixtures/judgment/dev-skills.jsonl or the lab's packs) whose queries or
-description use it: spread >= 10 is band 1, >= 5 band 2, >= 3 band 3. A dev skill's name that
-at least NAMED of its own should-not-trigger queries write as a bare word ("scan the receipt",
-"the qa team") is band 3 too, so a bare mention of it does not name the skill. Holdout files
-are never read (deleting them changes nothing).
+The eval queries were written around each skill's own words (a pdf skill's should-not queries
+say "pdf"), so counting every word a skill's queries use makes its keywords "everyday". A word
+counts for a dev skill only where that skill's queries use it INCIDENTALLY: a word of a query
+that is not in the skill's name or description. A word's spread is the number of dev
+single-skill files that use it so; spread >= 10 is band 1, >= 5 band 2, >= 3 band 3.
 
-Why it is not wired in (issue 35, item 3; measured with the weights retrained on each list, dev
-single-skill recall / false activations / all-installed right-or-none; holdout looked at once):
-- the hand-written list: dev 0.557 / 0.068 / 0.741; holdout 0.701 / 0.067 / 0.776.
-- spread 10/5/3 without the names rule: dev 0.431 / 0.065 / 0.710; 20/10/5: 0.411; 30/15/8:
-  0.402 (fewer everyday names: near-misses that write "scan" or "qa" name those skills).
-- spread 10/5/3 with the names rule (565 words): dev 0.550 / 0.070 / 0.743, but holdout
-  0.701 / 0.129 / 0.747: false activations on holdout nearly double, past the 10% target.
-  And the eval queries were written around each skill's keywords, so keywords become
-  "everyday": "pdf", "xlsx" and "implement" (holdout skill names) are in the list, so
-  "fill in this pdf form" no longer names the pdf skill, and "make me a slack gif of a
-  dancing cat" no longer fires slack-gif-creator beside xlsx (tests/skills/test_relevance.py).
-A list from dev data needs a source of requests not written around the skills' own words.
+Names (lexicon.common_name): a one-word skill name is an everyday word, and written as a bare
+word does not name the skill, when it is in a band, or when it is a dev skill's name that at
+least NAMED of its own should-not queries write as a bare word ("scan the receipt", "the qa
+team"). A format's name stays a name: "pdf" is used incidentally by 4 dev files, under band 3,
+so "fill in this pdf form" names the pdf skill.
+
+Measured (dev single-skill recall / false activations / all-installed right-or-none, the
+weights retrained on each list): the hand-written list it replaces 0.524 / 0.067 / 0.734;
+spread 10/5/3: 0.495 / 0.067 / 0.737; 20/10/5: 0.512 / 0.067 / 0.735; 6/3/2: 0.505 / 0.063 /
+0.733. 20/10/5 is the best on dev and keeps "slack" (3 files) out of the bands, so "make me a
+slack gif of a dancing cat" still fires slack-gif-creator.
+
+Holdout files are never read: tests/skills/test_common_words.py derives the list again from a
+copy of the split without them and gets the same file.
 """
 
 from __future__ import annotations
 
 import collections
 import re
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from bench.judge_data import dev_cases
-from bench.triggers import DEV_SET
+from bench.triggers import DEV_SET, Case
 from mca.skills import lexicon
 
-SPREAD = (10, 5, 3)  # least spread of band 1, 2, 3
+SPREAD = (20, 10, 5)  # least spread of band 1, 2, 3
 NAMED = 2  # own should-not queries writing a skill's name as a bare word
 _WORD = re.compile(r"[a-z][a-z0-9]*")
 HEADER = """\
-# Everyday words (a candidate for mca/skills/lexicon.py's COMMON), printed by
-# `python -m bench.make_common` from the dev split of fixtures/trigger-evals only. One band
-# a line group: "band N" then its words (N=1 most widespread). A word's spread is the number
-# of dev skills whose requests or description use it ({n} skills; band 1: spread >= {s[0]},
-# band 2: >= {s[1]}, band 3: >= {s[2]}, and dev skills' names that {named} or more of their
-# own should-not queries write as a bare word).
+# Everyday words for mca/skills/lexicon.py, written by `python -m bench.make_common --write`
+# from the dev split of fixtures/trigger-evals ({n} single-skill files); do not edit by hand.
+# A word's spread: the dev files whose queries use it where it is not one of that skill's own
+# words (its name or description). "band 1": spread >= {s[0]}, "band 2": >= {s[1]}, "band 3":
+# >= {s[2]}. "names": dev skills' names that {named} or more of their own should-not queries
+# write as a bare word. A skill name in any group is not named by a bare word.
 """
 
 
@@ -53,28 +58,29 @@ def words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if len(w) >= 2 and w not in stops}
 
 
-def spread(root: Path = DEV_SET) -> tuple[collections.Counter[str], int]:
-    """word -> the number of dev skills whose queries or description use it; and that number."""
+def spread(cases: Sequence[Case]) -> tuple[collections.Counter[str], int]:
+    """word -> the number of single-skill files whose queries use it incidentally; and that
+    number."""
     out: collections.Counter[str] = collections.Counter()
-    skills = 0
-    for c in dev_cases(root):
+    files = 0
+    for c in cases:
         if c.multi:
             continue
-        skills += 1
-        used = (
-            words(c.skills[0].description) if "terms only" not in c.skills[0].description else set()
-        )
+        files += 1
+        skill = c.skills[0]
+        own = words(skill.name.replace("-", " ")) | words(skill.description)
+        used: set[str] = set()
         for item in c.items:
             used |= words(item.query)
-        out.update(used)
-    return out, skills
+        out.update(used - own)
+    return out, files
 
 
-def everyday_names(root: Path = DEV_SET) -> set[str]:
-    """Dev skills' names written as bare words in at least NAMED of their own should-not
-    queries (not as $name, /name or part of a longer name)."""
+def everyday_names(cases: Sequence[Case]) -> set[str]:
+    """Skills' names written as bare words in at least NAMED of their own should-not queries
+    (not as $name, /name or part of a longer name)."""
     out = set()
-    for c in dev_cases(root):
+    for c in cases:
         if c.multi:
             continue
         name = c.skills[0].name.lower()
@@ -84,26 +90,41 @@ def everyday_names(root: Path = DEV_SET) -> set[str]:
     return out
 
 
-def bands(root: Path = DEV_SET) -> list[list[str]]:
-    """The words of band 1, 2 and 3, each sorted."""
-    counts, _ = spread(root)
+def derive(root: Path = DEV_SET) -> str:
+    """The file's text."""
+    cases = dev_cases(root)
+    counts, n = spread(cases)
     found: list[list[str]] = [[], [], []]
     for word, k in counts.items():
         for band, least in enumerate(SPREAD):
             if k >= least:
                 found[band].append(word)
                 break
-    found[2] += sorted(everyday_names(root) - {w for b in found for w in b})
-    return [sorted(b) for b in found]
+    parts = [HEADER.format(n=n, s=SPREAD, named=NAMED)]
+    for band, group in enumerate(found, 1):
+        parts.append(f"band {band}\n" + _wrap(sorted(group)))
+    parts.append("names\n" + _wrap(sorted(everyday_names(cases))))
+    return "".join(parts)
+
+
+def _wrap(group: list[str], width: int = 96) -> str:
+    lines, line = [], ""
+    for w in group:
+        if line and len(line) + 1 + len(w) > width:
+            lines.append(line)
+            line = w
+        else:
+            line = f"{line} {w}" if line else w
+    return "".join(f"{x}\n" for x in [*lines, line] if x)
 
 
 def main() -> None:
-    _, n = spread()
-    found = bands()
-    lines = [HEADER.format(n=n, s=SPREAD, named=NAMED)]
-    for band, words_ in enumerate(found, 1):
-        lines.append(f"band {band}\n" + "\n".join(words_) + "\n")
-    print("".join(lines), end="")
+    text = derive()
+    if "--write" in sys.argv[1:]:
+        lexicon.COMMON_FILE.write_text(text, encoding="utf-8")
+        print(f"written to {lexicon.COMMON_FILE}")
+    else:
+        print(text, end="")
 
 
 if __name__ == "__main__":

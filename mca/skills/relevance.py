@@ -7,7 +7,7 @@ scripts write no spaces between words, so pairs are the unit that matches), plus
 words a small glossary gives for them (mca.skills.glossary: "日历" also says "calendar", so a
 sentence in Chinese can match a skill described in English). The inverse
 document frequency mixes the installed skills with a background (term frequencies in public
-skills' descriptions, mca.skills.background, and everyday English, mca.skills.lexicon), so it
+skills' descriptions, mca/data/background.txt, and everyday English, mca.skills.lexicon), so it
 means something with one skill installed as with thousands. The index can also hold
 competitors (mca.skills.rivals) after the installed skills: they are scored, but they never
 count in the IDF and are never judged.
@@ -37,8 +37,9 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from mca.skills import background, sections
+from mca.skills import sections
 from mca.skills.glossary import english
 from mca.skills.lexicon import common_words, stop_words
 
@@ -140,14 +141,23 @@ def negative_text(description: str) -> str:
     return " ".join(m.group(0) for m in _NEG.finditer(description.lower()))
 
 
+BACKGROUND_FILE = Path(__file__).resolve().parent.parent / "data" / "background.txt"
+
+
+@functools.cache
+def background() -> tuple[int, dict[str, int]]:
+    """mca/data/background.txt: the number of documents, and term -> document frequency."""
+    lines = [x for x in BACKGROUND_FILE.read_text(encoding="utf-8").splitlines() if x[:1] != "#"]
+    pairs = (pair.rpartition(":") for pair in " ".join(lines[1:]).split())
+    return int(lines[0]), {term: int(df) for term, _, df in pairs}
+
+
 @functools.cache
 def background_share() -> dict[str, float]:
     """term -> the share of background documents it is assumed in: its document frequency in
-    public skills (mca.skills.background), or its band in the hand-written lexicon if higher."""
-    out: dict[str, float] = {}
-    for pair in background.TERMS.split():
-        term, _, df = pair.rpartition(":")
-        out[term] = int(df) / background.N_DOCS
+    public skills (mca/data/background.txt), or its band in the lexicon if higher."""
+    n_docs, df = background()
+    out = {term: k / n_docs for term, k in df.items()}
     for word, share in common_words().items():
         t = stem(word)
         out[t] = max(out.get(t, 0.0), share)

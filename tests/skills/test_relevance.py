@@ -190,7 +190,8 @@ def test_pick_needs_confidence_and_a_margin() -> None:
 
 # -- names as words ---------------------------------------------------------------------------
 def test_everyday_names_are_not_mentions_as_bare_words() -> None:
-    for name in ("test", "docs", "git", "design", "research", "scan", "triage", "implement"):
+    # everyday by the dev split's requests (mca/data/common-words.txt), never by holdout's
+    for name in ("test", "docs", "design", "research", "scan", "implement"):
         assert common_name(name), name
         assert mentioned(f"please {name} this", name) == ""
         assert mentioned(f"use ${name} here", name) == f"${name}"

@@ -1,0 +1,63 @@
+"""The everyday-word list (mca/data/common-words.txt) is derived from the dev split only, by
+`python -m bench.make_common --write`, and has not drifted from it (issue 35, item 3)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from bench import make_common
+from bench.triggers import DEV_SET, Case
+from mca.skills import lexicon
+from mca.skills.evals import EvalItem
+from mca.skills.model import Skill
+
+WRITE = "`python -m bench.make_common --write`, then `python -m bench.train_judge --write`"
+
+
+def test_the_shipped_list_is_the_one_the_dev_split_gives() -> None:
+    shipped = lexicon.COMMON_FILE.read_text(encoding="utf-8")
+    assert make_common.derive() == shipped, f"the list drifted from the dev split: {WRITE}"
+
+
+def test_the_holdout_split_shapes_nothing(tmp_path: Path) -> None:
+    copy = tmp_path / "trigger-evals"
+    shutil.copytree(DEV_SET, copy)
+    rows = (copy / "MANIFEST.tsv").read_text(encoding="utf-8").splitlines()
+    kept = [rows[0]]
+    for row in rows[1:]:
+        file, _, split, *_ = row.split("\t")
+        if split == "holdout":
+            (copy / file).unlink()
+        else:
+            kept.append(row)
+    assert len(kept) < len(rows)  # there was holdout to drop
+    (copy / "MANIFEST.tsv").write_text("\n".join(kept) + "\n", encoding="utf-8")
+    assert make_common.derive(copy) == make_common.derive()
+
+
+def _case(name: str, description: str, *queries: tuple[str, bool]) -> Case:
+    skill = Skill(name, description, Path(f"/skills/{name}/SKILL.md"), "")
+    return Case(name, "dev", [skill], tuple(EvalItem(q, y) for q, y in queries))
+
+
+def test_a_word_counts_where_a_skill_uses_it_incidentally_and_not_as_its_own() -> None:
+    cases = [
+        _case("zyxo-tool", "Edits zyxo files.", ("open the zyxo file", True)),
+        _case("chart", "Draws charts from zyxo data.", ("a zyxo chart", True)),
+        _case("mail", "Sends mail.", ("mail the zyxo report", True), ("scan it", False)),
+        _case("scan", "Scans receipts.", ("scan the receipt later", False), ("scan this", False)),
+    ]
+    counts, files = make_common.spread(cases)
+    assert files == 4
+    assert counts["zyxo"] == 1  # the mail skill's only: the other two name or describe it
+    assert counts["file"] == 1 and counts["scan"] == 1  # the scan skill's own word: not there
+    assert make_common.everyday_names(cases) == {"scan"}  # two own should-not queries say it
+
+
+def test_format_and_tool_names_are_names_and_everyday_words_are_not() -> None:
+    assert not lexicon.common_name("pdf")  # "fill in this pdf form" names the pdf skill
+    assert not lexicon.common_name("xlsx")
+    assert lexicon.common_name("implement")  # "implement the parser" does not
+    assert lexicon.common_name("the")
+    assert not lexicon.common_name("git-commit-helper")
