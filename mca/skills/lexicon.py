@@ -6,8 +6,7 @@ derived from the dev split of the trigger evals by `python -m bench.make_common 
 mca/data/common-words.txt (never from holdout). They stand for a background of requests that
 no installed set provides when only one skill is installed, so a word every request uses
 ("file", "code", "fix") weighs little and a word only one skill uses ("xlsx", "playwright")
-weighs much. The same file decides whether a skill's bare name, written as a word, counts as
-naming it (see `common_name`): people write "implement" or "qa" for other reasons.
+weighs much.
 """
 
 from __future__ import annotations
@@ -40,13 +39,13 @@ def stop_words() -> frozenset[str]:
 
 @functools.cache
 def _groups() -> dict[str, frozenset[str]]:
-    """The data file's groups ("band 1", "band 2", "band 3", "names") -> their words."""
+    """The data file's groups ("band 1", "band 2", "band 3") -> their words."""
     out: dict[str, set[str]] = {}
     group: set[str] = set()
     for line in COMMON_FILE.read_text(encoding="utf-8").splitlines():
         if not line or line.startswith("#"):
             continue
-        if line.startswith(("band ", "names")):
+        if line.startswith("band "):
             group = out.setdefault(line.strip(), set())
         else:
             group.update(line.split())
@@ -61,12 +60,3 @@ def common_words() -> dict[str, float]:
         for w in _groups().get(f"band {band}", frozenset()):
             out.setdefault(w, share)
     return out
-
-
-def common_name(name: str) -> bool:
-    """A skill name that is an everyday word (or a stop word): written as a bare word in a
-    sentence it does not name the skill, since people write "implement", "test" or "docs"
-    for other reasons; `$name` and `/name` still do. Names with a hyphen, digit or dot never
-    are."""
-    low = name.lower()
-    return low in stop_words() or any(low in words for words in _groups().values())

@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterable, Sequence
 from mca.globs import glob_match, literal_prefix
 from mca.skills import rivals
 from mca.skills.judgment import choose
-from mca.skills.lexicon import common_name
 from mca.skills.model import Hit, Reason, Skill
 from mca.skills.relevance import Doc, Index, make_doc, terms
 from mca.skills.switches import model_invocable
@@ -68,17 +67,33 @@ def has_word(text: str, word: str) -> bool:
 def mentioned(sentence: str, name: str) -> str:
     """How the user named the skill explicitly ($name, /name, or the name as a word), or ''.
 
-    The name as a bare word counts only when it is not an everyday word (lexicon.common_name):
-    "test" or "research" in a sentence is not a request for skills of those names."""
+    The name as a bare word counts only when no ordinary word is spelt so: a name with a
+    hyphen, digit, dot, underscore or space (`slack-gif-creator`, `web3`). A one-word name
+    (`triage`, `modal`, `pdf`, `research`) written bare is left to the judgment of the
+    description, where it counts as the name's words: "add a modal dialog" or "triage these
+    tickets" are not requests for skills of those names; `$modal`, `/modal` and "the modal
+    skill" (or 技能, スキル, 스킬 after the name) still are."""
     low = sentence.lower()
     if name.lower() not in low:
         return ""
     for form in (f"${name}", f"/{name}"):  # compared lowercased, as the sentence is
         if re.search(rf"(?:^|\s){re.escape(form.lower())}(?:$|[^\w-])", low):
             return form
-    if common_name(name):
-        return ""
+    if one_word(name):
+        m = _skill_rx(name.lower()).search(low)
+        return m.group(0) if m else ""
     return name if _mention_rx(name.lower()).search(low) else ""
+
+
+def one_word(name: str) -> bool:
+    """A name spelt as an ordinary word is (letters only, in any script)."""
+    return bool(re.fullmatch(r"[^\W\d_]+", name))
+
+
+@functools.lru_cache(maxsize=65536)
+def _skill_rx(name: str) -> re.Pattern[str]:
+    # The name, then the word skill: "the planner skill", "planner skills", "用 planner 技能".
+    return re.compile(rf"(?<![\w./$\-]){re.escape(name)}\s*(?:skills?\b|技能|スキル|스킬)")
 
 
 @functools.lru_cache(maxsize=65536)

@@ -52,12 +52,9 @@ def test_a_word_counts_where_a_skill_uses_it_incidentally_and_not_as_its_own() -
     assert files == 4
     assert counts["zyxo"] == 1  # the mail skill's only: the other two name or describe it
     assert counts["file"] == 1 and counts["scan"] == 1  # the scan skill's own word: not there
-    assert make_common.everyday_names(cases) == {"scan"}  # two own should-not queries say it
 
 
-def test_format_and_tool_names_are_names_and_everyday_words_are_not() -> None:
-    assert not lexicon.common_name("pdf")  # "fill in this pdf form" names the pdf skill
-    assert not lexicon.common_name("xlsx")
-    assert lexicon.common_name("implement")  # "implement the parser" does not
-    assert lexicon.common_name("the")
-    assert not lexicon.common_name("git-commit-helper")
+def test_format_and_tool_names_are_rare_and_request_words_everyday() -> None:
+    common = lexicon.common_words()
+    assert "pdf" not in common and "xlsx" not in common and "slack" not in common
+    assert common["make"] == lexicon.BANDS[0] and "file" in common and "implement" in common

@@ -72,7 +72,7 @@ def test_scores_and_reasons() -> None:
 def test_explicit_mention_outranks_keywords() -> None:
     a = sk("alpha", triggers=("x", "y", "z"))
     b = sk("beta")
-    for sentence in ("use $beta for x y z", "/beta x y z", "beta please, x y z"):
+    for sentence in ("use $beta for x y z", "/beta x y z", "the beta skill please, x y z"):
         hits = judge([a, b], sentence, [])
         assert hits[0].skill.name == "beta" and hits[0].score == 100
 
