@@ -14,7 +14,8 @@ from mca.skills.relevance import Index, make_doc
 from mca.skills.script import CJK, LATIN, family
 
 MAX_FA = 0.10  # the target, in every family
-CUSHION = 0.5  # logits: CJK's dev near-misses are few (27), so the rate is checked with a margin
+CUSHION = 0.5  # logits: dev's CJK near-misses were few (27 until session 41, 204 since), so
+# the rate is checked with a margin
 
 
 @pytest.fixture(scope="module")

@@ -123,7 +123,7 @@ def test_background_makes_everyday_words_weigh_less() -> None:
 # -- verdicts and the stage -------------------------------------------------------------------
 def test_a_sentence_about_the_skill_fires_it_with_the_words_shown() -> None:
     skills = [sk("xlsx", XLSX), sk("slack-gif-creator", GIF)]
-    hits = judge(skills, "make me a slack gif of a dancing cat", [])
+    hits = judge(skills, "make me an animated slack gif of a dancing cat", [])
     assert [h.skill.name for h in hits] == ["slack-gif-creator"]
     reason = hits[0].reasons[0]
     assert reason.kind == "description" and '"gif"' in reason.detail and '"slack"' in reason.detail

@@ -23,7 +23,7 @@ XLSX = (
     " edit or create .xlsx files, formulas, pivot tables and charts in Excel."
 )
 SINGLE = [
-    {"query": "make me a slack gif of a dancing cat", "should_trigger": True},
+    {"query": "make me an animated slack gif of a dancing cat", "should_trigger": True},
     {"query": "animated gif emoji for our slack, a spinning logo", "should_trigger": True},
     {"query": "what is the capital of france", "should_trigger": False},
     {"query": "fix the flaky login test", "should_trigger": False},
@@ -53,7 +53,7 @@ def tree(tmp_path: Path, make_skill: MakeSkill) -> Path:
     (root / "slack-gif-creator" / "evals" / "trigger-evals.json").write_text(json.dumps(SINGLE))
     multi = [
         {"query": "pivot tables and charts in the sales xlsx workbook", "expected": "xlsx"},
-        {"query": "make a slack gif of a dancing cat", "expected": "slack-gif-creator"},
+        {"query": "make an animated slack gif of a dancing cat", "expected": "slack-gif-creator"},
         {"query": "what does this project do", "expected": None},
     ]
     (root / "xlsx" / "multi-evals.json").write_text(json.dumps(multi))
