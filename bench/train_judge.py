@@ -66,7 +66,7 @@ def samples(cases: Sequence[Case]) -> list[Sample]:
         index = Index(vendored.docs([s]), rivals.profiles())
         for item in c.items:
             q = judgment.query(index, item.query)
-            for m in index.match(q.terms):
+            for m in index.match(q.terms, q.tied):
                 x = judgment.features(m, index, q)
                 out.append((x, int(bool(item.label)), script.family(item.query)))
     return out

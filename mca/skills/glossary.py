@@ -251,13 +251,19 @@ def table() -> dict[str, tuple[tuple[str, str], ...]]:
 def english(run: str) -> list[str]:
     """The English words the glossary gives for a run of CJK text, once per occurrence (at a
     position, only the longest entry that starts there)."""
+    return [eng for _, _, eng in spans(run)]
+
+
+def spans(run: str) -> list[tuple[int, int, str]]:
+    """(start, end, English word) of each glossary word found in a run of CJK text, as
+    `english` finds them."""
     found = table()
-    out: list[str] = []
+    out: list[tuple[int, int, str]] = []
     i = 0
     while i < len(run):
         for word, eng in found.get(run[i], ()):
             if run.startswith(word, i):
-                out.append(eng)
+                out.append((i, i + len(word), eng))
                 i += len(word) - 1
                 break
         i += 1

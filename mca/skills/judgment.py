@@ -28,8 +28,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mca.skills.relevance import Index, Match, background_share, glossed, surface, terms
+from mca.skills.relevance import (
+    Index,
+    Match,
+    background_share,
+    glossed,
+    links,
+    surface,
+    terms,
+)
 from mca.skills.rivals import same_skill
+from mca.skills.words import Links
 
 # The model's inputs, in the order `features` computes them. Their weights and the margin are
 # learned by bench/train_judge.py on the dev split (see its docstring for the recipe), each
@@ -45,7 +54,7 @@ FEATURES = (
     "cover_skill",  # matched share of the skill's IDF
     "name",  # share of the name's terms matched
     "negative",  # share of matched IDF in not-for clauses
-    "count",  # matched terms, at most 6
+    "count",  # matched words (pieces of one CJK word count once), at most 6
     "cover_known",  # matched share of the known terms' IDF
     "unspaced",  # share of CJK terms in the sentence, times the matched IDF share it wrote
     "when",  # share of matched IDF in 'use when'
@@ -98,6 +107,7 @@ class Query:
     known: float  # IDF of those the index or the background knows
     unspaced: float  # share of its terms from scripts without spaces
     translated: frozenset[str]  # terms only the glossary gave (no word of the sentence)
+    tied: Links  # terms that are pieces of one written word (relevance.links)
     found: list[tuple[Match, ...]] = field(default_factory=list)  # competitors, once asked
 
     def rivals(self, index: Index) -> tuple[Match, ...]:
@@ -118,7 +128,7 @@ def query(index: Index, sentence: str) -> Query:
     translated = (
         frozenset(glossed(sentence)) - frozenset(surface(sentence)) if unspaced else frozenset()
     )
-    return Query(words, mass, known, unspaced, translated)
+    return Query(words, mass, known, unspaced, translated, links(sentence))
 
 
 def _rival_evidence(m: Match, index: Index, q: Query) -> tuple[float, float]:
@@ -149,7 +159,8 @@ def _written(m: Match, index: Index, q: Query) -> float:
     English description can match for sure."""
     if not q.translated or not m.mass:
         return 1.0
-    return 1.0 - math.fsum(index.idf(t) for t in m.matched if t in q.translated) / m.mass
+    mine = math.fsum(index.idf(t) * m.share.get(t, 1.0) for t in m.matched if t in q.translated)
+    return 1.0 - mine / m.mass
 
 
 def _own(m: Match, index: Index, q: Query) -> tuple[float, ...]:
@@ -164,7 +175,7 @@ def _own(m: Match, index: Index, q: Query) -> tuple[float, ...]:
         m.mass / index.self_mass(m.skill),
         m.name_terms / max(len(index.docs[m.skill].fields.get("name", {})), 1),
         m.negative / (m.mass + m.negative) if m.negative else 0.0,
-        float(min(len(m.matched), 6)),
+        float(min(m.words, 6)),
         m.mass / q.known if q.known else 0.0,
         q.unspaced * _written(m, index, q),
         m.when / m.mass if m.mass else 0.0,
@@ -185,7 +196,8 @@ def verdicts(index: Index, sentence: str, weights: Sequence[float] | None = None
     """Every installed skill sharing a term with the sentence, most confident first."""
     q = query(index, sentence)
     found = [
-        _verdict(m, index, logit(features(m, index, q), weights)) for m in index.match(q.terms)
+        _verdict(m, index, logit(features(m, index, q), weights))
+        for m in index.match(q.terms, q.tied)
     ]
     found.sort(key=lambda v: (-v.logit, v.skill))
     return found
@@ -207,7 +219,7 @@ def choose(index: Index, sentence: str, weights: Sequence[float] | None = None) 
         return pick(verdicts(index, sentence, w))
     q = query(index, sentence)
     staged = []
-    for m in index.match(q.terms):
+    for m in index.match(q.terms, q.tied):
         x = _own(m, index, q)
         staged.append((logit(x, w[:own]), x, m))
     staged.sort(key=lambda s: (-s[0], s[2].skill))

@@ -5,7 +5,9 @@ light English stemming ("creating", "creates", "created" -> "creat"), function w
 and runs of Chinese, Japanese or Korean script cut into overlapping character pairs (those
 scripts write no spaces between words, so pairs are the unit that matches), plus the English
 words a small glossary gives for them (mca.skills.glossary: "日历" also says "calendar", so a
-sentence in Chinese can match a skill described in English). The inverse
+sentence in Chinese can match a skill described in English). The pieces of one written word
+(its pairs and their English, `links`) that a skill matches count as one word in a Match
+(mca.skills.words), so a CJK sentence does not match a CJK description term by term. The inverse
 document frequency mixes the installed skills with a background (term frequencies in public
 skills' descriptions, mca/data/background.txt, and everyday English, mca.skills.lexicon), so it
 means something with one skill installed as with thousands. The index can also hold
@@ -32,6 +34,7 @@ from __future__ import annotations
 import collections
 import functools
 import heapq
+import itertools
 import math
 import re
 import unicodedata
@@ -40,8 +43,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mca.skills import sections
-from mca.skills.glossary import english
+from mca.skills.glossary import english, spans
 from mca.skills.lexicon import common_words, stop_words
+from mca.skills.words import Links, shares
 
 FIELDS = ("name", "desc", "neg", "when")
 WEIGHTS = {"name": 3.0, "desc": 1.0}  # BM25F field weights (neg is not scored)
@@ -111,6 +115,23 @@ def terms(text: str) -> list[str]:
                 out += [stem(w) for w in english(part)]  # and the English it says
             elif part not in stops and 2 <= len(part) <= MAX_TERM and not part.isdigit():
                 out.append(stem(part))
+    return out
+
+
+def links(text: str) -> Links:
+    """Which of the text's terms are pieces of one written word: the overlapping character
+    pairs of a CJK run that follow each other (数据 and 据库 of 数据库), and a glossary word's
+    English with the pairs inside it (冲突 and "conflict"). Latin words link to nothing."""
+    out: Links = {}
+    low = unicodedata.normalize("NFKC", text[:MAX_TEXT]).lower()
+    for part in (p for run in _RUN.findall(low) for p in _CJK.split(run)[1::2]):
+        pairs = [part[j : j + 2] for j in range(len(part) - 1)]
+        ties = list(itertools.pairwise(pairs))
+        ties += [(stem(eng), p) for i, j, eng in spans(part) for p in pairs[i : j - 1]]
+        for a, b in ties:
+            if a != b:
+                out.setdefault(a, set()).add(b)
+                out.setdefault(b, set()).add(a)
     return out
 
 
@@ -215,6 +236,8 @@ class Match:
     negative: float = 0.0  # IDF of sentence terms found only in not-for clauses
     when: float = 0.0  # IDF of sentence terms found in the "use when ..." part
     body: float = 0.0  # IDF of sentence terms found only in the body's "when to use" sections
+    words: float = 0.0  # matched words: terms linked as one written word count once (`shares`)
+    share: dict[str, float] = field(default_factory=dict)  # term -> its share, where not 1
 
 
 CANDIDATE_SHARE = 0.05  # a term in more of the skills than this only scores, never nominates
@@ -301,10 +324,11 @@ class Index:
             mass = self._mass[i] = math.fsum(self.idf(t) for t in seen) or 1.0
         return mass
 
-    def match(self, sentence_terms: Sequence[str]) -> list[Match]:
+    def match(self, sentence_terms: Sequence[str], tied: Links | None = None) -> list[Match]:
         """The installed skills sharing the most distinctive terms with the sentence (at most
-        MAX_CANDIDATES, by the IDF of the distinctive terms they share), scored."""
-        return self._scored(sentence_terms, self.postings, self.nominate, MAX_CANDIDATES)
+        MAX_CANDIDATES, by the IDF of the distinctive terms they share), scored; terms `tied`
+        as pieces of one written word (`links`) share one word's weight among them."""
+        return self._scored(sentence_terms, self.postings, self.nominate, MAX_CANDIDATES, tied)
 
     def match_rivals(self, sentence_terms: Sequence[str]) -> list[Match]:
         """The same for the competitors (their positions follow the installed skills')."""
@@ -312,7 +336,12 @@ class Index:
         return self._scored(sentence_terms, self.rival_postings, share, MAX_RIVALS)
 
     def _scored(
-        self, sentence_terms: Sequence[str], postings: dict[str, list[int]], cap: int, top: int
+        self,
+        sentence_terms: Sequence[str],
+        postings: dict[str, list[int]],
+        cap: int,
+        top: int,
+        tied: Links | None = None,
     ) -> list[Match]:
         body = self.body_terms
         wanted = {t: self.idf(t) for t in sentence_terms if t in postings or t in body}
@@ -330,8 +359,12 @@ class Index:
             m = Match(i)
             fields = self.docs[i].fields
             tw, name, when = self.weights(i), fields.get("name", {}), fields.get("when", {})
-            for t, idf in wanted.items():
-                tf = tw.get(t)
+            if tied:
+                found = shares([t for t in wanted if t in tw or t in when], tied)
+                m.share = {t: s for t, s in found.items() if s != 1.0}
+            for t, raw in wanted.items():
+                tf, part = tw.get(t), m.share.get(t, 1.0)
+                idf = raw * part
                 if tf is None:
                     m.body += idf if t in when else 0.0  # only in the body's sections
                     continue
@@ -340,8 +373,9 @@ class Index:
                     continue
                 m.score += idf * tf / (K1 + tf)
                 m.mass += idf
-                m.rarest = max(m.rarest, idf)
+                m.rarest = max(m.rarest, raw)
                 m.matched.append(t)
+                m.words += part
                 m.name_terms += t in name
                 m.when += idf if t in when else 0.0
             out.append(m)

@@ -1,0 +1,32 @@
+"""Which matched terms are pieces of one written word, so that a word counts once.
+
+Chinese, Japanese and Korean are indexed as overlapping character pairs (mca.skills.relevance),
+plus the English the glossary gives for their words: 数据库 is 数据, 据库 and "database". A
+sentence and a description both in those scripts share every piece of a word they share, so
+without this a near-miss in the skill's own domain matched like a request for it (issue 35).
+Pure data, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+Links = dict[str, set[str]]  # term -> the terms written as part of the same word
+
+
+def shares(found: Sequence[str], tied: Links) -> dict[str, float]:
+    """term -> 1 / the number of found terms in its word: the found terms linked to each
+    other (directly or through other found terms) make one word, counted once in all."""
+    out: dict[str, float] = {}
+    keep = set(found)
+    for t in found:
+        if t in out:
+            continue
+        word, todo = {t}, [t]
+        while todo:
+            for u in tied.get(todo.pop(), ()):
+                if u in keep and u not in word:
+                    word.add(u)
+                    todo.append(u)
+        out.update(dict.fromkeys(word, 1.0 / len(word)))
+    return out
