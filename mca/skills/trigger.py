@@ -90,10 +90,18 @@ def one_word(name: str) -> bool:
     return bool(re.fullmatch(r"[^\W\d_]+", name))
 
 
+# Scripts written without spaces (as mca.skills.relevance cuts them): a name may follow one
+# of their characters directly ("请用triage技能"), where a letter of a spaced script would make
+# it part of a longer word.
+_UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+
+
 @functools.lru_cache(maxsize=65536)
 def _skill_rx(name: str) -> re.Pattern[str]:
-    # The name, then the word skill: "the planner skill", "planner skills", "用 planner 技能".
-    return re.compile(rf"(?<![\w./$\-]){re.escape(name)}\s*(?:skills?\b|技能|スキル|스킬)")
+    # The name, then the word skill: "the planner skill", "planner skills", "用planner技能";
+    # not "pdfskills.py" (one longer word).
+    before = rf"(?<![./$\-])(?<!(?![{_UNSPACED}])\w)"
+    return re.compile(rf"{before}{re.escape(name)}(?:\s+skills?\b|\s*(?:技能|スキル|스킬))")
 
 
 @functools.lru_cache(maxsize=65536)

@@ -204,6 +204,17 @@ def test_one_word_names_are_not_mentions_as_bare_words() -> None:
     assert mentioned("the triage-skill repo", "triage") == ""
 
 
+def test_the_name_skill_is_two_words_in_spaced_scripts_and_may_be_glued_in_cjk() -> None:
+    # "pdfskills.py" or "testskill" is one longer word, not "the pdf skill"
+    assert mentioned("use the pdfskills.py script", "pdf") == ""
+    assert mentioned("rename testskill to probe", "test") == ""
+    # Chinese and Japanese write no spaces: the name may sit between other characters
+    assert mentioned("请用triage技能整理这些工单", "triage") == "triage技能"
+    assert mentioned("请用测试技能检查", "测试") == "测试技能"
+    assert mentioned("テストスキルを使って", "テスト") == "テストスキル"
+    assert mentioned("请用retriage技能", "triage") == ""  # still not inside a Latin word
+
+
 def test_a_bare_one_word_name_counts_as_the_names_words_in_the_judgment() -> None:
     pdf = sk("pdf", "Fill in, merge and split PDF forms and documents.")
     assert names([pdf], "fill in this pdf form for me") == ["pdf"]  # by its description
