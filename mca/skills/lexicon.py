@@ -40,15 +40,26 @@ def stop_words() -> frozenset[str]:
 @functools.cache
 def _groups() -> dict[str, frozenset[str]]:
     """The data file's groups ("band 1", "band 2", "band 3") -> their words."""
+    return parse_groups(COMMON_FILE.read_text(encoding="utf-8"), str(COMMON_FILE))
+
+
+def parse_groups(text: str, where: str) -> dict[str, frozenset[str]]:
+    """A common-words file's bands -> their words; ValueError when a band is missing or a
+    word stands before the first band (a truncated or hand-mangled file would otherwise
+    silently leave the judgment without everyday words)."""
     out: dict[str, set[str]] = {}
-    group: set[str] = set()
-    for line in COMMON_FILE.read_text(encoding="utf-8").splitlines():
-        if not line or line.startswith("#"):
+    group: set[str] | None = None
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
             continue
         if line.startswith("band "):
             group = out.setdefault(line.strip(), set())
+        elif group is None:
+            raise ValueError(f"{where}:{n}: words before the first 'band' line")
         else:
             group.update(line.split())
+    if missing := [f"band {b}" for b in range(1, len(BANDS) + 1) if not out.get(f"band {b}")]:
+        raise ValueError(f"{where}: no words for {', '.join(missing)} (bench.make_common)")
     return {k: frozenset(v) for k, v in out.items()}
 
 

@@ -168,8 +168,18 @@ BACKGROUND_FILE = Path(__file__).resolve().parent.parent / "data" / "background.
 @functools.cache
 def background() -> tuple[int, dict[str, int]]:
     """mca/data/background.txt: the number of documents, and term -> document frequency."""
-    lines = [x for x in BACKGROUND_FILE.read_text(encoding="utf-8").splitlines() if x[:1] != "#"]
-    pairs = (pair.rpartition(":") for pair in " ".join(lines[1:]).split())
+    return parse_background(BACKGROUND_FILE.read_text(encoding="utf-8"), str(BACKGROUND_FILE))
+
+
+def parse_background(text: str, where: str) -> tuple[int, dict[str, int]]:
+    """A background file's document count and term -> document frequency; ValueError naming
+    the file when it is empty or malformed (bench.make_background writes it)."""
+    lines = [x for x in text.splitlines() if x[:1] != "#"]
+    pairs = [pair.rpartition(":") for pair in " ".join(lines[1:]).split()]
+    bad = next((f"{t}{c}{df}" for t, c, df in pairs if not (t and df.isdigit())), None)
+    if not lines or not lines[0].strip().isdigit() or not pairs or bad is not None:
+        why = f"bad pair {bad!r}" if bad else "no document count and term:df pairs"
+        raise ValueError(f"{where}: {why} (bench.make_background writes it)")
     return int(lines[0]), {term: int(df) for term, _, df in pairs}
 
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from bench import make_common
 from bench.triggers import DEV_SET, Case
-from mca.skills import lexicon
+from mca.skills import lexicon, relevance
 from mca.skills.evals import EvalItem
 from mca.skills.model import Skill
 
@@ -58,3 +60,18 @@ def test_format_and_tool_names_are_rare_and_request_words_everyday() -> None:
     common = lexicon.common_words()
     assert "pdf" not in common and "xlsx" not in common and "slack" not in common
     assert common["make"] == lexicon.BANDS[0] and "file" in common and "implement" in common
+
+
+def test_a_truncated_or_mangled_list_is_refused_naming_the_file() -> None:
+    good = "# head\nband 1\nfile code\nband 2\nfix\nband 3\nrepo\n"
+    assert lexicon.parse_groups(good, "x.txt")["band 2"] == frozenset({"fix"})
+    for text in ("", "# only a header\n", "band 1\nfile\nband 2\nfix\n", "file code\n" + good):
+        with pytest.raises(ValueError, match=r"^x\.txt"):
+            lexicon.parse_groups(text, "x.txt")
+
+
+def test_a_truncated_or_mangled_background_is_refused_naming_the_file() -> None:
+    assert relevance.parse_background("# h\n3\nfoo:2 bar:1\n", "b.txt") == (3, {"foo": 2, "bar": 1})
+    for text in ("", "# h\n", "# h\n3\n", "# h\n3\nfoo:2 bar:", "# h\nabc\nfoo:2", "3\nfoo"):
+        with pytest.raises(ValueError, match=r"^b\.txt"):
+            relevance.parse_background(text, "b.txt")
