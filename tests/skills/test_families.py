@@ -14,7 +14,7 @@ from mca.skills.relevance import Index, make_doc
 from mca.skills.script import CJK, LATIN, family
 
 MAX_FA = 0.10  # the target, in every family
-CUSHION = 0.5  # logits: dev's CJK near-misses were few (27 until session 41, 204 since), so
+CUSHION = 0.5  # logits: dev's CJK near-misses were few (27 until session 41, 284 since), so
 # the rate is checked with a margin
 
 
