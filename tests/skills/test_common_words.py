@@ -38,6 +38,18 @@ def test_the_holdout_split_shapes_nothing(tmp_path: Path) -> None:
     assert make_common.derive(copy) == make_common.derive()
 
 
+def test_the_derivation_reads_the_split_it_is_given(tmp_path: Path) -> None:
+    # The check above is only as good as this: the holdout files labelled dev change the list
+    copy = tmp_path / "trigger-evals"
+    shutil.copytree(DEV_SET, copy)
+    manifest = copy / "MANIFEST.tsv"
+    rows = manifest.read_text(encoding="utf-8").splitlines()
+    relabelled = [rows[0]] + [row.replace("\tholdout\t", "\tdev\t") for row in rows[1:]]
+    assert relabelled != rows
+    manifest.write_text("\n".join(relabelled) + "\n", encoding="utf-8")
+    assert make_common.derive(copy) != make_common.derive()
+
+
 def _case(name: str, description: str, *queries: tuple[str, bool]) -> Case:
     skill = Skill(name, description, Path(f"/skills/{name}/SKILL.md"), "")
     return Case(name, "dev", [skill], tuple(EvalItem(q, y) for q, y in queries))
