@@ -149,7 +149,7 @@ def find_skill_files(
             if unreadable is not None and os.path.lexists(d):
                 unreadable.append((d, e))
             continue
-        seen[d] = stamp(st)
+        seen[d] = st.st_ino, st.st_size, st.st_mtime_ns  # stamp(st), inline: thousands
         key = (st.st_dev, st.st_ino)
         if key in visited:
             continue  # a symlink cycle, or the same directory reached twice
@@ -157,9 +157,10 @@ def find_skill_files(
         count += 1
         if count > dir_cap:
             return found, symlinked, count - 1, True
-        skill = _skill_file(d, seen)
+        path = os.path.join(d, SKILL_FILE)
+        skill = _skill_file(path, seen)
         if skill is not None:  # a skill directory: never listed, never descended into
-            (symlinked if skill else found).append(Path(d, SKILL_FILE))
+            (symlinked if skill else found).append(Path(path))
             continue
         try:
             entries = list(os.scandir(d))
@@ -181,10 +182,9 @@ def find_skill_files(
     return found, symlinked, count, False
 
 
-def _skill_file(d: str, seen: dict[str, Stamp | None]) -> bool | None:
-    """Whether d/SKILL.md is a symlink, or None when there is none: one lstat, no listing (a
-    directory holding a SKILL.md is a skill, whatever else it holds)."""
-    path = os.path.join(d, SKILL_FILE)
+def _skill_file(path: str, seen: dict[str, Stamp | None]) -> bool | None:
+    """Whether `path` (a directory's SKILL.md) is a symlink, or None when there is none: one
+    lstat, no listing (a directory holding a SKILL.md is a skill, whatever else it holds)."""
     try:
         st = os.lstat(path)
     except OSError:
