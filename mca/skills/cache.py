@@ -22,6 +22,7 @@ the catalog is first sent (`audit`); a wrong one is dropped and the catalog rebu
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -156,12 +157,15 @@ class ParseCache:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.old: dict[str, Any] = {}
         self.new: dict[str, Any] = {}
         self.changed = False
         self.dropped = 0  # entries that were not what their file gives
-        if path is not None:
-            self.old = load_entries(path, "entries")
+
+    @functools.cached_property
+    def old(self) -> dict[str, Any]:
+        """The entries on disk, read on first use: inside the scan, where collection is paused
+        (thousands of entries, every one kept until the scan ends)."""
+        return {} if self.path is None else load_entries(self.path, "entries")
 
     def get(self, path: Path) -> ParsedSkill | None:
         """The cached parse of a SKILL.md, when its entry is what the file gives (the file is

@@ -216,13 +216,19 @@ def scan_roots(
 
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
-    """Bulk loading keeps nearly every object it makes; collecting meanwhile is wasted work."""
+    """Bulk loading keeps nearly every object it makes; collecting meanwhile is wasted work.
+
+    When the outermost pause ends, what exists then is frozen (gc.freeze): the skills live as
+    long as the session, and every later collection would otherwise walk them all again (tens
+    of thousands of objects with thousands of skills). A frozen object that is let go is still
+    freed by its reference count; only a reference cycle among them would outlive its use."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was:
+            gc.freeze()
             gc.enable()
 
 
