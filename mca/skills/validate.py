@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from pathlib import Path
@@ -188,8 +189,8 @@ def validate(path: Path, parsed: ParsedSkill, root: Root | None) -> Candidate:
         cand.diagnostics = list(parsed.diagnostics)
         return cand
     c = _Checker(path, parsed)
-    skill_dir = path.parent
-    name = _name(c, skill_dir.name)
+    skill_dir = os.path.dirname(path)  # its text: no Path made for each of thousands
+    name = _name(c, os.path.basename(skill_dir))
     description = _description(c)
     _spec_fields(c)
     domain, priority, triggers, paths = _extensions(c)
