@@ -168,11 +168,13 @@ def open_regular(
 def _open_checked(path: Path, root: Path | None, follow: bool) -> tuple[int, os.stat_result]:
     """A descriptor on a regular file (inside `root` when given), and its fstat."""
     flags = os.O_RDONLY | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
-    with _no_link(path):
+    try:  # not `with _no_link`: skill discovery opens thousands, and a with costs a generator
         if root is None:
             fd = os.open(path, flags)
         else:  # a final link is followed by resolving it now; what is opened is not a link
             fd = _open_in(Path(os.path.realpath(path)) if follow else path, root, flags)
+    except OSError as e:
+        raise _link_refused(e, path) from None
     try:
         return fd, _regular_stat(fd, path)
     except BaseException:
@@ -180,16 +182,12 @@ def _open_checked(path: Path, root: Path | None, follow: bool) -> tuple[int, os.
         raise
 
 
-@contextlib.contextmanager
-def _no_link(label: object) -> Iterator[None]:
-    """An open refused for a final symbolic link (O_NOFOLLOW) says so."""
-    try:
-        yield
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            message = f"{label}: is a symbolic link; not followed"
-            raise NotRegularFile(errno.ELOOP, message) from None
-        raise
+def _link_refused(e: OSError, label: object) -> OSError:
+    """What to raise for a failed open: one refused for a final symbolic link (O_NOFOLLOW)
+    says so; any other error is itself."""
+    if e.errno == errno.ELOOP:
+        return NotRegularFile(errno.ELOOP, f"{label}: is a symbolic link; not followed")
+    return e
 
 
 def _regular_stat(fd: int, label: object) -> os.stat_result:
@@ -218,8 +216,10 @@ def read_regular_stat(
 def read_regular_at(dfd: int, name: str, *, cap: int) -> tuple[bytes, os.stat_result]:
     """(contents, fstat) of the regular file `name` in the directory held by `dfd`: the same
     checks as read_regular_stat, with no path to resolve (a walk opens each directory once)."""
-    with _no_link(name):
+    try:
         fd = os.open(name, os.O_RDONLY | _NONBLOCK | _CLOEXEC | _NOFOLLOW, dir_fd=dfd)
+    except OSError as e:
+        raise _link_refused(e, name) from None
     try:
         st = _regular_stat(fd, name)
         return _read_capped(fd, st, cap, name), st

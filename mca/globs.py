@@ -21,6 +21,7 @@ __all__ = [
 ]
 
 WILDCARDS = "*?["
+_WILD_OR_ESCAPE = re.compile("[" + re.escape(WILDCARDS + "\\") + "]")
 
 
 class UnclosedClass(ValueError):
@@ -95,8 +96,8 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
 @functools.lru_cache(maxsize=65536)
 def literal_prefix(pattern: str) -> str:
     """The part of a glob before its first wildcard or escape (a cheap pre-check)."""
-    cut = min((i for i, c in enumerate(pattern) if c in WILDCARDS + "\\"), default=len(pattern))
-    return pattern[:cut]
+    m = _WILD_OR_ESCAPE.search(pattern)
+    return pattern if m is None else pattern[: m.start()]
 
 
 def glob_match(pattern: str, rel: str) -> bool:

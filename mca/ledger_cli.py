@@ -133,7 +133,7 @@ def lab_report(repo: Path, sentences: Sequence[str] = LAB_SENTENCES) -> dict[str
     from mca.config_specs import DEFAULT_SKILL_BUDGET
     from mca.skills.catalog import Budget
     from mca.skills.discover import discover
-    from mca.skills.model import Root, display_path
+    from mca.skills.model import Root, displayer
     from mca.tokens import Estimator
 
     ws = repo / "fixtures" / "workspace"
@@ -142,7 +142,7 @@ def lab_report(repo: Path, sentences: Sequence[str] = LAB_SENTENCES) -> dict[str
         [Root(repo / "skills", "explicit", 400)],
         Budget.for_window(LAB_WINDOW),
         est.fits,
-        shown=lambda p: display_path(p, ws, Path("/nonexistent-home")),
+        shown=displayer(ws, Path("/nonexistent-home")),
     )
     return compare(d, sentences, est, DEFAULT_SKILL_BUDGET, ws)
 

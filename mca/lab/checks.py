@@ -21,7 +21,7 @@ from mca.config_specs import DEFAULT_SKILL_BUDGET
 from mca.lab.variant import Names
 from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, char_fits, discover
-from mca.skills.model import Root, display_path
+from mca.skills.model import Root, displayer
 from mca.skills.policy import Policy
 from mca.skills.scan import load_candidate
 from mca.skills.stage import StageResult, evaluate
@@ -116,9 +116,7 @@ class Lab:
         root = Root(self.skills, "explicit", 400)
         ws = self.workspace
 
-        def shown(path: Path) -> str:
-            return display_path(path, ws, Path("/nonexistent-home"))
-
+        shown = displayer(ws, Path("/nonexistent-home"))
         budget = Budget(8000, "chars", "selftest")
         return discover([root], budget, char_fits, self.policy, shown=shown)
 

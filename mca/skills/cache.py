@@ -22,6 +22,7 @@ the catalog is first sent (`audit`); a wrong one is dropped and the catalog rebu
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -72,18 +73,25 @@ def _from_json(raw: Any, body: str) -> ParsedSkill:
     return ParsedSkill(fields, body, [], lines)
 
 
-def _texts(value: Any) -> list[str] | None:
-    """Every text in a parsed value (keys too), or None for a value YAML never gives."""
+def _unfound(value: Any, head: str) -> list[str] | None:
+    """Every text in a parsed value (keys too) that `head` does not hold as it is, or None for
+    a value YAML never gives (one pass, exact types: thousands of entries at start-up)."""
     out: list[str] = []
     stack = [value]
     while stack:
         v = stack.pop()
-        if isinstance(v, str):
-            out.append(v)
-        elif isinstance(v, list):
+        kind = type(v)
+        if kind is str:
+            if v not in head:
+                out.append(v)
+        elif kind is list:
             stack += v
-        elif isinstance(v, dict) and all(isinstance(k, str) for k in v):
-            out += v
+        elif kind is dict:
+            for k in v:
+                if type(k) is not str:
+                    return None
+                if k not in head:
+                    out.append(k)
             stack += v.values()
         else:
             return None
@@ -97,15 +105,20 @@ def _words(text: str) -> str:
 def _fields_from(parsed: ParsedSkill, head: str) -> bool:
     """Every field's text within the frontmatter (folded lines compared word by word), no
     diagnostics, sane line numbers."""
-    texts = _texts(parsed.fields)
-    words = _words(head)
+    if parsed.diagnostics:
+        return False
     lines = head.count("\n") + 2
-    return (
-        not parsed.diagnostics
-        and texts is not None
-        and all(_words(t) in words for t in texts)
-        and all(isinstance(n, int) and 1 <= n <= lines for n in parsed.key_lines.values())
-    )
+    if not all(type(n) is int and 1 <= n <= lines for n in parsed.key_lines.values()):
+        return False
+    # A text found as it is is found word by word too (a piece of the frontmatter folds to a
+    # piece of the folded frontmatter), so only the rest are folded: folded or escaped values
+    folded = _unfound(parsed.fields, head)
+    if folded is None:
+        return False
+    if folded:
+        words = _words(head)
+        return all(_words(t) in words for t in folded)
+    return True
 
 
 def derived_from(parsed: ParsedSkill, text: str) -> bool:
@@ -144,12 +157,15 @@ class ParseCache:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.old: dict[str, Any] = {}
         self.new: dict[str, Any] = {}
         self.changed = False
         self.dropped = 0  # entries that were not what their file gives
-        if path is not None:
-            self.old = load_entries(path, "entries")
+
+    @functools.cached_property
+    def old(self) -> dict[str, Any]:
+        """The entries on disk, read on first use: inside the scan, where collection is paused
+        (thousands of entries, every one kept until the scan ends)."""
+        return {} if self.path is None else load_entries(self.path, "entries")
 
     def get(self, path: Path) -> ParsedSkill | None:
         """The cached parse of a SKILL.md, when its entry is what the file gives (the file is

@@ -91,12 +91,12 @@ def discover(
     fits: Fits,
     policy: Policy = PRODUCTION,
     cache: ParseCache | None = None,
-    shown: Callable[[Path], str] | None = None,
+    shown: Callable[[str], str] | None = None,
     docs: DocSource | None = None,
 ) -> Discovery:
     """Scan the roots and build the catalog. Skills omitted from the catalog stay loadable.
 
-    `shown` gives each skill directory as the model is told it (display_path)."""
+    `shown` gives each skill directory (a path's text) as the model is told it (display_path)."""
     with gc_paused():
         return _discover(roots, budget, fits, policy, cache, shown, docs)
 
@@ -107,14 +107,14 @@ def _discover(
     fits: Fits,
     policy: Policy,
     cache: ParseCache | None,
-    shown: Callable[[Path], str] | None,
+    shown: Callable[[str], str] | None,
     docs: DocSource | None,
 ) -> Discovery:
     scan = scan_roots(roots, policy=policy, cache=cache)
     if shown is not None:
         for c in scan.candidates:
             if c.skill is not None:
-                c.skill = c.skill.shown_at(shown(c.skill.dir))
+                c.skill = c.skill.shown_at(shown(os.path.dirname(c.skill.path)))
     diags = list(scan.diagnostics)
     diags += resolve_collisions(scan.candidates)
     loaded = {c.skill.name: c.skill for c in scan.candidates if c.status == "loaded" and c.skill}

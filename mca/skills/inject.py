@@ -69,7 +69,7 @@ def list_resources(skill_dir: Path) -> dict[str, list[str]]:
     return out
 
 
-def _listed(skill_dir: Path, sub: str) -> list[str]:
+def _listed(skill_dir: Path | str, sub: str) -> list[str]:
     """Up to MAX_LISTED file names under one resource directory, relative to the skill."""
     base = os.path.join(skill_dir, sub)
     if not is_dir(base):
@@ -101,9 +101,9 @@ def command_line(script: Path, shown: str | None = None) -> str:
     return f"{interpreter} {quoted}" if interpreter else quoted
 
 
-def unrunnable_scripts(skill_dir: Path) -> list[str]:
+def unrunnable_scripts(skill_dir: Path | str) -> list[str]:
     """scripts/ files that have no known interpreter and no execute bit (names only)."""
-    return [rel for rel in _listed(skill_dir, "scripts") if not runnable(skill_dir / rel)]
+    return [rel for rel in _listed(skill_dir, "scripts") if not runnable(Path(skill_dir, rel))]
 
 
 def render_skill(skill: Skill) -> Block:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -27,6 +28,7 @@ __all__ = [
     "Root",
     "Skill",
     "display_path",
+    "displayer",
     "xml_escape",
 ]
 
@@ -81,25 +83,36 @@ STRICT_CODES = frozenset({"field-dropped", "frontmatter-recovered", "description
 MAX_UP_LEVELS = 4  # a skill further away than this from the workspace is shown absolute
 
 
-def display_path(path: Path, workspace: Path, home: Path) -> str:
+def display_path(path: Path | str, workspace: Path, home: Path) -> str:
     """A path for the model: relative to the workspace, else ~/..., else relative with a few
     ../ steps; absolute only when nothing shorter says where it is. The same on every machine
     for the same layout, so token figures do not depend on where things are installed."""
-    text = str(path)
-    for base, prefix in ((str(workspace), ""), (str(home), "~/")):
-        if text == base:
-            return prefix.rstrip("/") or "."
-        if text.startswith(base.rstrip("/") + "/"):  # is_relative_to, as strings: thousands/start
-            return prefix + text[len(base.rstrip("/")) + 1 :].rstrip("/")
-    parent, name = os.path.split(text)
-    if name not in ("", ".", "..") and not (str(workspace) + "/").startswith(
-        parent.rstrip("/") + "/"
-    ):
-        # not an ancestor of the workspace: the same steps up as its parent, then its name
-        # (thousands of skills share a few parents, and relpath is the slow part)
-        shown = _outside(parent, str(workspace))
-        return f"{shown}/{name}" if shown != text and shown != parent else text
-    return _outside(text, str(workspace))
+    return displayer(workspace, home)(path)
+
+
+def displayer(workspace: Path, home: Path) -> Callable[[Path | str], str]:
+    """display_path for one workspace and home, its prefixes worked out once (discovery shows
+    thousands of skill directories at start-up)."""
+    ws = str(workspace)
+    bases = [(b, b.rstrip("/") + "/", prefix) for b, prefix in ((ws, ""), (str(home), "~/"))]
+    ws_dir = ws + "/"
+
+    def shown(path: Path | str) -> str:
+        text = str(path)
+        for base, under, prefix in bases:
+            if text == base:
+                return prefix.rstrip("/") or "."
+            if text.startswith(under):  # is_relative_to, as strings
+                return prefix + text[len(under) :].rstrip("/")
+        parent, name = os.path.split(text)
+        if name not in ("", ".", "..") and not ws_dir.startswith(parent.rstrip("/") + "/"):
+            # not an ancestor of the workspace: the same steps up as its parent, then its name
+            # (thousands of skills share a few parents, and relpath is the slow part)
+            up = _outside(parent, ws)
+            return f"{up}/{name}" if up != text and up != parent else text
+        return _outside(text, ws)
+
+    return shown
 
 
 @functools.lru_cache(maxsize=64)

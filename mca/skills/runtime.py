@@ -12,7 +12,7 @@ from mca.skills.cache import FitsMemo, ParseCache
 from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, changes, char_fits, discover, session_roots
 from mca.skills.index_cache import IndexCache
-from mca.skills.model import STRICT_CODES, display_path
+from mca.skills.model import STRICT_CODES, displayer
 from mca.skills.policy import PRODUCTION, Policy
 from mca.skills.stage import SkillStage
 from mca.skills.writers import writers
@@ -63,10 +63,8 @@ def open_discovery(
     memo = FitsMemo(c.home / "cache" / "fits.json", estimator.encoding, estimator.fits, trust_memo)
     docs = IndexCache(c.home / "cache" / f"index-{key[:16]}.json")
 
-    def shown(path: Path) -> str:
-        return display_path(path, c.workspace, c.user_home)
-
     fits = memo if budget.unit == "tokens" else char_fits
+    shown = displayer(c.workspace, c.user_home)
     d = discover(roots, budget, fits, c.policy or PRODUCTION, cache, shown, docs)
     memo.save()
     return d, memo

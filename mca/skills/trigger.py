@@ -140,11 +140,6 @@ def _path_reasons(patterns: Sequence[str], paths: Sequence[tuple[str, str]]) -> 
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
-def _first_token(text: str) -> str:
-    m = _TOKEN.search(text)
-    return m.group(0) if m else ""
-
-
 def _prefix_dir(pattern: str) -> str:
     """The literal directory a glob is anchored in ('' when it can match anywhere)."""
     if "/" not in pattern:
@@ -205,13 +200,15 @@ class _Index:
         self.anywhere: list[tuple[int, int]] = []  # non-ASCII or wordless triggers
         self.names: dict[str, list[int]] = {}
         self.paths: dict[str, list[tuple[int, int]]] = {}  # prefix dir -> (skill, pattern no.)
+        first = _TOKEN.search  # a text's first token: thousands of skills, several triggers each
         for si, skill in enumerate(skills):
             name, triggers = skill.lowered
-            self.names.setdefault(_first_token(name), []).append(si)  # '' = check always
+            m = first(name)
+            self.names.setdefault(m.group(0) if m else "", []).append(si)  # '' = check always
             for ti, (_, needle) in enumerate(triggers):
-                token = _first_token(needle) if needle.isascii() else ""
-                if token:
-                    self.by_word.setdefault(token, []).append((si, ti))
+                m = first(needle) if needle.isascii() else None
+                if m is not None:
+                    self.by_word.setdefault(m.group(0), []).append((si, ti))
                 elif needle:
                     self.anywhere.append((si, ti))
             for pi, pattern in enumerate(skill.paths):

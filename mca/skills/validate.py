@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from pathlib import Path
@@ -25,6 +26,7 @@ EXTENSION_FIELDS = ("domain", "priority", "triggers", "paths")
 INTEGER = re.compile(r"[+-]?[0-9]{1,9}\Z")
 
 
+_STEPS = re.compile(r"[/\\]")
 ASCII_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 
 
@@ -79,10 +81,11 @@ class _Checker:
         value = self.parsed.fields.get(key)
         if value is None or value == "":
             return ()
-        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        out = [v.strip() for v in value if isinstance(v, str)] if isinstance(value, list) else None
+        if out is None or len(out) != len(value) or not all(out):  # one pass over the items
             self.dropped(key, f"a list of {what}", value)
             return ()
-        return tuple(v.strip() for v in value if isinstance(v, str))
+        return tuple(out)
 
 
 def _name(c: _Checker, dirname: str) -> str:
@@ -173,7 +176,7 @@ def _extensions(c: _Checker) -> tuple[str, int, tuple[str, ...], tuple[str, ...]
     triggers = c.string_list("triggers", "non-empty strings")
     paths = c.string_list("paths", "relative glob patterns")
     for pattern in paths:
-        if pattern.startswith(("/", "~")) or ".." in re.split(r"[/\\]", pattern):
+        if pattern.startswith(("/", "~")) or (".." in pattern and ".." in _STEPS.split(pattern)):
             c.dropped("paths", "relative glob patterns without '..'", pattern)
             return domain, priority, triggers, ()
     return domain, priority, triggers, paths
@@ -186,8 +189,8 @@ def validate(path: Path, parsed: ParsedSkill, root: Root | None) -> Candidate:
         cand.diagnostics = list(parsed.diagnostics)
         return cand
     c = _Checker(path, parsed)
-    skill_dir = path.parent
-    name = _name(c, skill_dir.name)
+    skill_dir = os.path.dirname(path)  # its text: no Path made for each of thousands
+    name = _name(c, os.path.basename(skill_dir))
     description = _description(c)
     _spec_fields(c)
     domain, priority, triggers, paths = _extensions(c)
