@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from mca.globs import glob_match, literal_prefix
 from mca.skills import rivals
 from mca.skills.judgment import choose
+from mca.skills.lexicon import stop_words
 from mca.skills.model import Hit, Reason, Skill
 from mca.skills.relevance import Doc, Index, make_doc, terms
 from mca.skills.switches import model_invocable
@@ -80,6 +81,8 @@ def mentioned(sentence: str, name: str) -> str:
         if re.search(rf"(?:^|\s){re.escape(form.lower())}(?:$|[^\w-])", low):
             return form
     if one_word(name):
+        if name.lower() in stop_words():  # "use the skill" names no skill called the
+            return ""
         m = _skill_rx(name.lower()).search(low)
         return m.group(0) if m else ""
     return name if _mention_rx(name.lower()).search(low) else ""
@@ -98,10 +101,10 @@ _UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 
 @functools.lru_cache(maxsize=65536)
 def _skill_rx(name: str) -> re.Pattern[str]:
-    # The name, then the word skill: "the planner skill", "planner skills", "用planner技能";
-    # not "pdfskills.py" (one longer word).
+    # The name, then the word skill: "the planner skill", "用planner技能"; not "pdfskills.py"
+    # (one longer word), nor the plural ("my writing skills" asks for no skill named writing).
     before = rf"(?<![./$\-])(?<!(?![{_UNSPACED}])\w)"
-    return re.compile(rf"{before}{re.escape(name)}(?:\s+skills?\b|\s*(?:技能|スキル|스킬))")
+    return re.compile(rf"{before}{re.escape(name)}(?:\s+skill\b(?![-.]\w)|\s*(?:技能|スキル|스킬))")
 
 
 @functools.lru_cache(maxsize=65536)

@@ -15,8 +15,9 @@ Links = dict[str, set[str]]  # term -> the terms written as part of the same wor
 
 
 def shares(found: Sequence[str], tied: Links) -> dict[str, float]:
-    """term -> 1 / the number of found terms in its word: the found terms linked to each
-    other (directly or through other found terms) make one word, counted once in all."""
+    """term -> its share of a word: the found terms linked to each other (directly or through
+    other found terms) are pieces of the written words they stand for (`written`), which count
+    once each in all."""
     out: dict[str, float] = {}
     keep = set(found)
     for t in found:
@@ -28,5 +29,14 @@ def shares(found: Sequence[str], tied: Links) -> dict[str, float]:
                 if u in keep and u not in word:
                     word.add(u)
                     todo.append(u)
-        out.update(dict.fromkeys(word, 1.0 / len(word)))
+        out.update(dict.fromkeys(word, written(word) / len(word)))
     return out
+
+
+def written(word: set[str]) -> float:
+    """How many written words a linked set of found terms stands for: one, or, for a run of k
+    overlapping character pairs (k + 1 characters), k / 2, since words of these scripts are two
+    or three characters long: 数据库 (two pairs) is one word, 数据库迁移脚本 (six) about three,
+    not one. The glossary's English for them adds none."""
+    pairs = sum(1 for t in word if not t.isascii())
+    return max(1.0, pairs / 2)

@@ -49,6 +49,20 @@ def test_linked_terms_found_together_share_one_word() -> None:
     assert shares(["数据", "迁移"], tied) == {"数据": 1.0, "迁移": 1.0}  # not next to each other
 
 
+def test_a_long_shared_run_counts_as_the_words_it_holds() -> None:
+    # 写数据库迁移脚本 shared: seven overlapping pairs, about three and a half written words
+    # (编写 shares its last character), not one
+    index = Index([make_doc("db-migrate", "编写数据库迁移脚本并检查回滚")])
+    long_q = judgment.query(index, "帮我写数据库迁移脚本")
+    short_q = judgment.query(index, "帮我看看数据库")
+    (long_m,) = index.match(long_q.terms, long_q.tied)
+    (short_m,) = index.match(short_q.terms, short_q.tied)
+    assert short_m.words == 1.0 and long_m.words == pytest.approx(3.5)
+    assert judgment.logit(judgment.features(long_m, index, long_q)) > judgment.logit(
+        judgment.features(short_m, index, short_q)
+    )
+
+
 def test_a_cjk_word_matched_in_a_cjk_description_counts_once() -> None:
     index = Index([make_doc("db-tool", "管理数据库的工具")])
     q = judgment.query(index, "帮我看看数据库")

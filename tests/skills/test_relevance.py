@@ -202,6 +202,9 @@ def test_one_word_names_are_not_mentions_as_bare_words() -> None:
     assert mentioned("use the triage skill on these tickets", "triage") == "triage skill"
     assert mentioned("用 triage 技能整理这些工单", "triage") == "triage 技能"
     assert mentioned("the triage-skill repo", "triage") == ""
+    assert mentioned("how can I improve my writing skills", "writing") == ""
+    assert mentioned("list all skills", "all") == "" and mentioned("use the skill", "the") == ""
+    assert mentioned("open triage skill.md", "triage") == ""
 
 
 def test_the_name_skill_is_two_words_in_spaced_scripts_and_may_be_glued_in_cjk() -> None:
