@@ -123,8 +123,7 @@ def links(text: str) -> Links:
     pairs of a CJK run that follow each other (数据 and 据库 of 数据库), and a glossary word's
     English with the pairs inside it (冲突 and "conflict"). Latin words link to nothing."""
     out: Links = {}
-    low = unicodedata.normalize("NFKC", text[:MAX_TEXT]).lower()
-    for part in (p for run in _RUN.findall(low) for p in _CJK.split(run)[1::2]):
+    for part in _cjk_parts(text):
         pairs = [part[j : j + 2] for j in range(len(part) - 1)]
         ties = list(itertools.pairwise(pairs))
         ties += [(stem(eng), p) for i, j, eng in spans(part) for p in pairs[i : j - 1]]
@@ -137,9 +136,13 @@ def links(text: str) -> Links:
 
 def glossed(text: str) -> dict[str, int]:
     """The terms the glossary adds to a text (mca.skills.glossary), with their counts."""
+    return counts([stem(w) for part in _cjk_parts(text) for w in english(part)])
+
+
+def _cjk_parts(text: str) -> list[str]:
+    """The text's runs of CJK script, normalised as `terms` reads them."""
     low = unicodedata.normalize("NFKC", text[:MAX_TEXT]).lower()
-    runs = [p for run in _RUN.findall(low) for p in _CJK.split(run)[1::2]]
-    return counts([stem(w) for part in runs for w in english(part)])
+    return [p for run in _RUN.findall(low) for p in _CJK.split(run)[1::2]]
 
 
 def surface(text: str) -> dict[str, str]:
