@@ -78,7 +78,7 @@ def mentioned(sentence: str, name: str) -> str:
     if name.lower() not in low:
         return ""
     for form in (f"${name}", f"/{name}"):  # compared lowercased, as the sentence is
-        if re.search(rf"(?:^|\s){re.escape(form.lower())}(?:$|[^\w-])", low):
+        if _sigil_rx(form.lower()).search(low):
             return form
     if one_word(name):
         if name.lower() in stop_words():  # "use the skill" names no skill called the
@@ -105,6 +105,15 @@ def _skill_rx(name: str) -> re.Pattern[str]:
     # (one longer word), nor the plural ("my writing skills" asks for no skill named writing).
     before = rf"(?<![./$\-])(?<!(?![{_UNSPACED}])\w)"
     return re.compile(rf"{before}{re.escape(name)}(?:\s+skill\b(?![-.]\w)|\s*(?:技能|スキル|스킬))")
+
+
+@functools.lru_cache(maxsize=65536)
+def _sigil_rx(form: str) -> re.Pattern[str]:
+    # $name or /name as a word of its own, where a script without spaces may touch it on either
+    # side ("请用$triage整理"), but not inside a longer word, a path (/src/app) or an amount.
+    opening = rf"\s([{{<\"'`\u3000-\u303f\uff01-\uff0e\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65{_UNSPACED}"
+    after = rf"[^\w/\-]|[{_UNSPACED}]"
+    return re.compile(rf"(?:^|(?<=[{opening}])){re.escape(form)}(?=$|{after})")
 
 
 @functools.lru_cache(maxsize=65536)

@@ -218,6 +218,19 @@ def test_the_name_skill_is_two_words_in_spaced_scripts_and_may_be_glued_in_cjk()
     assert mentioned("请用retriage技能", "triage") == ""  # still not inside a Latin word
 
 
+def test_a_sigil_mention_may_touch_a_script_without_spaces_but_not_a_word_or_a_path() -> None:
+    for name in ("triage", "deep-review-loop"):
+        for form in (f"${name}", f"/{name}"):
+            assert mentioned(f"请用{form}整理这些", name) == form
+            assert mentioned(f"「{form}」で整理して", name) == form
+            assert mentioned(f"先看，{form}，再说", name) == form
+            assert mentioned(f"({form}) please", name) == form
+    assert mentioned("costs US$triage", "triage") == ""  # inside a longer word
+    assert mentioned("x$triage y", "triage") == ""
+    for path in ("see ../triage now", "cd ~/triage", "看看/triage/foo", "src/triage is it"):
+        assert mentioned(path, "triage") == "", path  # part of a path, not a command
+
+
 def test_a_bare_one_word_name_counts_as_the_names_words_in_the_judgment() -> None:
     pdf = sk("pdf", "Fill in, merge and split PDF forms and documents.")
     assert names([pdf], "fill in this pdf form for me") == ["pdf"]  # by its description
