@@ -111,7 +111,8 @@ def _skill_rx(name: str) -> re.Pattern[str]:
 def _sigil_rx(form: str) -> re.Pattern[str]:
     # $name or /name as a word of its own, where a script without spaces may touch it on either
     # side ("请用$triage整理"), but not inside a longer word, a path (/src/app) or an amount.
-    opening = rf"\s([{{<\"'`\u3000-\u303f\uff01-\uff0e\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65{_UNSPACED}"
+    wide = "\u3000-\u303f\uff01-\uff0e\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"  # CJK punctuation
+    opening = rf"\s([{{<\"'`{wide}{_UNSPACED}"
     after = rf"[^\w/\-]|[{_UNSPACED}]"
     return re.compile(rf"(?:^|(?<=[{opening}])){re.escape(form)}(?=$|{after})")
 
