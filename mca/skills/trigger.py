@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 
 from mca.globs import glob_match, literal_prefix
@@ -89,8 +90,9 @@ def mentioned(sentence: str, name: str) -> str:
 
 
 def one_word(name: str) -> bool:
-    """A name spelt as an ordinary word is (letters only, in any script)."""
-    return bool(re.fullmatch(r"[^\W\d_]+", name))
+    """A name spelt as an ordinary word is (letters only, in any script; an accent stored
+    as a combining mark, as macOS file names have them, is part of its letter)."""
+    return bool(re.fullmatch(r"[^\W\d_]+", unicodedata.normalize("NFC", name)))
 
 
 # Scripts written without spaces (as mca.skills.relevance cuts them): a name may follow one

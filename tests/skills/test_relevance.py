@@ -195,6 +195,7 @@ def test_one_word_names_are_not_mentions_as_bare_words() -> None:
         assert mentioned(f"please {name} this", name) == ""
         assert mentioned(f"use ${name} here", name) == f"${name}"
         assert mentioned(f"/{name} now", name) == f"/{name}"
+    assert one_word("caf\u00e9") and one_word("cafe\u0301")  # NFC and NFD spell one word
     for name in ("webapp-testing", "calc-conventions", "web3", "slack_gif", "Git Commit Helper"):
         assert not one_word(name), name
         assert mentioned(f"run {name} on it", name) == name
