@@ -130,6 +130,23 @@ def test_discovered_skills_are_left_out_of_later_collections(
         gc.enable()
 
 
+def test_a_discovery_let_go_leaves_nothing_frozen_behind(
+    tmp_path: Path, make_skill: MakeSkill
+) -> None:
+    """Frozen objects are still freed by their reference counts: discovering again (skills
+    edited mid-session) must not leave the last discovery's objects in the permanent
+    generation, as a reference cycle among them would (some hundreds of objects per run)."""
+    for i in range(40):
+        make_skill(tmp_path, f"s{i}")
+    counts = []
+    for _ in range(5):
+        found = discover([Root(tmp_path, "t", 1)], BIG, char_fits)
+        assert len(found.skill_set) == 40 and found.skill_set.lookup and found.skill_set.relevance
+        counts.append(gc.get_freeze_count())
+        del found
+    assert counts[-1] - counts[1] < 40, counts  # not a discovery's worth more each time
+
+
 def test_a_list_field_of_the_wrong_shape_is_dropped_with_a_warning() -> None:
     path = Path("/s/a/SKILL.md")
     wrong: list[object] = [{}, "x", ["ok", ""], ["ok", 5], [" "]]
