@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from mca.config import Settings, load_settings
 from mca.errors import ConfigError
-from mca.wiring import face_config
+from mca.wiring import face_config, skills_config
 
 if TYPE_CHECKING:
     from mca.session import UI, Session
@@ -122,7 +122,6 @@ def discover_ahead(settings: Settings) -> Ahead | None:
     """-p's skills discovered in a child while this process imports the rest (mca.skills.ahead:
     None when it cannot be)."""
     from mca.skills.ahead import start
-    from mca.wiring import skills_config
 
     return start(skills_config(settings))
 

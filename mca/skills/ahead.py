@@ -1,17 +1,17 @@
-"""Discovery started ahead, in a forked child, while the parent imports the rest of mca.
+"""Discovery started ahead, in a forked child, while the parent goes on with `mca -p`.
 
-`mca -p` spends ~150 ms importing what its turn needs (the session, the engine, the face)
-before it looks for skills, and walking, reading and checking thousands of SKILL.md files costs
-about as much again: on a second core the two overlap. The child runs the serial discovery
+Walking, reading and checking thousands of SKILL.md files costs ~0.1 s of CPU, and -p spends
+more than that meanwhile on work that does not need the skills: importing its face, and loading
+the tokenizer its turn needs anyway (the fits memo's audit, the ledger's counts), which `take`
+starts while it waits. On a second core the two overlap. The child runs the serial discovery
 (`open_discovery`, the same code: every parse-cache entry verified against its file as ever)
-and leaves the result, pickled, in an unnamed file only it and the parent hold (a pipe of 64 KB
-would cost the parent a wake-up per 64 KB of megabytes, each one waiting for the GIL while the
-tokenizer loads beside it); it closes a pipe by exiting. The parent takes it for the same
-config only. Anything else gives None and the caller discovers serially:
-no fork, other threads running (a lock one holds would stay held in the child), a lab's
-policy, a config that changed (a server's window), a child that fails, exits non-zero or takes
-longer than WAIT, or a catalog fit the memo does not know (the tokenizer is the parent's to
-load: the child would load it for nothing).
+and leaves the result, pickled, in an unnamed file only it and the parent hold (through a pipe,
+each 64 KB of the megabytes would wait for the GIL the loading tokenizer holds); its exit closes
+a pipe, which tells the parent. The parent takes it for the same config only. Anything else
+gives None and the caller discovers serially: no fork, other threads running (a lock one holds
+would stay held in the child), a lab's policy, a config that changed (a server's window), a
+child that fails, exits non-zero or takes longer than WAIT, or a catalog fit the memo does not
+know (the tokenizer is the parent's to load: the child would load it for nothing).
 """
 
 from __future__ import annotations

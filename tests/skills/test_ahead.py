@@ -47,6 +47,16 @@ def _gone(pid: int) -> bool:
     return False
 
 
+class _Recorded(Ahead):
+    """An Ahead that keeps what it gave."""
+
+    taken: tuple[Discovery, FitsMemo] | None = None
+
+    def take(self, config: SkillsConfig, estimator: Estimator) -> tuple[Discovery, FitsMemo] | None:
+        self.taken = super().take(config, estimator)
+        return self.taken
+
+
 def _same(got: Discovery, want: Discovery) -> None:
     assert got.roots == want.roots
     assert got.candidates == want.candidates
@@ -150,3 +160,28 @@ def test_no_fork_while_another_thread_runs(tmp_path: Path, make_skill: MakeSkill
         stop.set()
         other.join()
     assert _take(config, start(config)) is not None
+
+
+def test_a_one_shot_session_takes_the_child_s_skills(tmp_path: Path, make_skill: MakeSkill) -> None:
+    from mca.assemble import open_session
+    from mca.config import load_settings
+    from mca.launch import discover_ahead
+    from mca.session import HeadlessUI
+
+    config = _config(tmp_path, make_skill)
+    env = {"MOCK": "1", "MCA_HOME": str(config.home), "HOME": str(tmp_path)}
+    settings = load_settings(env, workspace=config.workspace).with_(skills_dirs=config.skills_dirs)
+    serial = open_session(settings, HeadlessUI(), one_shot=True)  # memo and caches written
+    serial.close()
+    started = discover_ahead(settings)
+    assert started is not None
+    ahead = _Recorded(started.config, started.pid, started.fd, started.out)
+    session = open_session(settings, HeadlessUI(), one_shot=True, ahead=ahead)
+    session.close()
+    assert _gone(started.pid) and ahead.fd == -1
+    assert ahead.taken is not None and session.skills.discovery is ahead.taken[0]
+    assert session.skills.memo is ahead.taken[1] and ahead.taken[1].pending  # fits on trust
+    _same(session.skills.discovery, serial.skills.discovery)
+    for t in threading.enumerate():
+        if t.name == "mca-tokenizer":
+            t.join()
