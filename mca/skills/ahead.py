@@ -3,15 +3,18 @@
 Walking, reading and checking thousands of SKILL.md files costs ~0.1 s of CPU, and -p spends
 more than that meanwhile on work that does not need the skills: importing its face, and loading
 the tokenizer its turn needs anyway (the fits memo's audit, the ledger's counts), which `take`
-starts while it waits. On a second core the two overlap. The child runs the serial discovery
-(`open_discovery`, the same code: every parse-cache entry verified against its file as ever)
-and leaves the result, pickled, in an unnamed file only it and the parent hold (through a pipe,
-each 64 KB of the megabytes would wait for the GIL the loading tokenizer holds); its exit closes
-a pipe, which tells the parent. The parent takes it for the same config only. Anything else
-gives None and the caller discovers serially: no fork, other threads running (a lock one holds
-would stay held in the child), a lab's policy, a config that changed (a server's window), a
-child that fails, exits non-zero or takes longer than WAIT, or a catalog fit the memo does not
-know (the tokenizer is the parent's to load: the child would load it for nothing).
+starts in a thread when the child is not done yet (it runs while this thread waits; with nothing
+to wait for, it loads when first used, as without a child). On a second core the two overlap.
+
+The child runs the serial discovery (`open_discovery`, the same code: every parse-cache entry
+verified against its file as ever) and leaves the result, pickled, in an unnamed file only it
+and the parent hold (through a pipe, each 64 KB of the megabytes would wait for the GIL the
+loading tokenizer holds); its exit closes a pipe, which tells the parent. The parent takes it
+for the same config only. Anything else gives None and the caller discovers serially: no fork,
+one core, other threads running (a lock one holds would stay held in the child), a lab's
+policy, a config that changed (a server's window), a child that fails, exits non-zero or takes
+longer than WAIT, or a catalog fit the memo does not know (the tokenizer is the parent's to
+load: the child would load it for nothing).
 """
 
 from __future__ import annotations
@@ -67,8 +70,8 @@ class Ahead:
         try:
             if config != self.config or self.fd < 0:
                 return None
-            if not estimator.loaded:  # -p needs it anyway (the memo's audit, the ledger):
-                estimator.preload()  # it loads while the child works, not after
+            if not select.select([self.fd], [], [], 0)[0]:  # still at work: meanwhile, what
+                estimator.preload()  # -p needs anyway (the memo's audit, the ledger)
             data = self._read()
             if data is None:
                 return None
@@ -116,6 +119,8 @@ def start(config: SkillsConfig, run: Opener = open_discovery) -> Ahead | None:
     """Fork a child discovering the skills of `config` (None when it cannot or should not)."""
     if config.policy is not None or not hasattr(os, "fork") or threading.active_count() > 1:
         return None
+    if _cores() < 2:  # nothing would run beside this process: the child would only cost
+        return None
     fds: list[int] = []
     try:
         fds += os.pipe()
@@ -130,6 +135,13 @@ def start(config: SkillsConfig, run: Opener = open_discovery) -> Ahead | None:
         _child(r, out, config, run)
     os.close(w)
     return Ahead(config, pid, r, out)
+
+
+def _cores() -> int:
+    """The CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _unnamed() -> int:

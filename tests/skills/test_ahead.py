@@ -185,3 +185,18 @@ def test_a_one_shot_session_takes_the_child_s_skills(tmp_path: Path, make_skill:
     for t in threading.enumerate():
         if t.name == "mca-tokenizer":
             t.join()
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
+def test_no_fork_on_one_core(tmp_path: Path, make_skill: MakeSkill) -> None:
+    config = _config(tmp_path, make_skill, window=None)
+    cpus = os.sched_getaffinity(0)
+    if len(cpus) < 2:
+        assert start(config) is None
+        return
+    os.sched_setaffinity(0, {min(cpus)})
+    try:
+        assert start(config) is None
+    finally:
+        os.sched_setaffinity(0, cpus)
+    assert _take(config, start(config)) is not None
