@@ -11,10 +11,11 @@ verified against its file as ever) and leaves the result, pickled, in an unnamed
 and the parent hold (through a pipe, each 64 KB of the megabytes would wait for the GIL the
 loading tokenizer holds); its exit closes a pipe, which tells the parent. The parent takes it
 for the same config only. Anything else gives None and the caller discovers serially: no fork,
-one core, other threads running (a lock one holds would stay held in the child), a lab's
-policy, a config that changed (a server's window), a child that fails, exits non-zero or takes
-longer than WAIT, or a catalog fit the memo does not know (the tokenizer is the parent's to
-load: the child would load it for nothing).
+one core, no root directory at all (the usual start with no skills pays no fork), other threads
+running (a lock one holds would stay held in the child), a lab's policy, a config that changed
+(a server's window), a child that fails, exits non-zero or takes longer than WAIT, or a catalog
+fit the memo does not know (the tokenizer is the parent's to load: the child would load it for
+nothing).
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
 
+from mca.fsutil import is_dir
 from mca.skills.cache import FitsMemo
-from mca.skills.discover import Discovery
+from mca.skills.discover import Discovery, session_roots
 from mca.skills.policy import PRODUCTION
 from mca.skills.runtime import SkillsConfig, open_discovery
 from mca.skills.scan import gc_paused
@@ -121,6 +123,11 @@ def start(config: SkillsConfig, run: Opener = open_discovery) -> Ahead | None:
         return None
     if _cores() < 2:  # nothing would run beside this process: the child would only cost
         return None
+    c = config
+    if not any(
+        is_dir(r.path) for r in session_roots(c.workspace, c.home, c.user_home, c.skills_dirs)
+    ):
+        return None  # no skills anywhere: nothing to overlap
     fds: list[int] = []
     try:
         fds += os.pipe()

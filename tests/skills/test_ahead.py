@@ -200,3 +200,12 @@ def test_no_fork_on_one_core(tmp_path: Path, make_skill: MakeSkill) -> None:
     finally:
         os.sched_setaffinity(0, cpus)
     assert _take(config, start(config)) is not None
+
+
+def test_no_fork_where_no_root_exists(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    none = SkillsConfig(ws, tmp_path / "home", tmp_path / "user", 1, "o200k_base")
+    assert start(none) is None
+    (tmp_path / "home" / "skills").mkdir(parents=True)  # an empty root is still a root
+    assert _take(none, start(none)) is not None
