@@ -4,6 +4,7 @@ compactor, the loop; each part built whole before the part that uses it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mca.agent import Agent, AsksForSteps
 from mca.compact import Compactor
@@ -39,21 +40,26 @@ from mca.types import Model
 from mca.wiring import model_options, session_config, skills_config
 from mca.workspace.store import WorkspaceStore
 
+if TYPE_CHECKING:
+    from mca.skills.ahead import Ahead
+
 __all__ = ["open_session"]
 
 
 def _skills(
-    config: SkillsConfig, estimator: Estimator, log: SessionLog
+    config: SkillsConfig, estimator: Estimator, log: SessionLog, ahead: Ahead | None = None
 ) -> tuple[Discovery, FitsMemo]:
-    """Discovery, logged; --strict-skills refuses here, before any model client exists."""
-    discovery, memo = open_discovery(config, estimator)
+    """Discovery (the one `ahead` made, when it is for this config), logged; --strict-skills
+    refuses here, before any model client exists."""
+    found = ahead.take(config, estimator) if ahead is not None else None
+    discovery, memo = found or open_discovery(config, estimator)
     log_discovery(discovery, log.event)
     refuse_if_strict(config, discovery)
     return discovery, memo
 
 
 def _window_after_strict(
-    settings: Settings, estimator: Estimator, log: SessionLog
+    settings: Settings, estimator: Estimator, log: SessionLog, ahead: Ahead | None
 ) -> tuple[ModelOptions, str, tuple[SkillsConfig, tuple[Discovery, FitsMemo]] | None]:
     """The model's options with the window a local server gives. With --strict-skills the
     skills are checked first, so a refusal happens before any server is asked anything (even
@@ -63,7 +69,7 @@ def _window_after_strict(
     found = None
     if settings.strict_skills:
         first = skills_config(settings, options)
-        found = (first, _skills(first, estimator, log))
+        found = (first, _skills(first, estimator, log, ahead))
     options, note = window_for(options)
     return options, note, found
 
@@ -140,11 +146,13 @@ def open_session(
     log_to_disk: bool = True,
     estimator: Estimator | None = None,
     one_shot: bool = False,
+    ahead: Ahead | None = None,
 ) -> Session:
     """Build a session: the log, skills (--strict-skills may refuse), the workspace store, the
     tools' environment around the skill stage, the engine, the compactor and the loop.
     one_shot: its one turn follows at once (-p), so the skills just found need no second look
-    before it. Each part gets its own config from the settings (mca/wiring.py)."""
+    before it; `ahead`: its skills, discovered in a child meanwhile (mca.skills.ahead). Each part
+    gets its own config from the settings (mca/wiring.py)."""
     started, sid = new_ids()
     home_problem = prepare_home(settings.home)
     on_disk = log_to_disk and not home_problem
@@ -157,9 +165,12 @@ def open_session(
     estimator = estimator or Estimator(settings.encoding)
     if settings.provider != "mock":
         estimator.preload()  # loads while the first request is out, not before it
-    options, window_note, found = _window_after_strict(settings, estimator, log)
+    options, window_note, found = _window_after_strict(settings, estimator, log, ahead)
     config, skills = session_config(settings), skills_config(settings, options)
-    discovery, memo = found[1] if found and found[0] == skills else _skills(skills, estimator, log)
+    if found and found[0] == skills:
+        discovery, memo = found[1]
+    else:
+        discovery, memo = _skills(skills, estimator, log, ahead)
     workspace, notices = open_workspace(settings, sid, started, home_problem)
     stage, env = _tools(settings, discovery, workspace, ui, emit)
     prompt, agents_problem = prompt_for(config, discovery.catalog.text)

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from mca.config import Settings, load_settings
 from mca.errors import ConfigError
-from mca.wiring import face_config
+from mca.wiring import face_config, skills_config
 
 if TYPE_CHECKING:
     from mca.session import UI, Session
+    from mca.skills.ahead import Ahead
     from mca.skills.policy import Policy
     from mca.ui.oneshot import OneShot
     from mca.ui.repl import Repl
@@ -95,14 +96,16 @@ def output_format(args: argparse.Namespace) -> str:
     return "json" if args.json else args.output_format or "text"
 
 
-def _opener(settings: Settings, one_shot: bool = False) -> Callable[[UI], Session]:
+def _opener(
+    settings: Settings, one_shot: bool = False, ahead: Ahead | None = None
+) -> Callable[[UI], Session]:
     """A session of these settings around a face's UI, built when the face asks (the REPL: in
-    the background, once its prompt is up)."""
+    the background, once its prompt is up). `ahead`: its skills, being discovered meanwhile."""
 
     def opener(ui: UI) -> Session:
         from mca.assemble import open_session
 
-        return open_session(settings, ui, one_shot=one_shot)
+        return open_session(settings, ui, one_shot=one_shot, ahead=ahead)
 
     return opener
 
@@ -115,11 +118,19 @@ def repl_for(settings: Settings, **kw: Any) -> Repl:
     return Repl(face_config(settings), opener, **kw)
 
 
+def discover_ahead(settings: Settings) -> Ahead | None:
+    """-p's skills discovered in a child while this process imports the rest (mca.skills.ahead:
+    None when it cannot be)."""
+    from mca.skills.ahead import start
+
+    return start(skills_config(settings))
+
+
 def oneshot_for(settings: Settings, **kw: Any) -> OneShot:
     """-p around a one-shot session of these settings (`kw`: OneShot's own, `opener` too)."""
-    from mca.ui.oneshot import OneShot
+    opener = kw.pop("opener", None) or _opener(settings, True, discover_ahead(settings))
+    from mca.ui.oneshot import OneShot  # imported while the skills are found (discover_ahead)
 
-    opener = kw.pop("opener", None) or _opener(settings, one_shot=True)
     return OneShot(face_config(settings), opener, **kw)
 
 

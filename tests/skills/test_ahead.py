@@ -1,0 +1,211 @@
+"""Discovery ahead, in a forked child (mca.skills.ahead): what it gives is exactly what serial
+discovery gives, and every way it can fail gives None (the caller then discovers serially),
+with the child reaped."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from mca.skills.ahead import Ahead, start
+from mca.skills.cache import FitsMemo
+from mca.skills.discover import Discovery
+from mca.skills.policy import PRODUCTION, Policy
+from mca.skills.runtime import SkillsConfig, open_discovery
+from mca.tokens import Estimator
+from tests.skills.conftest import MakeSkill, skill_text
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+
+
+def _config(tmp_path: Path, make_skill: MakeSkill, window: int | None = 128_000) -> SkillsConfig:
+    """Two explicit roots and a user root: clean skills, a warning, an error, a shadowed
+    name, a duplicate at one rank is impossible across roots, a symlinked SKILL.md."""
+    a, b, home = tmp_path / "a", tmp_path / "b", tmp_path / "home"
+    for i in range(30):
+        make_skill(a, f"s{i}", description=f"Use when step {i} of the build breaks.")
+    make_skill(a, "warned", text=skill_text("warned", colour="blue"))
+    make_skill(a, "broken", text="---\nname: [broken\n---\nBody.\n")
+    make_skill(b, "s3", description="Use when the other s3 is wanted.")  # shadowed by a's
+    make_skill(home / "skills", "mine")
+    (b / "linked").mkdir()
+    (b / "linked" / "SKILL.md").symlink_to(a / "s0" / "SKILL.md")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return SkillsConfig(ws, home, tmp_path / "user", 20_000, "o200k_base", (a, b), window=window)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+class _Recorded(Ahead):
+    """An Ahead that keeps what it gave."""
+
+    taken: tuple[Discovery, FitsMemo] | None = None
+
+    def take(self, config: SkillsConfig, estimator: Estimator) -> tuple[Discovery, FitsMemo] | None:
+        self.taken = super().take(config, estimator)
+        return self.taken
+
+
+def _same(got: Discovery, want: Discovery) -> None:
+    assert got.roots == want.roots
+    assert got.candidates == want.candidates
+    assert got.diagnostics == want.diagnostics
+    assert got.catalog == want.catalog and got.budget == want.budget
+    assert got.skills == want.skills and list(got.skills) == list(want.skills)
+    assert got.dirs == want.dirs and got.seen == want.seen
+    assert got.policy is PRODUCTION
+
+
+def _take(config: SkillsConfig, ahead: Ahead | None) -> tuple[Discovery, FitsMemo] | None:
+    assert ahead is not None, "no fork: threads running?" + str(threading.enumerate())
+    pid = ahead.pid
+    found = ahead.take(config, Estimator())
+    assert _gone(pid) and ahead.fd == ahead.out == -1
+    for t in threading.enumerate():  # the tokenizer take preloads: no thread left behind
+        if t.name == "mca-tokenizer":
+            t.join()
+    return found
+
+
+def test_the_child_finds_what_serial_discovery_finds(tmp_path: Path, make_skill: MakeSkill) -> None:
+    config = _config(tmp_path, make_skill)
+    open_discovery(config, Estimator())  # the fits memo knows this catalog now
+    found = _take(config, start(config))
+    want, memo = open_discovery(config, Estimator())
+    assert found is not None
+    got, got_memo = found
+    _same(got, want)
+    assert {c.status for c in got.candidates} >= {"loaded", "skipped", "shadowed"}
+    assert any(d.code == "symlinked-entry" for c in got.candidates for d in c.diagnostics)
+    assert got_memo.path == memo.path and got_memo.known == memo.known
+    assert got_memo.unchecked == memo.unchecked and got_memo.pending
+    assert got_memo.audit() == 0  # the parent's tokenizer checks what the child took on trust
+    assert list(got.skill_set) == list(want.skill_set)
+
+
+def test_a_character_budget_needs_no_memo(tmp_path: Path, make_skill: MakeSkill) -> None:
+    config = _config(tmp_path, make_skill, window=None)
+    found = _take(config, start(config))  # a cold start: nothing cached yet
+    assert found is not None
+    _same(found[0], open_discovery(config, Estimator())[0])
+
+
+def test_a_fit_the_memo_does_not_know_is_left_to_the_parent(
+    tmp_path: Path, make_skill: MakeSkill
+) -> None:
+    config = _config(tmp_path, make_skill)  # tokens, and an empty memo: the child would
+    assert _take(config, start(config)) is None  # need the tokenizer
+
+
+def test_a_failing_child_gives_none(tmp_path: Path, make_skill: MakeSkill) -> None:
+    def fails(config: SkillsConfig, estimator: Estimator) -> tuple[Discovery, FitsMemo]:
+        raise OSError("disk on fire")
+
+    config = _config(tmp_path, make_skill, window=None)
+    assert _take(config, start(config, fails)) is None
+
+
+def test_another_config_gives_none_and_the_child_is_stopped(
+    tmp_path: Path, make_skill: MakeSkill
+) -> None:
+    def slow(config: SkillsConfig, estimator: Estimator) -> tuple[Discovery, FitsMemo]:
+        time.sleep(60)
+        raise AssertionError("never reached")
+
+    config = _config(tmp_path, make_skill, window=None)
+    other = SkillsConfig(config.workspace, config.home, config.user_home, 1, "o200k_base")
+    assert _take(other, start(config, slow)) is None
+
+
+def test_a_child_slower_than_the_wait_gives_none(tmp_path: Path, make_skill: MakeSkill) -> None:
+    def slow(config: SkillsConfig, estimator: Estimator) -> tuple[Discovery, FitsMemo]:
+        time.sleep(60)
+        raise AssertionError("never reached")
+
+    config = _config(tmp_path, make_skill, window=None)
+    ahead = start(config, slow)
+    assert ahead is not None
+    ahead.wait = 0.2
+    assert _take(config, ahead) is None
+    assert ahead.take(config, Estimator()) is None  # taken once: nothing left
+
+
+def test_a_lab_policy_is_never_discovered_ahead(tmp_path: Path, make_skill: MakeSkill) -> None:
+    config = _config(tmp_path, make_skill, window=None)
+    lab = SkillsConfig(
+        config.workspace, config.home, config.user_home, 1, "o200k_base", policy=Policy("lab")
+    )
+    assert start(lab) is None
+
+
+def test_no_fork_while_another_thread_runs(tmp_path: Path, make_skill: MakeSkill) -> None:
+    config = _config(tmp_path, make_skill, window=None)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert start(config) is None  # a lock it holds would stay held in the child
+    finally:
+        stop.set()
+        other.join()
+    assert _take(config, start(config)) is not None
+
+
+def test_a_one_shot_session_takes_the_child_s_skills(tmp_path: Path, make_skill: MakeSkill) -> None:
+    from mca.assemble import open_session
+    from mca.config import load_settings
+    from mca.launch import discover_ahead
+    from mca.session import HeadlessUI
+
+    config = _config(tmp_path, make_skill)
+    env = {"MOCK": "1", "MCA_HOME": str(config.home), "HOME": str(tmp_path)}
+    settings = load_settings(env, workspace=config.workspace).with_(skills_dirs=config.skills_dirs)
+    serial = open_session(settings, HeadlessUI(), one_shot=True)  # memo and caches written
+    serial.close()
+    started = discover_ahead(settings)
+    assert started is not None
+    ahead = _Recorded(started.config, started.pid, started.fd, started.out)
+    session = open_session(settings, HeadlessUI(), one_shot=True, ahead=ahead)
+    session.close()
+    assert _gone(started.pid) and ahead.fd == -1
+    assert ahead.taken is not None and session.skills.discovery is ahead.taken[0]
+    assert session.skills.memo is ahead.taken[1] and ahead.taken[1].pending  # fits on trust
+    _same(session.skills.discovery, serial.skills.discovery)
+    for t in threading.enumerate():
+        if t.name == "mca-tokenizer":
+            t.join()
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
+def test_no_fork_on_one_core(tmp_path: Path, make_skill: MakeSkill) -> None:
+    config = _config(tmp_path, make_skill, window=None)
+    cpus = os.sched_getaffinity(0)
+    if len(cpus) < 2:
+        assert start(config) is None
+        return
+    os.sched_setaffinity(0, {min(cpus)})
+    try:
+        assert start(config) is None
+    finally:
+        os.sched_setaffinity(0, cpus)
+    assert _take(config, start(config)) is not None
+
+
+def test_no_fork_where_no_root_exists(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    none = SkillsConfig(ws, tmp_path / "home", tmp_path / "user", 1, "o200k_base")
+    assert start(none) is None
+    (tmp_path / "home" / "skills").mkdir(parents=True)  # an empty root is still a root
+    assert _take(none, start(none)) is not None
