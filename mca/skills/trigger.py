@@ -111,12 +111,12 @@ def _skill_rx(name: str) -> re.Pattern[str]:
 
 @functools.lru_cache(maxsize=65536)
 def _sigil_rx(form: str) -> re.Pattern[str]:
-    # $name or /name as a word of its own, where a script without spaces may touch it on either
-    # side ("请用$triage整理"), but not inside a longer word, a path (/src/app) or an amount.
-    wide = "\u3000-\u303f\uff01-\uff0e\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"  # CJK punctuation
-    opening = rf"\s([{{<\"'`{wide}{_UNSPACED}"
+    # $name or /name as a word of its own: after whitespace, or touching a script written
+    # without spaces or its punctuation ("请用$triage整理", “/triage”, 「$triage」), but not inside
+    # a longer word, an amount (US$x), a path (../triage, /triage/foo) or markup (</modal>).
+    wide = "\u2018-\u201f\u3000-\u303f\uff01-\uff0e\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
     after = rf"[^\w/\-]|[{_UNSPACED}]"
-    return re.compile(rf"(?:^|(?<=[{opening}])){re.escape(form)}(?=$|{after})")
+    return re.compile(rf"(?:^|(?<=[\s{wide}{_UNSPACED}])){re.escape(form)}(?=$|{after})")
 
 
 @functools.lru_cache(maxsize=65536)

@@ -225,11 +225,13 @@ def test_a_sigil_mention_may_touch_a_script_without_spaces_but_not_a_word_or_a_p
             assert mentioned(f"请用{form}整理这些", name) == form
             assert mentioned(f"「{form}」で整理して", name) == form
             assert mentioned(f"先看，{form}，再说", name) == form
-            assert mentioned(f"({form}) please", name) == form
+            assert mentioned(f"请用“{form}”整理", name) == form
     assert mentioned("costs US$triage", "triage") == ""  # inside a longer word
     assert mentioned("x$triage y", "triage") == ""
     for path in ("see ../triage now", "cd ~/triage", "看看/triage/foo", "src/triage is it"):
         assert mentioned(path, "triage") == "", path  # part of a path, not a command
+    for markup in ("<Triage open>x</Triage>", 'open("/triage")', 'cd "$triage"', "[a](/triage)"):
+        assert mentioned(markup, "triage") == "", markup  # a closing tag, a quoted path
 
 
 def test_a_bare_one_word_name_counts_as_the_names_words_in_the_judgment() -> None:
