@@ -120,9 +120,14 @@ def repl_for(settings: Settings, **kw: Any) -> Repl:
 
 def discover_ahead(settings: Settings) -> Ahead | None:
     """-p's skills discovered in a child while this process imports the rest (mca.skills.ahead:
-    None when it cannot be)."""
+    None when it cannot be, or when a server will be asked for its window, which changes the
+    skills' config and would leave the child's work unused)."""
+    from mca.models import asks_window
     from mca.skills.ahead import start
+    from mca.wiring import model_options
 
+    if asks_window(model_options(settings)):
+        return None
     return start(skills_config(settings))
 
 

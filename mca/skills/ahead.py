@@ -2,9 +2,10 @@
 
 Walking, reading and checking thousands of SKILL.md files costs ~0.1 s of CPU, and -p spends
 more than that meanwhile on work that does not need the skills: importing its face, and loading
-the tokenizer its turn needs anyway (the fits memo's audit, the ledger's counts), which `take`
-starts in a thread when the child is not done yet (it runs while this thread waits; with nothing
-to wait for, it loads when first used, as without a child). On a second core the two overlap.
+the tokenizer its turn needs anyway (the fits memo's audit, the ledger's counts): a real
+provider's session starts loading it at once; with the mock model `take` starts it when the child
+is not done yet (with nothing to wait for, it loads when first used). On a second core the two
+overlap.
 
 The child runs the serial discovery (`open_discovery`, the same code: every parse-cache entry
 verified against its file as ever) and leaves the result, pickled, in an unnamed file only it
@@ -13,9 +14,11 @@ loading tokenizer holds); its exit closes a pipe, which tells the parent. The pa
 for the same config only. Anything else gives None and the caller discovers serially: no fork,
 one core, no root directory at all (the usual start with no skills pays no fork), other threads
 running (a lock one holds would stay held in the child), a lab's policy, a config that changed
-(a server's window), a child that fails, exits non-zero or takes longer than WAIT, or a catalog
-fit the memo does not know (the tokenizer is the parent's to load: the child would load it for
-nothing).
+(a server asked for its window: launch does not start a child then), a child that fails or
+exits non-zero, or a catalog fit that the memo does not know and the length alone does not settle
+(the tokenizer is the parent's to load: the child would load it for nothing). The parent waits
+for the child as long as it takes (WAIT: no limit): a discovery begun again from the start could
+not end sooner.
 """
 
 from __future__ import annotations
@@ -37,11 +40,11 @@ from mca.skills.discover import Discovery, session_roots
 from mca.skills.policy import PRODUCTION
 from mca.skills.runtime import SkillsConfig, open_discovery
 from mca.skills.scan import gc_paused
-from mca.tokens import Estimator
+from mca.tokens import MAX_TOKEN_BYTES, Estimator
 
 __all__ = ["WAIT", "Ahead", "Opener", "start"]
 
-WAIT = 10.0  # seconds the parent waits for the child before it discovers on its own
+WAIT: float | None = None  # seconds the parent waits for the child (None: until it ends)
 Opener = Callable[[SkillsConfig, Estimator], tuple[Discovery, FitsMemo]]
 
 
@@ -53,6 +56,9 @@ class _Untokenized(Estimator):
     """The child's estimator: it never loads the tokenizer."""
 
     def fits(self, text: str, limit: int) -> bool:
+        size = len(text.encode("utf-8"))  # what the length settles (as Estimator.fits)
+        if size <= limit or size > limit * MAX_TOKEN_BYTES:
+            return size <= limit
         raise _Cold
 
 
@@ -64,7 +70,7 @@ class Ahead:
     pid: int
     fd: int
     out: int
-    wait: float = WAIT
+    wait: float | None = WAIT
 
     def take(self, config: SkillsConfig, estimator: Estimator) -> tuple[Discovery, FitsMemo] | None:
         """The child's discovery and memo for `config` (the memo's tokenizer: `estimator`'s), or
@@ -90,18 +96,18 @@ class Ahead:
 
     def _read(self) -> bytes | None:
         """What the child wrote, when it exited 0 within the wait."""
+        end = None if self.wait is None else time.monotonic() + self.wait
         left = self.wait
-        end = time.monotonic() + left
-        while left > 0 and select.select([self.fd], [], [], left)[0]:
+        while (left is None or left > 0) and select.select([self.fd], [], [], left)[0]:
             if not os.read(self.fd, 1):  # nothing is ever written: this is the end
-                _, status = os.waitpid(self.pid, 0)
-                self.pid = 0
+                pid, self.pid = self.pid, 0  # reaped here, or (SIGCHLD ignored) by the system
+                _, status = os.waitpid(pid, 0)
                 if os.waitstatus_to_exitcode(status) != 0:
                     return None
                 size = os.fstat(self.out).st_size
                 data = os.pread(self.out, size, 0)
                 return data if len(data) == size else None
-            left = end - time.monotonic()
+            left = None if end is None else end - time.monotonic()
         return None
 
     def close(self) -> None:

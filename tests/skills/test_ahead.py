@@ -4,6 +4,7 @@ with the child reaped."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -104,8 +105,17 @@ def test_a_character_budget_needs_no_memo(tmp_path: Path, make_skill: MakeSkill)
 def test_a_fit_the_memo_does_not_know_is_left_to_the_parent(
     tmp_path: Path, make_skill: MakeSkill
 ) -> None:
-    config = _config(tmp_path, make_skill)  # tokens, and an empty memo: the child would
-    assert _take(config, start(config)) is None  # need the tokenizer
+    # ~2,000 bytes against a budget of a few hundred tokens: only counting settles it, and the
+    # memo is empty: the child would need the tokenizer
+    config = dataclasses.replace(_config(tmp_path, make_skill), window=16_000)
+    assert _take(config, start(config)) is None
+
+
+def test_a_fit_the_length_settles_needs_no_tokenizer(tmp_path: Path, make_skill: MakeSkill) -> None:
+    config = _config(tmp_path, make_skill)  # an empty memo, but ~2,000 bytes fit any budget of
+    found = _take(config, start(config))  # as many tokens
+    assert found is not None
+    _same(found[0], open_discovery(config, Estimator())[0])
 
 
 def test_a_failing_child_gives_none(tmp_path: Path, make_skill: MakeSkill) -> None:
@@ -209,3 +219,40 @@ def test_no_fork_where_no_root_exists(tmp_path: Path) -> None:
     assert start(none) is None
     (tmp_path / "home" / "skills").mkdir(parents=True)  # an empty root is still a root
     assert _take(none, start(none)) is not None
+
+
+def test_no_child_when_a_server_will_be_asked_for_its_window(
+    tmp_path: Path, make_skill: MakeSkill
+) -> None:
+    """Its answer changes the skills' config, so the child's work would go unused."""
+    from mca.config import load_settings
+    from mca.launch import discover_ahead
+
+    make_skill(tmp_path / "home" / "skills", "mine")
+    env = {"MCA_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    local = {"MCA_PROVIDER": "openai", "MCA_BASE_URL": "http://127.0.0.1:9/v1", "MCA_MODEL": "x"}
+    assert discover_ahead(load_settings({**env, **local}, workspace=tmp_path)) is None
+    known = {**local, "MCA_CONTEXT_WINDOW": "32000"}  # said: nothing to ask
+    ahead = discover_ahead(load_settings({**env, **known}, workspace=tmp_path))
+    assert ahead is not None
+    ahead.close()
+
+
+def test_with_sigchld_ignored_the_child_is_never_killed_after_it_is_reaped(
+    tmp_path: Path, make_skill: MakeSkill, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The system reaps it then, and its pid may be another process's by the time of close."""
+    import signal
+
+    config = _config(tmp_path, make_skill, window=None)
+    old = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        ahead = start(config)
+        assert ahead is not None
+        pid, killed = ahead.pid, []
+        monkeypatch.setattr(os, "kill", lambda p, sig: killed.append(p))
+        assert ahead.take(config, Estimator()) is None  # no exit status: serial discovery
+        assert ahead.pid == 0 and ahead.fd == ahead.out == -1
+        assert pid not in killed  # gone before take looked: nothing may be sent to its pid
+    finally:
+        signal.signal(signal.SIGCHLD, old)
