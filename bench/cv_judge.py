@@ -2,14 +2,17 @@
 
     python -m bench.cv_judge [K]
 
-The dev split's single-skill files are cut into K folds (5 unless told) by a hash of each
-file's name, so a skill's queries never sit on both sides. For each fold, train_judge's recipe
+The dev split's single-skill files are cut into K folds (5 unless told) by a hash of their
+skill's name, so a skill's queries never sit on both sides (a skill with two files, such as its
+own upstream evals beside written ones, stays in one fold). For each fold, train_judge's recipe
 fits weights on the other folds; the fold is then scored with those weights, the bias moved by
 each offset of a grid. Beside it, the weights fitted on all of dev, scored on dev (in-sample).
 Each line: recall / false activations overall and per script family, out of fold and in
-sample, at one offset from the fitted bias. Where the two agree, the in-sample rates are not
-optimistic, and a gap to other sets (holdout, external) is a difference between the sets, which
-dev alone cannot measure. ~2 minutes; holdout and external are never read.
+sample, at one offset from the fitted bias. Where the two agree, fitting the weights is not
+optimistic. This measures the weights' fit only: the features, the glossary, the margin and the
+bias's target were also chosen on dev, and a gap to other sets (holdout, external) may come from
+those choices or from how other authors write; dev alone cannot tell. ~2 minutes; holdout and
+external are never read.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ Scores = dict[float, dict[str, Score]]
 
 
 def fold_of(case: Case, k: int) -> int:
-    return int(hashlib.sha256(case.name.encode()).hexdigest(), 16) % k
+    return int(hashlib.sha256(case.skills[0].name.encode()).hexdigest(), 16) % k
 
 
 def score_into(out: Scores, cases: Sequence[Case], w: Sequence[float]) -> None:
