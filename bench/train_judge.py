@@ -20,8 +20,9 @@ zeros, classes weighted to balance within each script family (`balance`), each w
 on its SIGNS side); then the bias is lowered in steps of 0.02 until false activations on dev
 are at most TARGET_FA overall and within each script family, Latin, CJK, other (below the
 target of 0.10, a margin for sets written by other hands; not for the weights' fit, whose
-optimism `python -m bench.cv_judge` measures as under a point along the whole curve); then MARGIN is the value in a small grid
-with the best right-or-none rate on dev with all skills installed. The holdout split and
+optimism `python -m bench.cv_judge` measures as under a point along the whole curve); then
+MARGIN is the value in a small grid with the best right-or-none rate on dev with all skills
+installed. The holdout split and
 external evals are never read here.
 """
 
