@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from mca.sandbox import spawn
 from mca.skills.ahead import Ahead, start
 from mca.skills.cache import FitsMemo
 from mca.skills.discover import Discovery
@@ -21,6 +22,18 @@ from mca.tokens import Estimator
 from tests.skills.conftest import MakeSkill, skill_text
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> None:
+    """start() forks only a process with one thread, as `mca -p` is when it starts. Earlier
+    tests in the same pytest process leave threads behind: the shared sandbox spawner's reader
+    (it starts again at the next request) and the tokenizer's preload."""
+    spawn.shared().close()
+    for t in threading.enumerate():
+        if t.name == "mca-tokenizer":
+            t.join()
+    assert threading.active_count() == 1, threading.enumerate()
 
 
 def _config(tmp_path: Path, make_skill: MakeSkill, window: int | None = 128_000) -> SkillsConfig:
