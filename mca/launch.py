@@ -100,12 +100,17 @@ def _opener(
     settings: Settings, one_shot: bool = False, ahead: Ahead | None = None
 ) -> Callable[[UI], Session]:
     """A session of these settings around a face's UI, built when the face asks (the REPL: in
-    the background, once its prompt is up). `ahead`: its skills, being discovered meanwhile."""
+    the background, once its prompt is up). `ahead`: its skills, being discovered meanwhile;
+    its child is gone when the opener returns, even when the session could not be built."""
 
     def opener(ui: UI) -> Session:
         from mca.assemble import open_session
 
-        return open_session(settings, ui, one_shot=one_shot, ahead=ahead)
+        try:
+            return open_session(settings, ui, one_shot=one_shot, ahead=ahead)
+        finally:
+            if ahead is not None:
+                ahead.close()
 
     return opener
 

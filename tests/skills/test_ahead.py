@@ -210,6 +210,29 @@ def test_a_one_shot_session_takes_the_child_s_skills(tmp_path: Path, make_skill:
             t.join()
 
 
+def test_a_session_that_fails_before_it_takes_leaves_no_child(
+    tmp_path: Path, make_skill: MakeSkill
+) -> None:
+    from mca.config import load_settings
+    from mca.launch import _opener, discover_ahead
+    from mca.session import HeadlessUI
+
+    config = _config(tmp_path, make_skill)
+    env = {"MOCK": "1", "MCA_HOME": str(config.home), "HOME": str(tmp_path)}
+    settings = load_settings(env, workspace=config.workspace).with_(skills_dirs=config.skills_dirs)
+    ahead = discover_ahead(settings)
+    assert ahead is not None
+    pid = ahead.pid
+
+    class Broken(HeadlessUI):
+        def __getattribute__(self, name: str) -> object:
+            raise RuntimeError("no face")  # the first thing open_session asks of its UI
+
+    with pytest.raises(RuntimeError, match="no face"):
+        _opener(settings, True, ahead)(Broken())
+    assert _gone(pid) and ahead.fd == ahead.out == -1 and ahead.pid == 0
+
+
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
 def test_no_fork_on_one_core(tmp_path: Path, make_skill: MakeSkill) -> None:
     config = _config(tmp_path, make_skill, window=None)
