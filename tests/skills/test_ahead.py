@@ -30,10 +30,15 @@ def _one_thread() -> None:
     tests in the same pytest process leave threads behind: the shared sandbox spawner's reader
     (it starts again at the next request) and the tokenizer's preload."""
     spawn.shared().close()
+    _join_tokenizer()
+    assert threading.active_count() == 1, threading.enumerate()
+
+
+def _join_tokenizer() -> None:
+    """Wait for the tokenizer's preload (take starts it): no thread left behind."""
     for t in threading.enumerate():
         if t.name == "mca-tokenizer":
             t.join()
-    assert threading.active_count() == 1, threading.enumerate()
 
 
 def _config(tmp_path: Path, make_skill: MakeSkill, window: int | None = 128_000) -> SkillsConfig:
@@ -86,9 +91,7 @@ def _take(config: SkillsConfig, ahead: Ahead | None) -> tuple[Discovery, FitsMem
     pid = ahead.pid
     found = ahead.take(config, Estimator())
     assert _gone(pid) and ahead.fd == ahead.out == -1
-    for t in threading.enumerate():  # the tokenizer take preloads: no thread left behind
-        if t.name == "mca-tokenizer":
-            t.join()
+    _join_tokenizer()
     return found
 
 
@@ -205,9 +208,7 @@ def test_a_one_shot_session_takes_the_child_s_skills(tmp_path: Path, make_skill:
     assert ahead.taken is not None and session.skills.discovery is ahead.taken[0]
     assert session.skills.memo is ahead.taken[1] and ahead.taken[1].pending  # fits on trust
     _same(session.skills.discovery, serial.skills.discovery)
-    for t in threading.enumerate():
-        if t.name == "mca-tokenizer":
-            t.join()
+    _join_tokenizer()
 
 
 def test_a_session_that_fails_before_it_takes_leaves_no_child(
