@@ -84,7 +84,7 @@ decisions: $(RUN_STAMP)
 e2e-local: $(DEV_STAMP)
 	tests/e2e_local/run.sh $(ARGS)
 
-# The README's exact figures (tests/test_readme.py checks them).
+# The exact figures in README.md and docs/*.md (tests/test_readme.py checks them).
 figures: $(RUN_STAMP)
 	$(BIN)/python -m bench.figures
 

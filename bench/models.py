@@ -87,7 +87,7 @@ def both_ways() -> tuple[Cost, Cost]:
 
 
 def caching_text() -> str:
-    """The README's caching figures (`make figures`): the same session, both ways."""
+    """docs/benchmarks.md's caching figures (`make figures`): the same session, both ways."""
     rolling, fixed = both_ways()
     head = ("fresh input", "read from cache", "written to cache", "input cost")
     lines = [f"{TURNS} turns, {MODEL:<19}" + "".join(f"{h:>18}" for h in head)]

@@ -129,7 +129,7 @@ LAB_WINDOW = 128_000  # the mock model's window: the catalog budget is 2% of it
 
 def lab_report(repo: Path, sentences: Sequence[str] = LAB_SENTENCES) -> dict[str, Any]:
     """The lab's four packs only (no user or project skills of this machine), as seen from
-    fixtures/workspace: the figures the design notes and the README quote, the same anywhere."""
+    fixtures/workspace: the figures the design notes and docs/lab.md quote, the same anywhere."""
     from mca.config_specs import DEFAULT_SKILL_BUDGET
     from mca.skills.catalog import Budget
     from mca.skills.discover import discover

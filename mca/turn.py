@@ -32,8 +32,8 @@ class StopReason(enum.StrEnum):
     INTERRUPTED = "interrupted"  # Ctrl-C, Esc, SIGTERM or SIGHUP
 
 
-# Model calls in one turn (MCA_MAX_STEPS, --max-steps, /steps change it); README "The step
-# limit" says why this figure.
+# Model calls in one turn (MCA_MAX_STEPS, --max-steps, /steps change it); "The step limit" in
+# docs/configuration.md says why this figure.
 DEFAULT_MAX_STEPS = 100
 MOST_STEPS = 1000  # the highest limit a setting or /steps may give
 

@@ -51,11 +51,12 @@ MODE_HELP = {
     Mode.OFF: "commands run with your full rights (no sandbox)",
 }
 
-# The user's secrets: never readable from inside the sandbox (the one list; the README shows
-# it). Paths under ~ are relative to the user's home; config.toml's `sandbox_deny_read` adds
-# more. $MCA_HOME is always added. A path that holds the workspace is left out (a command must
-# reach the workspace). Shell start-up files (~/.bashrc, ~/.profile, ~/.zshrc …) stay readable:
-# commands need them, so a key exported there is readable too.
+# The user's secrets: never readable from inside the sandbox (the one list; docs/security.md
+# shows it, and tests/test_readme.py holds its table to this). Paths under ~ are relative to
+# the user's home; config.toml's `sandbox_deny_read` adds more. $MCA_HOME is always added. A
+# path that holds the workspace is left out (a command must reach the workspace). Shell
+# start-up files (~/.bashrc, ~/.profile, ~/.zshrc …) stay readable: commands need them, so a
+# key exported there is readable too.
 SECRET_PATHS = (
     # keys and logins
     "~/.ssh",

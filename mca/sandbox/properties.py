@@ -1,7 +1,7 @@
 """What the sandbox holds on this system, property by property, and what holds each (pure).
 
 The mechanisms a system offers decide which property a sandboxed command meets and through
-what: `expected(mechanisms, root)` says so for the banner line and the README's table;
+what: `expected(mechanisms, root)` says so for the banner line and docs/security.md's table;
 `mca sandbox check` (check.py) then tries each one in a real sandboxed child, and what the
 trial saw is the answer.
 """

@@ -96,7 +96,10 @@ def parse_text(text: str, path: str, split: SplitFn = split_frontmatter) -> Pars
     try:
         parsed: Parsed = parse_yaml(head, first_line=2)
     except YamlError as e:
-        message = f"{e.message} ({e.construct}); mca reads a YAML subset, see the README"
+        message = (
+            f"{e.message} ({e.construct}); mca reads a YAML subset,"
+            " see Frontmatter in docs/skills.md (mca's source)"
+        )
         recovered = recover_fields(head)
         if "description" not in recovered:
             return ParsedSkill({}, body, [Diagnostic("unsupported-yaml", path, message, e.line)])

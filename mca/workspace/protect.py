@@ -1,6 +1,6 @@
 """Protected paths: writes that need the person's own yes, in every approval mode.
 
-The one list of them (documented in the README's security model):
+The one list of them (documented in docs/security.md):
 
 - any `.git` component: git runs what is there by itself (hooks, `core.fsmonitor`, filters in
   `.git/config`), so a write there is as good as running a command;

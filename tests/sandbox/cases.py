@@ -9,7 +9,7 @@ the attempt left; no marker in the real /tmp), plus `GOT`: an attempt that ends 
 hold it: "namespaces" (only a mount, PID or network namespace blocks it), or "abi4"/"abi6"/
 "abi9" (the Landlock ABI that added TCP rules / signal scopes / pathname unix sockets; a
 namespace holds it too). Without it, the attempt is a documented gap of that environment
-(README, "Where mca runs").
+(docs/security.md, "Where mca runs").
 """
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ def judge(world: World, attempt: Attempt, before: dict[str, object], output: str
 @pytest.mark.parametrize("attempt", ATTEMPTS, ids=[a.id for a in ATTEMPTS])
 def test_attempt_is_blocked_or_harmless(world: World, attempt: Attempt) -> None:
     if not attempt.held_by(world.sandbox.mechanisms):
-        pytest.xfail(f"a documented gap without {attempt.needs} (README: Where mca runs)")
+        pytest.xfail(f"a documented gap without {attempt.needs} (docs/security.md: Where mca runs)")
     before = world.snapshot()
     outcome = world.run(attempt.command)
     assert judge(world, attempt, before, outcome.output) == [], outcome.output

@@ -1,6 +1,6 @@
 """One question style (issue 34, item 10): every question mca asks takes one key on a terminal,
-shows its default in capitals, and a diff asked about is printed once; `mca --help` and the
-README say what the approval modes do, as the code does it."""
+shows its default in capitals, and a diff asked about is printed once; `mca --help` and
+docs/using.md say what the approval modes do, as the code does it."""
 
 from __future__ import annotations
 
@@ -96,16 +96,17 @@ def test_p_on_a_terminal_asks_with_one_key_and_prints_the_diff_once(ws: Path) ->
     assert b"[N]o: yes\r\n" in everything and (ws / "a.txt").read_text() == "hello mca\n"
 
 
-def test_help_and_readme_say_what_the_default_mode_does() -> None:
+def test_help_and_the_docs_say_what_the_default_mode_does() -> None:
     """The code (mca.tools.command._approve): in auto-edit a command runs in the sandbox
     without a question, and asks only where there is no sandbox. MODES says so in words, --help
-    shows those words, and the README says the same."""
+    shows those words, and docs/using.md says the same."""
     helped = " ".join(repl_parser().format_help().split())
     assert f"default {DEFAULT_MODE}: {MODES[DEFAULT_MODE]}" in helped
     assert "commands run in the sandbox, or ask without one" in MODES[DEFAULT_MODE]
-    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
-    said = re.search(r"\*\*Approval modes\.\*\* `auto-edit` \(the default\): ([^.]*)", readme)
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    docs = " ".join(" ".join(p.read_text(encoding="utf-8").split()) for p in pages)
+    said = re.search(r"## Approval modes `auto-edit` \(the default\): ([^.]*)", docs)
     assert said is not None
     assert "commands run in the sandbox without a question" in said.group(1)
     assert "and ask when there is no sandbox" in said.group(1)
-    assert "[y/N]" not in readme  # one question style, in the README too
+    assert "[y/N]" not in docs  # one question style, in the README and docs/ too
