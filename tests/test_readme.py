@@ -60,9 +60,10 @@ def test_the_readme_is_a_front_door() -> None:
 
 
 def test_each_reference_page_says_whom_it_is_for() -> None:
+    """Its title, then one line: "For skill authors: ...", then a blank line."""
     for name in REFERENCE:
-        title, blank, first = doc(name).splitlines()[:3]
-        assert title.startswith("# ") and blank == "", name
+        title, blank, first, after = doc(name).splitlines()[:4]
+        assert title.startswith("# ") and blank == after == "", name
         assert first.startswith("For "), f"docs/{name}.md: {first!r}"
 
 
