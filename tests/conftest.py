@@ -95,3 +95,10 @@ def pytest_configure(config: pytest.Config) -> None:
 def _remove_tree(path: str) -> None:
     """rm -rf, not shutil.rmtree: some tests build trees deeper than Python's recursion limit."""
     subprocess.run(["rm", "-rf", "--", path], check=False)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The sandboxes this run's tests used, for CI's proof that none was dropped."""
+    from tests.sandbox.mechanisms import write_log
+
+    write_log()

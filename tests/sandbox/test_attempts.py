@@ -3,55 +3,31 @@ machine has, and is judged on disk, on the wire and in /proc, never by its messa
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from mca.sandbox.probe import Mechanisms, probe
+from mca.sandbox.probe import probe
 from tests.sandbox.cases import ATTEMPTS, LEGIT, Attempt
+from tests.sandbox.mechanisms import chosen, used
 from tests.sandbox.world import World, all_files_text, build_world, wait_gone
 
 pytestmark = pytest.mark.slow  # each attempt in a real sandbox, under every mechanism
 
-# What this system has (a test run under tests/confine.py has what the kernel there allows),
-# and the same with less: no namespaces, no Landlock, and the older Landlock ABIs that kernels
-# still in use have (1: 5.13, 3: 6.2 with no TCP rules, 5: 6.10 with no scopes), a cap on the
-# ABI mca uses since a kernel cannot be made to offer less.
-FULL = probe()
+# The sandboxes to try each attempt in (tests/sandbox/mechanisms.py: every distinct one this
+# system can give, or only the probe's pick under a CI confinement and as the ordinary user).
+MECHANISMS = chosen()
 LANDLOCK_ONLY = probe(namespaces=False)
-MECHANISMS = {
-    "namespaces": FULL,
-    "namespaces-only": dataclasses.replace(FULL, landlock_abi=0),
-    "landlock": LANDLOCK_ONLY,
-    **{
-        f"landlock-abi{abi}": dataclasses.replace(
-            LANDLOCK_ONLY, landlock_abi=min(abi, LANDLOCK_ONLY.landlock_abi)
-        )
-        for abi in (1, 3, 5)
-    },
-}
 
 
-def _skip_reason(name: str, mech: Mechanisms) -> str:
-    if name.startswith("namespaces") and not mech.user_namespaces:
-        return "no unprivileged user namespaces here"
-    if name.startswith("landlock") and not mech.landlock_abi:
-        return "no Landlock on this kernel"
-    if name.startswith("landlock-abi") and mech.landlock_abi < int(name[12:]):
-        return f"this kernel's Landlock is older than ABI {name[12:]}"
-    return ""
-
-
-@pytest.fixture(params=sorted(MECHANISMS))
+@pytest.fixture(params=sorted(MECHANISMS) or ["none"])
 def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
-    name = request.param
-    mech = MECHANISMS[name]
-    reason = _skip_reason(name, mech)
-    if reason:
-        pytest.skip(reason)
+    if request.param == "none":
+        pytest.skip("no sandbox mechanism on this system")
+    mech = MECHANISMS[request.param]
+    used(mech)
     w = build_world(tmp_path, mech)
     yield w
     w.sandbox.close()

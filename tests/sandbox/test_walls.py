@@ -19,6 +19,7 @@ from mca.errors import ConfigError, ToolError
 from mca.events import Event
 from mca.sandbox.box import Sandbox
 from mca.sandbox.policy import Grant, Mode, Policy, build_policy, secret_paths, unwritable
+from mca.sandbox.probe import probe
 from mca.sandbox.walls import command_paths, find, refused_paths
 from mca.session import HeadlessUI
 from mca.tools import get_tool
@@ -27,12 +28,12 @@ from mca.tools.base import Approvals, Asker, ToolEnv, TurnState
 from mca.tools.command import execute
 from mca.workspace.scan import OFF
 from mca.workspace.store import WorkspaceStore
-from tests.sandbox.test_attempts import MECHANISMS, _skip_reason
+from tests.sandbox.mechanisms import chosen, used
 from tests.sandbox.world import World, build_world, wait_gone
 from tests.security.world import tree_digest
 
 # Only the kinds of sandbox: the Landlock ABIs change nothing about writing a directory.
-KINDS = ("namespaces", "namespaces-only", "landlock")
+KINDS = chosen(only=("namespaces", "namespaces-only", "landlock"))
 
 # What programs print when a sandbox refuses a write, and the path each names.
 REFUSALS = [
@@ -139,12 +140,12 @@ def test_sandbox_writable_is_checked_at_start_up_naming_the_setting(tmp_path: Pa
 # -- the walls, in a real sandbox under each mechanism ----------------------------------------
 
 
-@pytest.fixture(params=KINDS)
+@pytest.fixture(params=sorted(KINDS) or ["none"])
 def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
-    mech = MECHANISMS[request.param]
-    reason = _skip_reason(request.param, mech)
-    if reason:
-        pytest.skip(reason)
+    if request.param == "none":
+        pytest.skip("no sandbox mechanism on this system")
+    mech = KINDS[request.param]
+    used(mech)
     w = build_world(tmp_path, mech)
     (w.home / ".cache").mkdir()
     yield w
@@ -313,7 +314,7 @@ def test_read_only_mode_runs_commands_where_nothing_is_writable(world: World) ->
 
 def test_read_only_mode_refuses_where_there_is_no_sandbox(tmp_path: Path) -> None:
     policy = build_policy(Mode.OFF, tmp_path, tmp_path / "home", tmp_path / "mh")
-    box = Sandbox(policy, MECHANISMS["namespaces"])
+    box = Sandbox(policy, probe())
     store = WorkspaceStore(tmp_path, tmp_path / "store", "t1", "20260101T000000", OFF)
     env = ToolEnv(store, Approvals(HeadlessUI(), "read-only"), lambda e: None, sandbox=box)
     ok, result = _run(env, "touch made")
