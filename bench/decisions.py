@@ -80,7 +80,7 @@ def _decide(mode: str, file: str, skills: Sequence[Skill], queries: Sequence[str
     out = []
     for n, query in enumerate(queries, 1):
         fired = triggered(evaluate(pool, query, budget=12_000, root=REPO).decisions)
-        best = judgment.verdicts(index, query)[:2]
+        best = judgment.verdicts(index, query, pool.judgment)[:2]
         out.append(Row(mode, file, n, tuple(fired), tuple(v.logit for v in best)))
     return out
 

@@ -14,8 +14,8 @@ import sys
 import pytest
 
 from bench import decisions
-from mca.skills import judgment, rivals
-from mca.skills.relevance import Index, make_doc
+from mca.skills import judgment
+from mca.skills.relevance import make_doc
 from tests.conftest import CORPUS
 from tests.skills.test_rivals import CLAUDE, OPENAI
 
@@ -44,7 +44,7 @@ def close(now: tuple[float, ...], pinned: tuple[float, ...]) -> bool:
 
 def test_pinned_decisions_and_logits_hold_on_this_interpreter() -> None:
     docs = [make_doc(n, d) for n, d in zip(NAMES, (CLAUDE, OPENAI, "slack gif maker"), strict=True)]
-    index = Index(docs, rivals.profiles())
+    index = judgment.default_model().index(docs)
     for sentence, (fires, logits) in PINNED.items():
         chosen = judgment.choose(index, sentence)
         now = tuple(v.logit for v in judgment.verdicts(index, sentence)[:2])
@@ -78,7 +78,9 @@ def test_the_dev_split_decisions_are_those_pinned_on_3_11() -> None:
     for r in now:  # no decision on a knife edge: each logit is clear of what it is compared to
         assert not r.logits or abs(r.logits[0]) > TOLERANCE, r
         if len(r.logits) == 2:
-            assert abs(r.logits[0] - r.logits[1] - judgment.MARGIN) > 2 * TOLERANCE, r
+            assert (
+                abs(r.logits[0] - r.logits[1] - judgment.default_model().margin) > 2 * TOLERANCE
+            ), r
 
 
 @pytest.mark.slow
