@@ -1,19 +1,21 @@
-"""The dev split's public skills as vendored in fixtures/judgment/dev-skills.jsonl: only what
-the judgment reads (name, description, the frontmatter fields the pre-turn stage consults, and
-the body's "when to use" / "do not use" sections), with licence and provenance; and every
-dev-split public skill's name and description as vendored in
-fixtures/judgment/public-descriptions.jsonl (bench.vendor_descriptions), which the judgment's
-background and competitor table are made from (bench.make_background, bench.make_rivals).
+"""The public skills as the repository vendors them, with licence and provenance, read here
+so that everything made from them runs from a clone without ../shared/corpus:
 
-Written by `python -m bench.vendor_training` from ../shared/corpus/skills; read here, so that
-training (bench.train_judge) and its drift test run from a clone without the corpus. A record
-becomes a Skill through mca's own validation, its body being the sections alone.
+- fixtures/judgment/dev-skills.jsonl (`python -m bench.vendor_training`): the skills the dev
+  split's eval files use, only what the judgment reads (name, description, the frontmatter
+  fields the pre-turn stage consults, and the body's "when to use" / "do not use" sections),
+  for training (bench.train_judge), its drift test and `make decisions`. A record becomes a
+  Skill through mca's own validation, its body being the sections alone.
+- fixtures/judgment/public-descriptions.jsonl (`python -m bench.vendor_descriptions`): every
+  dev-split public skill's name and description, which the judgment's background and
+  competitor table are made from (bench.make_background, bench.make_rivals).
 
 A skill whose licence does not allow its text to be redistributed is vendored as its index
 terms only (`terms`: field -> stemmed term -> count, as mca/data/rivals.tsv already ships the
-public skills' descriptions): no name field, description or section text. Its Skill has an
-empty description, and `docs` (a SkillSet DocSource) gives the judgment its terms, so training
-reads the same numbers from the repository as from the corpus.
+public skills' descriptions): no name field, description or section text. In dev-skills.jsonl
+its Skill's description is a placeholder, "(terms only)", and `docs` (a SkillSet DocSource)
+gives the judgment its terms, so training reads the same numbers from the repository as from
+the corpus.
 """
 
 from __future__ import annotations
