@@ -6,7 +6,7 @@ RUN_STAMP := $(VENV)/.stamp-run
 DEV_STAMP := $(VENV)/.stamp-dev
 ARGS ?=
 
-.PHONY: run test test-fast check bench selftest demo stress fmt golden figures decisions e2e-local clean
+.PHONY: run test test-fast check bench selftest demo stress fmt golden figures decisions judgment-data e2e-local clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -75,8 +75,18 @@ golden: $(RUN_STAMP)
 
 # The judgment's decisions on the trigger-eval dev split (tests/skills/test_decisions.py checks
 # them on every interpreter): regenerate with the oldest supported Python, when a change to the
-# judgment is meant to move them. Needs ../shared/corpus.
+# judgment is meant to move them. Reads the repository only (fixtures/judgment).
 decisions: $(RUN_STAMP)
+	$(BIN)/python -m bench.decisions
+
+# Every data file the judgment reads that is made from public skills, from the repository alone:
+# the background and the competitor table from fixtures/judgment/public-descriptions.jsonl, then
+# the decisions (tests/skills/test_judgment_inputs.py checks a clone writes the shipped bytes).
+# The vendored inputs come from ../shared/corpus once: python -m bench.vendor_descriptions and
+# python -m bench.vendor_training (fixtures/judgment/README.md).
+judgment-data: $(RUN_STAMP)
+	$(BIN)/python -m bench.make_background
+	$(BIN)/python -m bench.make_rivals
 	$(BIN)/python -m bench.decisions
 
 # Real model servers on this machine (not part of make test or CI: the first run builds

@@ -22,9 +22,9 @@ import sys
 from collections.abc import Sequence
 
 from bench import families, judge_data
-from bench.train_judge import fit, samples
-from bench.triggers import Case, mca_judge, run_single
-from mca.skills import judgment, script
+from bench.train_judge import fit, judged, samples
+from bench.triggers import Case, run_single
+from mca.skills import script
 from mca.skills.evals import Score
 
 OFFSETS = tuple(round(-1.5 + 0.1 * i, 1) for i in range(21))  # -1.5 .. +0.5
@@ -38,9 +38,9 @@ def fold_of(case: Case, k: int) -> int:
 def score_into(out: Scores, cases: Sequence[Case], w: Sequence[float]) -> None:
     """Add the cases' figures, for every offset of the bias, to `out`."""
     for offset in OFFSETS:
-        judgment.WEIGHTS = (w[0] + offset, *w[1:])
+        judge = judged((w[0] + offset, *w[1:]))
         for name in script.FAMILIES:
-            out[offset][name].add(run_single(families.of_family(cases, name), mca_judge))
+            out[offset][name].add(run_single(families.of_family(cases, name), judge))
 
 
 def line(by_family: dict[str, Score]) -> str:

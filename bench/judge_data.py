@@ -8,9 +8,11 @@ so a clone trains and checks the same numbers as a machine that has ../shared/co
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -58,11 +60,12 @@ def digest(cases: Sequence[Case]) -> str:
     return h.hexdigest()
 
 
-def figures(cases: Sequence[Case]) -> dict[str, Any]:
-    """The judgment's dev figures with the weights and margin it has now: one skill installed
+def figures(cases: Sequence[Case], model: judgment.Model | None = None) -> dict[str, Any]:
+    """The judgment's dev figures by this model (None: the shipped one): one skill installed
     (recall, false activations) and all installed (right-or-none)."""
-    single = run_single(cases, mca_judge).to_json()
-    together = run_all_installed(cases, mca_judge).to_json()
+    judge = functools.partial(mca_judge, model=model)
+    single = run_single(cases, judge).to_json()
+    together = run_all_installed(cases, judge).to_json()
     return {
         "single": {k: single[k] for k in SINGLE_KEYS},
         "all_installed": {"queries": together["queries"], "right_or_none": together["accuracy"]},
@@ -70,7 +73,9 @@ def figures(cases: Sequence[Case]) -> dict[str, Any]:
 
 
 def document(weights: Sequence[float], margin: float, cases: Sequence[Case]) -> dict[str, Any]:
-    """The data file's content for these weights (rounded as shipped) and margin."""
+    """The data file's content for these weights (rounded as shipped) and margin, with the
+    figures they give beside the shipped background and competitors."""
+    model = replace(judgment.default_model(), weights=tuple(weights), margin=margin)
     return {
         "note": NOTE,
         "weights": dict(zip(judgment.FEATURES, weights, strict=True)),
@@ -80,7 +85,7 @@ def document(weights: Sequence[float], margin: float, cases: Sequence[Case]) -> 
             "files": len(cases),
             "queries": sum(len(c.items) for c in cases),
         },
-        "dev": figures(cases),
+        "dev": figures(cases, model),
     }
 
 

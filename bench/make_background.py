@@ -2,50 +2,42 @@
 
     python -m bench.make_background
 
-The documents are the names and descriptions of the SKILL.md files in ../shared/corpus/skills,
-minus every skill the trigger-eval split rule would put in holdout (fixtures/trigger-evals
-README: the first 8 hex digits of sha256("corpus:<dir>") mod 100 below 30), so nothing held out
-shapes the judgment. External evals are never read. Terms in fewer than MIN_DF documents are
-left out: to the judgment an unknown term is a rare one, which is what they are.
+Reads fixtures/judgment/public-descriptions.jsonl only (nothing of ../shared/corpus, so a clone
+rebuilds the shipped file; tests/skills/test_judgment_inputs.py checks it does, byte for byte):
+the names and descriptions of the SKILL.md files in ../shared/corpus/skills minus every skill
+the trigger-eval split rule would put in holdout (bench.vendored.held_out), vendored by
+`python -m bench.vendor_descriptions`, so nothing held out shapes the judgment. A skill whose
+text is not vendored (its licence) counts with the terms its record holds, the same ones. External
+evals are never read. Terms in fewer than MIN_DF documents are left out: to the judgment an
+unknown term is a rare one, which is what they are.
 """
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
+from collections.abc import Sequence
+from typing import Any
 
-from mca.skills.relevance import terms
-from mca.skills.scan import load_candidate
+from bench.vendored import REPO, background_terms, public_records
 
-REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO.parent / "shared" / "corpus" / "skills"
 OUT = REPO / "mca" / "data" / "background.txt"
 MIN_DF = 3
 
 HEADER = """\
 # Document frequencies of terms in public skills' names and descriptions: the judgment's
-# background, written by `python -m bench.make_background` from ../shared/corpus/skills minus
-# the skills the trigger-eval split rule holds out; do not edit by hand.
+# background, written by `python -m bench.make_background` from
+# fixtures/judgment/public-descriptions.jsonl (../shared/corpus/skills minus the skills the
+# trigger-eval split rule holds out, vendored by bench.vendor_descriptions); do not edit by hand.
 # The first line is the number of documents; then "term:df" pairs, space-separated.
 {n}
 {body}
 """
 
 
-def held_out(ref: str) -> bool:
-    return int(hashlib.sha256(ref.encode()).hexdigest()[:8], 16) % 100 < 30
-
-
-def main() -> None:
+def render(records: Sequence[dict[str, Any]]) -> tuple[str, int]:
+    """The file's text for these vendored records, and the number of terms it keeps."""
     df: dict[str, int] = {}
-    n = 0
-    for path in sorted(CORPUS.rglob("SKILL.md")):
-        ref = "corpus:" + str(path.parent.relative_to(CORPUS))
-        skill = load_candidate(path, None).skill
-        if skill is None or held_out(ref):
-            continue
-        n += 1
-        for t in set(terms(skill.name.replace("-", " ") + " " + skill.description)):
+    for r in records:
+        for t in background_terms(r):
             df[t] = df.get(t, 0) + 1
     pairs = [f"{t}:{c}" for t, c in sorted(df.items()) if c >= MIN_DF and ":" not in t]
     lines, line = [], ""
@@ -55,8 +47,14 @@ def main() -> None:
             line = ""
         line = f"{line} {p}" if line else p
     lines.append(line)
-    OUT.write_text(HEADER.format(n=n, body="\n".join(lines)), encoding="utf-8")
-    print(f"{len(pairs)} terms from {n} skills -> {OUT.relative_to(REPO)}")
+    return HEADER.format(n=len(records), body="\n".join(lines)), len(pairs)
+
+
+def main() -> None:
+    records = public_records()
+    text, kept = render(records)
+    OUT.write_text(text, encoding="utf-8")
+    print(f"{kept} terms from {len(records)} skills -> {OUT.relative_to(REPO)}")
 
 
 if __name__ == "__main__":

@@ -50,9 +50,9 @@ SYLLABLES = ["ka", "lo", "mi", "ter", "vo", "sun", "rex", "pla", "dor", "fi", "g
 def vocabulary(rng: random.Random, size: int = 1500) -> list[str]:
     """Words public skills' descriptions use (the judgment's background: terms in three or
     more of them), and as many made-up ones, so described packs share terms as real ones do."""
-    from mca.skills.relevance import background
+    from mca.skills.background import frequencies
 
-    real = list(background()[1])
+    real = list(frequencies()[1])
     made = {"".join(rng.choices(SYLLABLES, k=3)) for _ in range(size)}
     return sorted(set(real) | made)
 

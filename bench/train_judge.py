@@ -1,10 +1,15 @@
-"""Learn mca.skills.judgment's WEIGHTS and MARGIN on the DEV split only, and print them.
+"""Learn the weights and margin of mca.skills.judgment's Model on the DEV split only, and print
+them.
 
     python -m bench.train_judge [--write] [--no-body]
 
 --write: write them, with the training data's hash and the dev figures they give, to
 mca/data/judgment.json, which the judgment loads (bench.judge_data). --no-body: skills' bodies
-unread, to measure what their "when to use" sections add (never written).
+unread, to measure what their "when to use" sections add (never written; the terms-only
+records of refused licences keep theirs, which cannot be told apart).
+
+Each candidate is a Model value (the shipped background and competitors, these weights and
+margin) passed to the stage as bench.triggers runs it: nothing of mca.skills is rebound.
 
 The data is the repository's: the dev split of fixtures/trigger-evals, its public skills from
 fixtures/judgment/dev-skills.jsonl (bench.vendored), even where ../shared/corpus is present, so
@@ -29,16 +34,18 @@ external evals are never read here.
 from __future__ import annotations
 
 import collections
+import functools
 import json
 import math
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from bench import families, judge_data, vendored
-from bench.triggers import Case, mca_judge, run_all_installed, run_single
-from mca.skills import judgment, relevance, rivals, script
+from bench.triggers import Case, Chooser, mca_judge, run_all_installed, run_single
+from mca.skills import judgment, script
 from mca.skills.evals import Score
-from mca.skills.relevance import Index
+from mca.skills.trigger import DocSource
 
 TARGET_FA = 0.07
 # The direction each feature's evidence points, known before any data: more of the sentence
@@ -59,13 +66,15 @@ STEPS, RATE, L2 = 6000, 0.2, 0.01
 Sample = tuple[tuple[float, ...], int, str]  # features, label, the sentence's script family
 
 
-def samples(cases: Sequence[Case]) -> list[Sample]:
+def samples(cases: Sequence[Case], docs: DocSource = vendored.docs) -> list[Sample]:
+    """Every (query, skill) pair of the single-skill files that share a term, the skill
+    installed alone (with the shipped background and competitors): its features and label."""
+    base = judgment.default_model()
     out = []
     for c in cases:
         if c.multi:
             continue
-        s = c.skills[0]
-        index = Index(vendored.docs([s]), rivals.profiles())
+        index = base.index(docs([c.skills[0]]))
         for item in c.items:
             q = judgment.query(index, item.query)
             for m in index.match(q.terms, q.tied):
@@ -113,27 +122,35 @@ def fit(data: Sequence[Sample]) -> list[float]:
     return w
 
 
-def _fa(cases: Sequence[Case], w: Sequence[float]) -> float:
+def judged(
+    weights: Sequence[float], margin: float | None = None, docs: DocSource = vendored.docs
+) -> Chooser:
+    """bench.triggers' stage judging by the shipped model with these weights (and margin)."""
+    base = judgment.default_model()
+    model = replace(base, weights=tuple(weights), margin=base.margin if margin is None else margin)
+    return functools.partial(mca_judge, model=model, docs=docs)
+
+
+def _fa(cases: Sequence[Case], w: Sequence[float], docs: DocSource) -> float:
     """The highest false-activation rate on dev: overall or within any script family."""
-    judgment.WEIGHTS = tuple(w)
     total, worst = Score(), 0.0
     for name in script.FAMILIES:
-        part = run_single(families.of_family(cases, name), mca_judge)
+        part = run_single(families.of_family(cases, name), judged(w, docs=docs))
         worst = max(worst, part.to_json()["false_activations"] or 0.0)
         total.add(part)
     return max(worst, total.to_json()["false_activations"] or 0.0)
 
 
-def calibrate(cases: Sequence[Case], w: list[float]) -> float:
+def calibrate(cases: Sequence[Case], w: list[float], docs: DocSource = vendored.docs) -> float:
     """The highest bias (in steps of 0.02 from the fitted one) with false activations on the
     dev split at most TARGET_FA, overall and within each script family."""
     bias = w[0]
     for _ in range(500):  # raise it while within target, then lower it until within
-        if _fa(cases, [bias + 0.02, *w[1:]]) > TARGET_FA:
+        if _fa(cases, [bias + 0.02, *w[1:]], docs) > TARGET_FA:
             break
         bias += 0.02
     for _ in range(500):
-        if _fa(cases, [bias, *w[1:]]) <= TARGET_FA:
+        if _fa(cases, [bias, *w[1:]], docs) <= TARGET_FA:
             break
         bias -= 0.02
     return bias
@@ -141,17 +158,16 @@ def calibrate(cases: Sequence[Case], w: list[float]) -> float:
 
 def main() -> None:
     args = sys.argv[1:]
-    relevance.USE_BODY = "--no-body" not in args
+    body = "--no-body" not in args
+    docs = vendored.docs if body else vendored.docs_without_body
     dev = judge_data.dev_cases()
-    data = samples(dev)
+    data = samples(dev, docs)
     w = fit(data)
-    w[0] = calibrate(dev, w)
-    judgment.WEIGHTS = tuple(w)
-    single = run_single(dev, mca_judge).to_json()
+    w[0] = calibrate(dev, w, docs)
+    single = run_single(dev, judged(w, docs=docs)).to_json()
     best = (-1.0, 0.0)
     for margin in (0.25, 0.5, 1.0, 1.5, 2.0, 3.0):  # 0 would let a tie (a coin flip) fire
-        judgment.MARGIN = margin
-        r = run_all_installed(dev, mca_judge).to_json()["accuracy"] or 0.0
+        r = run_all_installed(dev, judged(w, margin, docs)).to_json()["accuracy"] or 0.0
         print(f"  margin {margin}: dev right-or-none {r:.3f}")
         best = max(best, (r, -margin))
     fa = single["false_activations"]
@@ -160,8 +176,7 @@ def main() -> None:
     for name, weight in zip(judgment.FEATURES, shipped, strict=True):
         print(f"    {name:<12} {weight:.3f}")
     print(f"margin {-best[1]}  # dev right-or-none {best[0]:.3f}")
-    if "--write" in args and relevance.USE_BODY:
-        judgment.WEIGHTS, judgment.MARGIN = tuple(shipped), -best[1]
+    if "--write" in args and body:
         doc = judge_data.document(shipped, -best[1], dev)
         judge_data.DATA.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
         print(f"written to {judge_data.DATA}: dev {json.dumps(doc['dev'])}")

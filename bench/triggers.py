@@ -29,10 +29,11 @@ from mca.skills.evals import (
     score_single,
     triggered,
 )
+from mca.skills.judgment import Model
 from mca.skills.model import Skill
 from mca.skills.scan import load_candidate
 from mca.skills.stage import evaluate
-from mca.skills.trigger import SkillSet
+from mca.skills.trigger import DocSource, SkillSet
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus" / "skills"
@@ -126,9 +127,12 @@ def load_external(root: Path = EXTERNAL) -> EvalSet:
 Chooser = Callable[[Sequence[Skill]], Callable[[str], list[str]]]
 
 
-def mca_judge(skills: Sequence[Skill]) -> Callable[[str], list[str]]:
-    """The real stage: the skills it triggers (mca.skills.evals.triggered)."""
-    pool = SkillSet(skills, docs=vendored_docs)
+def mca_judge(
+    skills: Sequence[Skill], model: Model | None = None, docs: DocSource = vendored_docs
+) -> Callable[[str], list[str]]:
+    """The real stage: the skills it triggers (mca.skills.evals.triggered), judged by this model
+    (None: the shipped one) on the skills' documents from `docs`."""
+    pool = SkillSet(skills, docs=docs, model=model)
 
     def judge(sentence: str) -> list[str]:
         return triggered(evaluate(pool, sentence, budget=12_000, root=REPO).decisions)
@@ -261,21 +265,20 @@ def measure(cases: Sequence[Case]) -> dict[str, Any]:
 MAX_FA = 0.10
 
 
-def scored(
-    cases: Sequence[Case], weights: Sequence[float] | None = None
-) -> list[list[tuple[float, bool]]]:
+def scored(cases: Sequence[Case], model: Model | None = None) -> list[list[tuple[float, bool]]]:
     """Per single-skill case, each query's description logit with that skill installed alone
-    (-inf when it shares no term) and its label (with these weights; None: the shipped)."""
+    (-inf when it shares no term) and its label (by this model; None: the shipped)."""
     from mca.skills.judgment import verdicts
 
     out = []
     for c in cases:
         if c.multi:
             continue
-        index = SkillSet([c.skills[0]], docs=vendored_docs).relevance[0]
+        pool = SkillSet([c.skills[0]], docs=vendored_docs, model=model)
+        index = pool.relevance[0]
         row = []
         for item in c.items:
-            mine = [v.logit for v in verdicts(index, item.query, weights) if v.skill == 0]
+            mine = [v.logit for v in verdicts(index, item.query, pool.judgment) if v.skill == 0]
             row.append((mine[0] if mine else -math.inf, bool(item.label)))
         out.append(row)
     return out

@@ -2,14 +2,17 @@
 relevance features (mca.skills.relevance), for skills that declare no `triggers` or `paths`.
 
 The weights are learned on the development split of fixtures/trigger-evals only (`python -m
-bench.train_judge --write` writes them to mca/data/judgment.json, loaded here; it never reads
-the holdout split or any external evals). Deterministic: the same skills and sentence always
-give the same answer, on every supported Python. Every float total here is `math.fsum`, which
-is exactly rounded: it does not depend on the order of its terms (sets iterate in a different
-order each run) nor on the interpreter (since 3.12, `sum()` of floats is compensated, so it and
-a plain loop disagree in the last bit). A logit is always the fsum of all its weighted
-features, never a sum of partial sums, so the decision thresholds compare bit-identical values
-wherever they are computed.
+bench.train_judge --write` writes them to mca/data/judgment.json; it never reads the holdout
+split or any external evals). They, the margin, the background (mca.skills.background) and the
+competitors (mca.skills.rivals) are one value, a Model, passed to the functions that judge:
+`default_model()` is the shipped one, read from the package's data files on first use.
+
+Deterministic: the same skills and sentence always give the same answer, on every supported
+Python. Every float total here is `math.fsum`, which is exactly rounded: it does not depend on
+the order of its terms (sets iterate in a different order each run) nor on the interpreter
+(since 3.12, `sum()` of floats is compensated, so it and a plain loop disagree in the last
+bit). A logit is always the fsum of all its weighted features, never a sum of partial sums, so
+the decision thresholds compare bit-identical values wherever they are computed.
 
 At most one skill fires on its description per sentence: the most confident one, and only when
 it is confident by a margin over the next (two skills that fit equally well are a coin flip,
@@ -22,16 +25,19 @@ this one lacks, above all that skill's name ("openai" against a Claude API skill
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mca.skills import background, rivals
 from mca.skills.relevance import (
+    Background,
+    Doc,
     Index,
     Match,
-    background_share,
     glossed,
     links,
     surface,
@@ -44,7 +50,7 @@ from mca.skills.words import Links
 # learned by bench/train_judge.py on the dev split (see its docstring for the recipe), each
 # weight kept to the side its evidence points (a zero: the data gave it nothing on that side),
 # and written with the training data's hash and the dev figures to mca/data/judgment.json,
-# which is loaded here (tests/skills/test_judgment_data.py fails when they drift).
+# which default_model() reads (tests/skills/test_judgment_data.py fails when they drift).
 FEATURES = (
     "bias",
     "score",  # log(1 + BM25F)
@@ -66,7 +72,7 @@ RIVAL_FEATURES = 2  # the last features: competitors' evidence (never for a skil
 SHIPPED = Path(__file__).resolve().parent.parent / "data" / "judgment.json"
 
 
-def load_model(path: Path) -> tuple[tuple[float, ...], float]:
+def load_weights(path: Path) -> tuple[tuple[float, ...], float]:
     """(weights in FEATURES order, margin) from a data file written by bench.train_judge."""
     data = json.loads(path.read_text(encoding="utf-8"))
     weights = data["weights"]
@@ -75,8 +81,30 @@ def load_model(path: Path) -> tuple[tuple[float, ...], float]:
     return tuple(float(weights[name]) for name in FEATURES), float(data["margin"])
 
 
-# logits between the best skill and the next for a description hit: MARGIN
-WEIGHTS, MARGIN = load_model(SHIPPED)
+@dataclass(frozen=True)
+class Model:
+    """All the judgment knows besides the installed skills. An Index built by `index` holds the
+    background and the competitors; the functions that judge take the weights and the margin
+    from the model they are given (bench.train_judge passes others, changing nothing else)."""
+
+    weights: tuple[float, ...]  # in FEATURES order
+    margin: float  # logits between the best skill and the next for a description hit
+    background: Background
+    rivals: tuple[Doc, ...]
+
+    def index(self, docs: Sequence[Doc]) -> Index:
+        """The installed skills' index, with this model's background and competitors."""
+        return Index(docs, self.rivals, self.background)
+
+
+@functools.cache
+def default_model() -> Model:
+    """The model mca ships (mca/data: judgment.json, background.txt, common-words.txt,
+    rivals.tsv), read on first use."""
+    weights, margin = load_weights(SHIPPED)
+    return Model(weights, margin, background.shipped(), rivals.profiles())
+
+
 MAX_SHOWN = 6  # matched terms named in the reason
 
 
@@ -120,7 +148,7 @@ class Query:
 def query(index: Index, sentence: str) -> Query:
     words = terms(sentence)
     distinct = dict.fromkeys(words)
-    share = background_share()
+    share = index.background.share
     idf = {t: index.idf(t) for t in distinct}
     mass = math.fsum(idf.values())
     known = math.fsum(x for t, x in idf.items() if t in share or t in index.postings)
@@ -183,28 +211,30 @@ def _own(m: Match, index: Index, q: Query) -> tuple[float, ...]:
     )
 
 
-def logit(x: Sequence[float], weights: Sequence[float] | None = None) -> float:
+def logit(x: Sequence[float], weights: Sequence[float]) -> float:
     """The weighted sum of features, exactly rounded (the same on every interpreter)."""
-    return math.fsum(w * v for w, v in zip(weights or WEIGHTS, x, strict=True))
+    return math.fsum(w * v for w, v in zip(weights, x, strict=True))
 
 
 def _verdict(m: Match, index: Index, z: float) -> Verdict:
     return Verdict(m.skill, z, tuple(sorted(m.matched, key=lambda t: -index.idf(t))))
 
 
-def verdicts(index: Index, sentence: str, weights: Sequence[float] | None = None) -> list[Verdict]:
-    """Every installed skill sharing a term with the sentence, most confident first."""
+def verdicts(index: Index, sentence: str, model: Model | None = None) -> list[Verdict]:
+    """Every installed skill sharing a term with the sentence, most confident first (by the
+    model's weights; None: the shipped model)."""
+    w = (model or default_model()).weights
     q = query(index, sentence)
     found = [
-        _verdict(m, index, logit(features(m, index, q), weights))
-        for m in index.match(q.terms, q.tied)
+        _verdict(m, index, logit(features(m, index, q), w)) for m in index.match(q.terms, q.tied)
     ]
     found.sort(key=lambda v: (-v.logit, v.skill))
     return found
 
 
-def choose(index: Index, sentence: str, weights: Sequence[float] | None = None) -> Verdict | None:
-    """The description hit for a sentence, if any: `pick` over its verdicts.
+def choose(index: Index, sentence: str, model: Model | None = None) -> Verdict | None:
+    """The description hit for a sentence, if any: `pick` over its verdicts (by the model's
+    weights and margin; None: the shipped model).
 
     Only the best two verdicts decide, and competitors' evidence can only lower a logit (its
     weights are never positive), so it is computed for a skill only while the skill's logit
@@ -213,10 +243,11 @@ def choose(index: Index, sentence: str, weights: Sequence[float] | None = None) 
     competitor term w*x is <= 0, and fsum rounds the exact total, so adding them can only
     lower the rounded logit or leave it; and the logit is the fsum of every feature, as in
     `verdicts`, never the bound plus the rest (two roundings, a last bit apart)."""
-    w = tuple(weights or WEIGHTS)
+    model = model or default_model()
+    w = model.weights
     own = len(w) - RIVAL_FEATURES
     if any(x > 0 for x in w[own:]):
-        return pick(verdicts(index, sentence, w))
+        return pick(verdicts(index, sentence, model), model.margin)
     q = query(index, sentence)
     staged = []
     for m in index.match(q.terms, q.tied):
@@ -231,12 +262,13 @@ def choose(index: Index, sentence: str, weights: Sequence[float] | None = None) 
             break
         best.append(_verdict(m, index, logit((*x, *_rival_evidence(m, index, q)), w)))
         best.sort(key=lambda v: (-v.logit, v.skill))
-    return pick(best)
+    return pick(best, model.margin)
 
 
 def pick(found: Sequence[Verdict], margin: float | None = None) -> Verdict | None:
-    """The description hit, if any: confident, and by a margin over the runner-up."""
-    margin = MARGIN if margin is None else margin
+    """The description hit, if any: confident, and by a margin over the runner-up (None: the
+    shipped model's)."""
+    margin = default_model().margin if margin is None else margin
     if not found or found[0].logit <= 0:
         return None
     if len(found) > 1 and found[0].logit - found[1].logit < margin:

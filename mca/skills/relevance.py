@@ -10,7 +10,8 @@ sentence in Chinese can match a skill described in English). The pieces of one w
 (mca.skills.words), so a CJK sentence does not match a CJK description term by term. The inverse
 document frequency mixes the installed skills with a background (term frequencies in public
 skills' descriptions, mca/data/background.txt, and everyday English, mca.skills.lexicon), so it
-means something with one skill installed as with thousands. The index can also hold
+means something with one skill installed as with thousands (a Background value, made by
+mca.skills.background and passed in with the judgment's model). The index can also hold
 competitors (mca.skills.rivals) after the installed skills: they are scored, but they never
 count in the IDF and are never judged.
 
@@ -38,13 +39,12 @@ import itertools
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from mca.skills import sections
 from mca.skills.glossary import english, spans
-from mca.skills.lexicon import common_words, stop_words
+from mca.skills.lexicon import stop_words
 from mca.skills.words import Links, shares
 
 FIELDS = ("name", "desc", "neg", "when")
@@ -53,7 +53,6 @@ K1, B = 1.2, 0.5
 BACKGROUND_DOCS = 200.0  # documents the background stands for
 MAX_TERM = 40  # longer "words" (hashes, base64) are not terms
 MAX_TEXT = 8192  # characters of a field that are indexed
-USE_BODY = True  # read the body's sections (bench/train_judge.py measures without them)
 
 _RUN = re.compile(r"[^\W_]+")
 _CJK = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)")
@@ -165,37 +164,12 @@ def negative_text(description: str) -> str:
     return " ".join(m.group(0) for m in _NEG.finditer(description.lower()))
 
 
-BACKGROUND_FILE = Path(__file__).resolve().parent.parent / "data" / "background.txt"
+@dataclass(frozen=True)
+class Background:
+    """What the IDF assumes beyond the installed skills: term -> the share of BACKGROUND_DOCS
+    documents it is in (mca.skills.background makes the shipped one)."""
 
-
-@functools.cache
-def background() -> tuple[int, dict[str, int]]:
-    """mca/data/background.txt: the number of documents, and term -> document frequency."""
-    return parse_background(BACKGROUND_FILE.read_text(encoding="utf-8"), str(BACKGROUND_FILE))
-
-
-def parse_background(text: str, where: str) -> tuple[int, dict[str, int]]:
-    """A background file's document count and term -> document frequency; ValueError naming
-    the file when it is empty or malformed (bench.make_background writes it)."""
-    lines = [x for x in text.splitlines() if x[:1] != "#"]
-    pairs = [pair.rpartition(":") for pair in " ".join(lines[1:]).split()]
-    bad = next((f"{t}{c}{df}" for t, c, df in pairs if not (t and df.isdigit())), None)
-    if not lines or not lines[0].strip().isdigit() or not pairs or bad is not None:
-        why = f"bad pair {bad!r}" if bad else "no document count and term:df pairs"
-        raise ValueError(f"{where}: {why} (bench.make_background writes it)")
-    return int(lines[0]), {term: int(df) for term, _, df in pairs}
-
-
-@functools.cache
-def background_share() -> dict[str, float]:
-    """term -> the share of background documents it is assumed in: its document frequency in
-    public skills (mca/data/background.txt), or its band in the lexicon if higher."""
-    n_docs, df = background()
-    out = {term: k / n_docs for term, k in df.items()}
-    for word, share in common_words().items():
-        t = stem(word)
-        out[t] = max(out.get(t, 0.0), share)
-    return out
+    share: Mapping[str, float]
 
 
 @dataclass(frozen=True)
@@ -214,7 +188,7 @@ class Doc:
 def make_doc(name: str, description: str, body: str = "") -> Doc:
     """Index one skill: the description minus its not-for clauses is `desc`; its "use when"
     part and the body's "when to use" sections are `when`, the rest `neg`."""
-    offsets = sections.find(body) if USE_BODY else ()
+    offsets = sections.find(body)
     found = sections.read(body, offsets) or ("", "")
     return Doc(
         {f: counts(terms(t)) for f, t in _field_texts(name, description, *found).items()}, offsets
@@ -276,8 +250,9 @@ class Index:
     """Postings from terms to skills, and per skill (computed when it is first a candidate)
     each term's field-weighted, length-normalised frequency: BM25F's inputs."""
 
-    def __init__(self, docs: Sequence[Doc], rivals: Sequence[Doc] = ()) -> None:
+    def __init__(self, docs: Sequence[Doc], rivals: Sequence[Doc], background: Background) -> None:
         self.installed = len(docs)  # docs[installed:] are competitors (mca.skills.rivals)
+        self.background = background
         self.docs = [*docs, *rivals]
         self.postings = _postings(self.docs[: self.installed])
         self.rival_postings = _postings(self.docs[self.installed :], self.installed)
@@ -306,7 +281,7 @@ class Index:
         known = self._idf.get(term)
         if known is None:
             n = self.installed + BACKGROUND_DOCS
-            share = background_share().get(term, 0.0)
+            share = self.background.share.get(term, 0.0)
             df = len(self.postings.get(term, ())) + BACKGROUND_DOCS * share
             known = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
             # remembered for the index's terms only: a bounded set, where sentences' are not

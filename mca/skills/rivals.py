@@ -4,7 +4,9 @@ A near-miss usually asks for what some other skill does ("call the OpenAI API" s
 with a Claude API skill). The judgment scores a sentence against these profiles as well as the
 installed skills, and a skill fires on its description only when it beats the best competitor
 (mca.skills.judgment.pick). The profiles are stemmed terms from the names and descriptions of
-the dev-split public skills (mca/data/rivals.tsv, made by `python -m bench.make_rivals`).
+the dev-split public skills (mca/data/rivals.tsv, made by `python -m bench.make_rivals` from the
+repository's fixtures/judgment/public-descriptions.jsonl). They are part of the judgment's
+Model (mca.skills.judgment.default_model reads them through `profiles`).
 
 A profile too close to an installed skill (the same name's terms, or term vectors with a
 cosine over CLOSE) is no competitor of it: installing `pdf` must not make the `pdf` profile

@@ -8,8 +8,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 
 from mca.globs import glob_match, literal_prefix
-from mca.skills import rivals
-from mca.skills.judgment import choose
+from mca.skills.judgment import Model, choose, default_model
 from mca.skills.lexicon import stop_words
 from mca.skills.model import Hit, Reason, Skill
 from mca.skills.relevance import Doc, Index, make_doc, terms
@@ -183,16 +182,30 @@ class SkillSet(tuple[Skill, ...]):
 
     The trigger index only narrows candidates; every candidate is still checked with the same
     rules (a word-boundary match implies the trigger's first word is a word of the sentence).
-    `docs` turns skills into relevance documents (a cache can stand in for make_docs).
+    `docs` turns skills into relevance documents (a cache can stand in for make_docs); `model`
+    is the judgment's (mca.skills.judgment.Model; None: the shipped one, read on first use).
     """
 
     docs: DocSource = staticmethod(make_docs)
+    model: Model | None = None
 
-    def __new__(cls, skills: Iterable[Skill] = (), docs: DocSource | None = None) -> SkillSet:
+    def __new__(
+        cls,
+        skills: Iterable[Skill] = (),
+        docs: DocSource | None = None,
+        model: Model | None = None,
+    ) -> SkillSet:
         self = super().__new__(cls, skills)
         if docs is not None:
             self.docs = docs
+        if model is not None:
+            self.model = model
         return self
+
+    @functools.cached_property
+    def judgment(self) -> Model:
+        """The model the skills are judged by: the one given, or the shipped one."""
+        return self.model or default_model()
 
     @functools.cached_property
     def lookup(self) -> _Index:
@@ -202,7 +215,7 @@ class SkillSet(tuple[Skill, ...]):
     def relevance(self) -> tuple[Index, tuple[int, ...]]:
         """The description index over the skills judged by description, and their positions."""
         where = tuple(i for i, s in enumerate(self) if described(s))
-        return Index(self.docs([self[i] for i in where]), rivals.profiles()), where
+        return self.judgment.index(self.docs([self[i] for i in where])), where
 
     @functools.cached_property
     def by_name(self) -> dict[str, Skill]:
@@ -282,7 +295,7 @@ def _by_description(pool: SkillSet, sentence: str) -> tuple[int, Reason] | None:
     if not terms(sentence):  # "hello" or "ok" needs no index: it is built on first real use
         return None
     index, where = pool.relevance
-    best = choose(index, sentence) if where else None
+    best = choose(index, sentence, pool.judgment) if where else None
     if best is None:
         return None
     detail = ", ".join(f'"{w}"' for w in best.words(sentence))

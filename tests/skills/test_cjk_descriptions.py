@@ -11,7 +11,7 @@ import pytest
 
 from bench import judge_data
 from bench.triggers import Case, mca_judge, run_single
-from mca.skills import judgment
+from mca.skills import background, judgment
 from mca.skills.relevance import Index, links, make_doc, stem, terms
 from mca.skills.script import CJK, family
 from mca.skills.words import shares
@@ -52,19 +52,22 @@ def test_linked_terms_found_together_share_one_word() -> None:
 def test_a_long_shared_run_counts_as_the_words_it_holds() -> None:
     # 写数据库迁移脚本 shared: seven overlapping pairs, about three and a half written words
     # (编写 shares its last character), not one
-    index = Index([make_doc("db-migrate", "编写数据库迁移脚本并检查回滚")])
+    index = Index(
+        [make_doc("db-migrate", "编写数据库迁移脚本并检查回滚")], (), background.shipped()
+    )
     long_q = judgment.query(index, "帮我写数据库迁移脚本")
     short_q = judgment.query(index, "帮我看看数据库")
     (long_m,) = index.match(long_q.terms, long_q.tied)
     (short_m,) = index.match(short_q.terms, short_q.tied)
     assert short_m.words == 1.0 and long_m.words == pytest.approx(3.5)
-    assert judgment.logit(judgment.features(long_m, index, long_q)) > judgment.logit(
-        judgment.features(short_m, index, short_q)
+    w = judgment.default_model().weights
+    assert judgment.logit(judgment.features(long_m, index, long_q), w) > judgment.logit(
+        judgment.features(short_m, index, short_q), w
     )
 
 
 def test_a_cjk_word_matched_in_a_cjk_description_counts_once() -> None:
-    index = Index([make_doc("db-tool", "管理数据库的工具")])
+    index = Index([make_doc("db-tool", "管理数据库的工具")], (), background.shipped())
     q = judgment.query(index, "帮我看看数据库")
     (m,) = index.match(q.terms, q.tied)
     assert {"数据", "据库"} <= set(m.matched)
@@ -73,7 +76,9 @@ def test_a_cjk_word_matched_in_a_cjk_description_counts_once() -> None:
 
 
 def test_english_described_skills_match_cjk_sentences_as_before() -> None:
-    index = Index([make_doc("db-tool", "Manage database migrations and schemas")])
+    index = Index(
+        [make_doc("db-tool", "Manage database migrations and schemas")], (), background.shipped()
+    )
     sentence = "数据库迁移怎么写"
     (linked,) = index.match(terms(sentence), links(sentence))
     (plain,) = index.match(terms(sentence))

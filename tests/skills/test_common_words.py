@@ -10,7 +10,7 @@ import pytest
 
 from bench import make_common
 from bench.triggers import DEV_SET, Case
-from mca.skills import lexicon, relevance
+from mca.skills import background, lexicon
 from mca.skills.evals import EvalItem
 from mca.skills.model import Skill
 
@@ -83,7 +83,10 @@ def test_a_truncated_or_mangled_list_is_refused_naming_the_file() -> None:
 
 
 def test_a_truncated_or_mangled_background_is_refused_naming_the_file() -> None:
-    assert relevance.parse_background("# h\n3\nfoo:2 bar:1\n", "b.txt") == (3, {"foo": 2, "bar": 1})
+    assert background.parse_background("# h\n3\nfoo:2 bar:1\n", "b.txt") == (
+        3,
+        {"foo": 2, "bar": 1},
+    )
     for text in ("", "# h\n", "# h\n3\n", "# h\n3\nfoo:2 bar:", "# h\nabc\nfoo:2", "3\nfoo"):
         with pytest.raises(ValueError, match=r"^b\.txt"):
-            relevance.parse_background(text, "b.txt")
+            background.parse_background(text, "b.txt")

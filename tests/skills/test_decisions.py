@@ -9,11 +9,13 @@ within TOLERANCE of a threshold, so none hangs on the last bit of a logit.
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from bench import decisions
-from mca.skills import judgment, rivals
-from mca.skills.relevance import Index, make_doc
+from mca.skills import judgment
+from mca.skills.relevance import make_doc
 from tests.conftest import CORPUS
 from tests.skills.test_rivals import CLAUDE, OPENAI
 
@@ -42,7 +44,7 @@ def close(now: tuple[float, ...], pinned: tuple[float, ...]) -> bool:
 
 def test_pinned_decisions_and_logits_hold_on_this_interpreter() -> None:
     docs = [make_doc(n, d) for n, d in zip(NAMES, (CLAUDE, OPENAI, "slack gif maker"), strict=True)]
-    index = Index(docs, rivals.profiles())
+    index = judgment.default_model().index(docs)
     for sentence, (fires, logits) in PINNED.items():
         chosen = judgment.choose(index, sentence)
         now = tuple(v.logit for v in judgment.verdicts(index, sentence)[:2])
@@ -58,13 +60,14 @@ def test_a_logit_does_not_depend_on_the_order_of_its_terms() -> None:
 
 
 # Not marked slow (4 s): this is the test CI runs on 3.12 and 3.13, where slow tests do not run.
-@pytest.mark.skipif(
-    not CORPUS.is_dir(), reason=f"the shared corpus is not here ({CORPUS}); it exists only in CI"
-)
+# From the repository alone (the vendored dev skills), as `make decisions` writes them.
 def test_the_dev_split_decisions_are_those_pinned_on_3_11() -> None:
-    lines = decisions.FIXTURE.read_text(encoding="utf-8").splitlines()
-    pinned = [decisions.parse(ln) for ln in lines if not ln.startswith("#")]
+    text = decisions.FIXTURE.read_text(encoding="utf-8")
+    pinned = [decisions.parse(ln) for ln in text.splitlines() if not ln.startswith("#")]
     now = list(decisions.rows(decisions.dev_cases()))
+    if sys.version_info[:2] == (3, 11):  # the Python they are written on: the very bytes
+        version = text.split("on CPython ", 1)[1].split(" ", 1)[0]
+        assert decisions.render(now, version) == text, "meant? `make decisions`"
     assert [(r.mode, r.file, r.item) for r in now] == [(r.mode, r.file, r.item) for r in pinned]
     moved = [
         (p.mode, p.file, p.item, p.fired, n.fired, p.logits, n.logits)
@@ -75,4 +78,15 @@ def test_the_dev_split_decisions_are_those_pinned_on_3_11() -> None:
     for r in now:  # no decision on a knife edge: each logit is clear of what it is compared to
         assert not r.logits or abs(r.logits[0]) > TOLERANCE, r
         if len(r.logits) == 2:
-            assert abs(r.logits[0] - r.logits[1] - judgment.MARGIN) > 2 * TOLERANCE, r
+            assert (
+                abs(r.logits[0] - r.logits[1] - judgment.default_model().margin) > 2 * TOLERANCE
+            ), r
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not CORPUS.is_dir(), reason=f"the shared corpus is not here ({CORPUS}); it exists only in CI"
+)
+def test_the_vendored_dev_skills_decide_as_the_corpus_files_do() -> None:
+    from_repo = list(decisions.rows(decisions.dev_cases()))
+    assert list(decisions.rows(decisions.dev_cases(vendored=False))) == from_repo

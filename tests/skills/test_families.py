@@ -9,8 +9,8 @@ import pytest
 
 from bench import families, judge_data, train_judge
 from bench.triggers import Case, mca_judge, run_single, scored
-from mca.skills import judgment, rivals
-from mca.skills.relevance import Index, make_doc
+from mca.skills import judgment
+from mca.skills.relevance import make_doc
 from mca.skills.script import CJK, LATIN, family
 
 MAX_FA = 0.10  # the issue's target, in every family
@@ -65,7 +65,7 @@ def test_a_family_with_one_label_keeps_its_share() -> None:
 
 def _unspaced(description: str, sentence: str) -> tuple[float, float]:
     """(the sentence's CJK share, the unspaced feature) for a one-skill index."""
-    index = Index([make_doc("notes", description)], rivals.profiles())
+    index = judgment.default_model().index([make_doc("notes", description)])
     q = judgment.query(index, sentence)
     (m,) = [m for m in index.match(q.terms) if m.skill == 0]
     return q.unspaced, judgment.features(m, index, q)[judgment.FEATURES.index("unspaced")]

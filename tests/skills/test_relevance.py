@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mca.skills import judgment
+from mca.skills import background, judgment
 from mca.skills.model import Skill
 from mca.skills.relevance import Index, make_doc, negative_text, stem, surface, terms
 from mca.skills.stage import evaluate
@@ -103,7 +103,9 @@ VOCAB = ["pdf", "form", "excel", "chart", "slack", "gif", "登录", "页面", "u
 def test_postings_agree_with_brute_force_for_nominated_skills(
     descs: list[list[str]], words: list[str]
 ) -> None:
-    index = Index([make_doc(f"s{i}", " ".join(d)) for i, d in enumerate(descs)])
+    index = Index(
+        [make_doc(f"s{i}", " ".join(d)) for i, d in enumerate(descs)], (), background.shipped()
+    )
     sentence = terms(" ".join(words))
     fast = {m.skill: m.score for m in index.match(sentence)}
     slow = brute(index, sentence)
@@ -115,7 +117,7 @@ def test_postings_agree_with_brute_force_for_nominated_skills(
 
 
 def test_background_makes_everyday_words_weigh_less() -> None:
-    index = Index([make_doc("xlsx", XLSX)])
+    index = Index([make_doc("xlsx", XLSX)], (), background.shipped())
     assert index.idf("xlsx") > 2 * index.idf(stem("file"))
     assert index.idf(stem("create")) < index.idf("pivot")
 
@@ -137,7 +139,7 @@ def test_a_sentence_about_nothing_installed_fires_nothing() -> None:
 
 
 def test_not_for_words_are_evidence_against() -> None:
-    index = Index([make_doc("xlsx", XLSX)])
+    index = Index([make_doc("xlsx", XLSX)], (), background.shipped())
     m = index.match(terms("write the word documents for the google sheets api"))[0]
     assert m.negative > 0 and m.mass < m.negative
 

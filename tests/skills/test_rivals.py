@@ -4,8 +4,9 @@ competitor changes the judgment."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
-from mca.skills import judgment, rivals
+from mca.skills import background, judgment, rivals
 from mca.skills.relevance import Index, make_doc
 
 CLAUDE = (
@@ -78,7 +79,7 @@ def test_a_profile_of_the_same_skill_is_no_competitor() -> None:
 
 def logit_of(sentence: str, competitors: list[str]) -> float:
     profiles = [make_doc(n, OPENAI if n.startswith("openai") else CLAUDE) for n in competitors]
-    index = Index([make_doc("claude-api", CLAUDE)], profiles)
+    index = Index([make_doc("claude-api", CLAUDE)], profiles, background.shipped())
     return judgment.verdicts(index, sentence)[0].logit
 
 
@@ -92,10 +93,11 @@ def test_a_competitor_that_explains_the_sentence_lowers_the_skill() -> None:
 
 def test_choose_is_pick_over_every_verdict() -> None:
     docs = [make_doc("claude-api", CLAUDE), make_doc("openai-api", OPENAI)]
-    index = Index([*docs, make_doc("gif", "slack gif maker")], rivals.profiles())
+    shipped = judgment.default_model()
+    index = shipped.index([*docs, make_doc("gif", "slack gif maker")])
     for sentence in SENTENCES:
         for bias in (-4.0, -2.0, 0.0, 2.0):
-            w = (bias, *judgment.WEIGHTS[1:])
-            assert judgment.choose(index, sentence, w) == judgment.pick(
-                judgment.verdicts(index, sentence, w)
+            model = replace(shipped, weights=(bias, *shipped.weights[1:]))
+            assert judgment.choose(index, sentence, model) == judgment.pick(
+                judgment.verdicts(index, sentence, model), model.margin
             ), (sentence, bias)

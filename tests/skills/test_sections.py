@@ -7,7 +7,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mca.skills import judgment, sections
+from mca.skills import background, judgment, sections
 from mca.skills.model import Skill
 from mca.skills.relevance import Index, make_doc, stem, terms
 from mca.skills.trigger import judge
@@ -96,7 +96,7 @@ def test_the_sections_feed_when_and_neg() -> None:
 
 
 def test_body_terms_confirm_the_description_and_weigh_against_it() -> None:
-    index = Index([make_doc("flaky", FLAKY, FLAKY_BODY)])
+    index = Index([make_doc("flaky", FLAKY, FLAKY_BODY)], (), background.shipped())
     m = index.match(terms("this flaky test passes locally, fails in ci, intermittent"))[0]
     assert m.body > 0 and stem("intermittent") not in m.matched  # not shown as matched
     against = index.match(terms("the flaky test shows compiler errors"))[0]
@@ -139,7 +139,7 @@ VOCAB = ["pdf", "form", "excel", "chart", "slack", "gif", "email", "trip", "fan"
 def test_a_body_alone_never_makes_a_skill_fire(body_words: list[str], words: list[str]) -> None:
     """With no sentence term in the name or description, the body adds nothing."""
     body = "## When to use\n" + " ".join(body_words)
-    index = Index([make_doc("zzqx", "Qwv jjkx plorb.", body)])
+    index = Index([make_doc("zzqx", "Qwv jjkx plorb.", body)], (), background.shipped())
     sentence = " ".join(words)
     assert judgment.choose(index, sentence) is None
     assert all(m.mass == 0 for m in index.match(terms(sentence)))

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from bench import vendor_training, vendored
-from bench.make_background import held_out
 from bench.triggers import load_dev_set, mca_judge, run_all_installed, run_single
+from bench.vendored import held_out
 from mca.skills.relevance import make_doc
 from mca.skills.scan import load_candidate
 from tests.conftest import CORPUS
