@@ -22,6 +22,7 @@ __all__ = [
     "MAX_PROCESSES",
     "MODE_HELP",
     "SECRET_PATHS",
+    "SHARED_TMP",
     "SOCKET_PLACES",
     "SYSTEM_DIRS",
     "Grant",
@@ -125,6 +126,9 @@ SOCKET_PLACES = (
     "~/.lima",
     "~/.local/share/containers",
 )
+# Folders everyone shares, looked into for sockets two levels deep where the private /tmp does
+# not cover them (the workspace lies in one).
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 # Never writable from the sandbox, whoever asks: the kernel's and the devices' views.
 SYSTEM_DIRS = ("/proc", "/sys", "/dev")
 MAX_PROCESSES = 1024  # processes a command may have at once (fork bombs stop here)
@@ -170,6 +174,7 @@ class Policy:
     writable: tuple[Path, ...] = ()  # config.toml's sandbox_writable, resolved and checked
     write_git: bool = False  # --allow-git: every command may write .git/ (hooks included)
     sockets: tuple[str, ...] = SOCKET_PLACES  # where sockets live (~ and $VAR as given)
+    shared_tmp: tuple[str, ...] = SHARED_TMP  # shared folders scanned for sockets
     # Reads by allow-list (the lab's student code): only these paths, the private /tmp and the
     # devices a program writes to are there to read; None: everything but `deny_read`.
     read_only_from: tuple[Path, ...] | None = None

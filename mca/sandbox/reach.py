@@ -65,7 +65,14 @@ class Reach:
                 self.deny = [Path(os.path.realpath(d)) for d in deny]
             deny = self.deny
             seen.hidden = sockets.hiding(
-                self.policy.sockets, env, home, allowed, covered, deny, self.listing
+                self.policy.sockets,
+                env,
+                home,
+                allowed,
+                covered,
+                deny,
+                self.listing,
+                self.policy.shared_tmp,
             )
             new = [n for n in seen.hidden.left if n not in self.said]
             self.said.update(new)

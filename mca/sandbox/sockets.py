@@ -264,10 +264,12 @@ def hiding(
     covered: Iterable[str],
     deny: Iterable[Path] = (),
     seen: Listing | None = None,
+    shared: Iterable[str] = (),
 ) -> Hiding:
     """What to cover for a command that may reach `allowed` (real paths), where `covered`
     (real paths) are hidden already; nothing of `deny` (the secrets, real paths) is bound
-    back."""
+    back; `shared` are the folders everyone shares (/tmp), looked into for sockets where
+    nothing covers them."""
     plan = _Plan([str(a) for a in allowed], [os.path.realpath(c) for c in covered], str(home))
     for place in places:
         where = expand(place, home, env)
@@ -276,7 +278,7 @@ def hiding(
     for path in named_sockets(env):
         plan.add_socket(path)
     listing = seen if seen is not None else Listing()
-    for top in ("/tmp", "/var/tmp", "/dev/shm"):
+    for top in shared:
         plan.scan(top, listing)
     listing.prune()
     places_ = sorted(set(plan.places), key=lambda p: (p.count("/"), p))

@@ -70,7 +70,7 @@ def world(tmp_path: Path) -> Iterator[World]:
     w = build_world(tmp_path, MECH)
     w.sandbox.close()  # the world's own sandbox is not used: mca builds its own
     yield w
-    w.listener.close()  # (its socket in /run goes with it)
+    w.listener.close()
 
 
 def test_every_attempt_through_mca_is_blocked_or_harmless(world: World) -> None:
@@ -81,7 +81,7 @@ def test_every_attempt_through_mca_is_blocked_or_harmless(world: World) -> None:
         "for p in /proc/[0-9]*; do cat $p/environ; done > all-env.txt 2>/dev/null; true",
     ]
     before = world.snapshot()
-    done = _mca(world, [world.fill(a.command) for a in attempts] + mca_attempts)
+    done = _mca(world, [world.command(a.command) for a in attempts] + mca_attempts)
     assert done.returncode == 0, done.stderr[-2000:]
     assert world.snapshot() == before
     assert not (world.ws / "GOT").exists()

@@ -106,6 +106,32 @@ def test_a_place_that_holds_the_workspace_is_covered_around_it(tmp_path: Path) -
     s.close()
 
 
+def test_sockets_in_a_shared_folder_nothing_covers_are_found_two_levels_in(
+    tmp_path: Path,
+) -> None:
+    """A terminal multiplexer's and an agent's sockets in an uncovered /tmp (here a folder
+    standing in for it: no test reads the host's /tmp): each one's folder is covered, a
+    socket right in the shared folder alone, and nothing deeper is looked at."""
+    shared, ws = tmp_path / "shared", tmp_path / "shared" / "ws"
+    for d in (shared / "tmux-1000", shared / "ssh-XYZ", shared / "deep" / "er", ws):
+        d.mkdir(parents=True)
+    listeners = [
+        _listen(p)
+        for p in (
+            shared / "tmux-1000" / "default",
+            shared / "ssh-XYZ" / "agent.42",
+            shared / "loose.sock",
+            shared / "deep" / "er" / "hidden.sock",
+        )
+    ]
+    plan = sockets.hiding([], {}, tmp_path / "home", [ws], [], shared=[str(shared)])
+    assert set(plan.places) == {bytes(shared / "tmux-1000"), bytes(shared / "ssh-XYZ")}
+    assert plan.files == (bytes(shared / "loose.sock"),)
+    assert sockets.hiding([], {}, tmp_path / "home", [ws], []).places == ()  # none asked
+    for s in listeners:
+        s.close()
+
+
 def test_the_engine_warning_where_nothing_hides_sockets(tmp_path: Path) -> None:
     engine = _listen(tmp_path / "docker.sock")
     env = {"DOCKER_HOST": f"unix://{tmp_path / 'docker.sock'}"}

@@ -10,28 +10,33 @@ Under one directory (not under /tmp, so the sandbox's private /tmp is in force):
                toolchains' credentials: ~/.codex/auth.json …) and a .bashrc
     mcahome/   $MCA_HOME, with a config.toml holding a planted key (mca keeps its state here)
     xdg/, agent/  $XDG_RUNTIME_DIR and $SSH_AUTH_SOCK's folder, each with a listening socket
+    run/, shared/  the world's own /run (with a listening socket) and /tmp where sockets are
+               looked for: the policy names these, never the host's
+    alive      the marker every process of a command holds open (World.command)
 
-Plus a TCP and a UDP listener on 127.0.0.1 and the unix sockets (and one in /run where the test
-may make it) that must receive nothing, and a scan of /proc for processes carrying the
-attempt's token after the command returned. `World.env` is what a command's environment must
-hold for the world to be in force ($HOME, $XDG_RUNTIME_DIR, $SSH_AUTH_SOCK).
+Plus a TCP and a UDP listener on 127.0.0.1 and the unix sockets, which must receive nothing, and
+the marker, which says whether anything of a command still runs after it returned (no scan of
+/proc: it may be hidden). `World.env` is what a command's environment must hold for the world
+to be in force ($HOME, $XDG_RUNTIME_DIR, $SSH_AUTH_SOCK).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import secrets
+import select
 import socket
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mca.sandbox.box import Sandbox
-from mca.sandbox.policy import Grant, Mode, build_policy
+from mca.sandbox.policy import Grant, Mode, Policy, build_policy
 from mca.sandbox.probe import Mechanisms
 from mca.tools.command import Outcome, execute
 from tests.security.world import tree_digest
@@ -66,25 +71,26 @@ OTHER_TOOLS = {
 
 class Listener:
     """A TCP and a UDP socket on 127.0.0.1, and listening unix sockets; records whatever
-    reaches them."""
+    reaches them. A connection waits in its socket's queue until the listener takes it, so
+    `received` first takes everything queued: a verdict never depends on when a thread ran."""
 
     def __init__(self, unix: tuple[Path, ...] = ()) -> None:
         self.tcp = socket.socket()
         self.tcp.bind(("127.0.0.1", 0))
         self.tcp.listen(8)
-        self.tcp.settimeout(0.2)
         self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.udp.bind(("127.0.0.1", 0))
-        self.udp.settimeout(0.2)
         self.unix: dict[socket.socket, Path] = {}
         for path in unix:
             u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             u.bind(str(path))
             u.listen(8)
-            u.setblocking(False)
             self.unix[u] = path
-        self.received: list[bytes] = []
-        self.running = True
+        for s in (self.tcp, self.udp, *self.unix):
+            s.setblocking(False)
+        self._got: list[bytes] = []
+        self._lock = threading.Lock()
+        self._wake_r, self._wake_w = os.pipe()
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
 
@@ -96,25 +102,47 @@ class Listener:
     def udp_port(self) -> int:
         return int(self.udp.getsockname()[1])
 
+    @property
+    def received(self) -> list[bytes]:
+        """Everything that reached a socket, up to now."""
+        self._take()
+        with self._lock:
+            return list(self._got)
+
     def _serve(self) -> None:
-        while self.running:
-            try:
-                conn, _ = self.tcp.accept()
-                conn.settimeout(0.5)
-                self.received.append(b"tcp-connect:" + (conn.recv(4096) or b""))
-                conn.close()
-            except (TimeoutError, OSError):
-                pass
-            with contextlib.suppress(TimeoutError, OSError):
-                self.received.append(b"udp:" + self.udp.recv(4096))
+        """Answer connections as they come (a client waiting for a reply is let go at once)."""
+        watched = [s.fileno() for s in (self.tcp, self.udp, *self.unix)] + [self._wake_r]
+        while True:
+            ready, _, _ = select.select(watched, [], [])
+            if self._wake_r in ready:
+                return
+            self._take()
+
+    def _take(self) -> None:
+        with self._lock:
+            with contextlib.suppress(OSError):
+                while True:
+                    conn, _ = self.tcp.accept()
+                    with conn:
+                        data = b""
+                        with contextlib.suppress(OSError):
+                            conn.setblocking(False)
+                            data = conn.recv(4096)
+                        self._got.append(b"tcp-connect:" + data)
+            with contextlib.suppress(OSError):
+                while True:
+                    self._got.append(b"udp:" + self.udp.recv(4096))
             for u, path in self.unix.items():
                 with contextlib.suppress(OSError):
-                    u.accept()[0].close()
-                    self.received.append(b"unix-connect:" + bytes(path))
+                    while True:
+                        u.accept()[0].close()
+                        self._got.append(b"unix-connect:" + bytes(path))
 
     def close(self) -> None:
-        self.running = False
-        self.thread.join(timeout=2)
+        os.write(self._wake_w, b"x")
+        self.thread.join(timeout=10)
+        os.close(self._wake_r)
+        os.close(self._wake_w)
         self.tcp.close()
         self.udp.close()
         for u, path in self.unix.items():
@@ -164,30 +192,35 @@ class World:
             token=self.token,
         )
 
+    @property
+    def marker(self) -> Path:
+        """A file every process of the world's commands holds open (see `command`)."""
+        return self.root / "alive"
+
+    def command(self, command: str) -> str:
+        """The command filled in, opening the marker first: all it starts inherit it."""
+        return f"exec 9<{self.marker}; " + self.fill(command)
+
     def run(self, command: str, grant: Grant | None = None, timeout: float = 30) -> Outcome:
         """The command through mca's run path, inside the sandbox, with the world's $HOME,
         $XDG_RUNTIME_DIR and $SSH_AUTH_SOCK in mca's environment (as a session has them)."""
         with _environ(self.env):
             return execute(
-                self.fill(command), str(self.ws), timeout, sandbox=self.sandbox, grant=grant
+                self.command(command), str(self.ws), timeout, sandbox=self.sandbox, grant=grant
             )
 
     def survivors(self) -> list[str]:
-        """Processes still running whose command line holds this world's token."""
-        out = []
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                with open(f"/proc/{name}/cmdline", "rb") as f:
-                    cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    state = f.read().rsplit(b")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if self.token in cmd and state != b"Z" and str(os.getpid()) != name:
-                out.append(f"{name}: {cmd}")
-        return out
+        """What is still running of the world's commands, by the marker they hold open: the
+        kernel gives this process a write lease on it only when no other open file holds it.
+        Nothing here reads /proc."""
+        fd = os.open(self.marker, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+        except BlockingIOError:
+            return [f"a process of a command still holds {self.marker.name} open"]
+        finally:
+            os.close(fd)  # (closing the only holder lets a lease go)
+        return []
 
     def snapshot(self) -> dict[str, object]:
         """What must not change: outside/, home/ (secrets, .bashrc, $MCA_HOME), .git/ and the
@@ -233,15 +266,24 @@ def _nested(ws: Path, env: dict[str, str]) -> None:
     (ws / "sub" / ".git").write_text("gitdir: ../gitdirs/sub\n")  # relative, as submodules
 
 
-def _unix(root: Path, token: str) -> dict[str, Path]:
-    """Where listening sockets go: $XDG_RUNTIME_DIR, $SSH_AUTH_SOCK's folder, and /run itself
-    where this test may make one (root); else the runtime folder stands in for /run."""
-    (root / "xdg").mkdir(mode=0o700)
-    (root / "agent").mkdir(mode=0o700)
-    out = {"xdg": root / "xdg" / "bus", "agent": root / "agent" / "agent.sock"}
-    run = Path("/run")
-    out["run"] = run / f"mca-test-{token}.sock" if os.access(run, os.W_OK) else out["xdg"]
-    return out
+def _unix(root: Path) -> dict[str, Path]:
+    """Where listening sockets go: $XDG_RUNTIME_DIR, $SSH_AUTH_SOCK's folder, and the world's
+    own /run (the policy names it among the places sockets live, never the host's)."""
+    for d in ("xdg", "agent", "run"):
+        (root / d).mkdir(mode=0o700)
+    return {
+        "xdg": root / "xdg" / "bus",
+        "agent": root / "agent" / "agent.sock",
+        "run": root / "run" / "engine.sock",
+    }
+
+
+def local_places(policy: Policy, root: Path) -> Policy:
+    """The policy with the world's own places where sockets live and its own shared folder
+    (root/shared stands in for /tmp): a verdict never depends on the host's /run or /tmp."""
+    (root / "shared").mkdir(exist_ok=True)
+    mine = tuple(p for p in policy.sockets if p.startswith(("~", "$")))
+    return replace(policy, sockets=(str(root / "run"), *mine), shared_tmp=(str(root / "shared"),))
 
 
 def build_world(root: Path, mechanisms: Mechanisms, mode: Mode = Mode.WORKSPACE_WRITE) -> World:
@@ -279,9 +321,10 @@ def build_world(root: Path, mechanisms: Mechanisms, mode: Mode = Mode.WORKSPACE_
     (ws / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
     _nested(ws, env)
     token = secrets.token_hex(4)
-    where = _unix(root, token)
+    (root / "alive").write_bytes(b"")
+    where = _unix(root)
     listener = Listener(tuple(dict.fromkeys(where.values())))
-    policy = build_policy(mode, ws, home, mca_home)
+    policy = local_places(build_policy(mode, ws, home, mca_home), root)
     return World(
         root,
         Sandbox(policy, mechanisms),
