@@ -16,8 +16,9 @@ hold it on Linux, and nothing here pretends where none can.
 | no network                        | a new network namespace; Landlock TCP rules (ABI 4) too    |
 | no unix socket outside            | where they live covered by empty mounts; Landlock's        |
 |                                   | RESOLVE_UNIX (ABI 9) too; neither: said, not held          |
-| nothing outlives the command      | a PID namespace; without one, a pids cgroup (root) or mca  |
-|                                   | as the subreaper of what the command leaves (needs /proc)  |
+| nothing outlives the command      | a PID namespace; without one, a pids cgroup (root) or the  |
+|                                   | command's process group, which seccomp keeps every process |
+|                                   | in (setsid, setpgid refused; the spawner reaps them)       |
 | no fork bomb, no giant file       | RLIMIT_NPROC (a pids cgroup for root), RLIMIT_FSIZE        |
 | no new privileges, no ptrace out  | PR_SET_NO_NEW_PRIVS; Landlock's ptrace and signal scopes;  |
 |                                   | root's capabilities cut to those about files               |
@@ -28,7 +29,8 @@ each must hold); with neither, nothing is called a sandbox and every command ask
 Modules: policy (what is allowed; pure data), rules (which paths Landlock grants), rulesets
 (the session's Landlock rulesets, kept while the grants stand), landlock
 (the ctypes binding), linux (what the child does before exec), mounts (what it mounts), seccomp
-(the metadata filter), probe (what this system has), box (the session's Sandbox), reach (what
+(the metadata and process-group filters), probe (what this system has), box (the session's
+Sandbox), nproc (the room RLIMIT_NPROC gives a command), tasks (root's pids cgroup), reach (what
 a command could reach past the fixed walls, decided again before each: nested (the
 repositories inside the workspace) and sockets (where unix sockets live)), properties (what
 holds with which mechanisms; pure), check (each property tried in a real child). Commands

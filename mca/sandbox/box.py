@@ -8,7 +8,6 @@ import secrets
 import shutil
 import signal
 import tempfile
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,28 +27,18 @@ from mca.sandbox.linux import (
     locked_flags,
 )
 from mca.sandbox.mounts import TMP_DIRS, tmp_binds
+from mca.sandbox.nproc import nproc_room
 from mca.sandbox.policy import Grant, Mode, Policy
 from mca.sandbox.probe import Mechanisms
 from mca.sandbox.reach import Reach, Seen
 from mca.sandbox.rulesets import Rulesets
 from mca.sandbox.spawn import Setup, Spawned, shared
-from mca.sandbox.tasks import (
-    children,
-    kill_cgroup,
-    kill_orphans,
-    make_cgroup,
-    remove_cgroup,
-    set_subreaper,
-)
+from mca.sandbox.tasks import kill_cgroup, make_cgroup, remove_cgroup
 from mca.workspace import guard
 
 __all__ = ["SETUP_FAILED", "TMP_DIRS", "Launch", "Sandbox"]
 
 SETUP_FAILED = 126  # the exit status of a command whose sandbox could not be set up
-# Children mca started on purpose (sandboxed commands, possibly several at once from the
-# lab's grader threads): never taken for something a command left behind.
-_launched: set[int] = set()
-_launch_lock = threading.Lock()
 
 
 @dataclass
@@ -61,7 +50,6 @@ class Launch:
     env: dict[str, str]
     record: guard.Record
     grant: Grant
-    children_before: frozenset[int] = frozenset()  # mca's children when it started (no PID ns)
     seen: Seen = field(default_factory=Seen)  # nested repositories, hidden sockets (reach.py)
 
     @property
@@ -81,7 +69,6 @@ class Sandbox:
     _rulesets: Rulesets | None = None
     _cgroup: Path | None = None
     _ready: bool = False
-    _subreaper: bool = False
     _state: bytes | None = None
     _filter: bytes | None = None
     _share: str = ""
@@ -172,15 +159,13 @@ class Sandbox:
         ruleset_fd = self._ruleset(network, extra, kept).fd if self.mechanisms.landlock_abi else -1
         if not self._ready:
             self._ready = True
-            self._filter = self._metadata_filter()
             self._share = secrets.token_hex(8) if self.reuse and self.namespaces else ""
             if os.geteuid() == 0 and self.mechanisms.pids_cgroup is not None:
                 # a session's sandbox: one more task, the spawner's forker for it, which lives
                 # in the cgroup (a fork into it is free, joining it is not)
                 room = self._task_limit() + (1 if self.reuse and self.namespaces else 0)
                 self._cgroup = make_cgroup(self.mechanisms.pids_cgroup, room)
-            if not self.namespaces:
-                self._subreaper = set_subreaper()
+            self._filter = self._seccomp()
         plan = self._plan(grant, network, ruleset_fd, extra, seen)
         named = self.policy.held(grant)
         reals = tuple(Path(p.decode()) for p in self._protected_reals(named))
@@ -197,8 +182,7 @@ class Sandbox:
         covered = any(target == b"/tmp" for _, target in plan.binds)
         child_env["TMPDIR"] = "/tmp" if covered else str(self.tmp())
         child_env.update(self._reach.env(seen, env, self.tmp(), child_env["TMPDIR"]))
-        before = frozenset() if self.namespaces or self._cgroup else children(os.getpid())
-        return Launch(setup, child_env, record, grant, before, seen)
+        return Launch(setup, child_env, record, grant, seen)
 
     def _mirror(self) -> Path | None:
         """Where git's objects are hard-linked when no mount protects .git (mca's state)."""
@@ -249,6 +233,7 @@ class Sandbox:
             read_only=tuple(read_only),
             mount_proc=bool(ns),
             rlimits=tuple(self._rlimits(bool(ns))),
+            nproc_room=nproc_room(self._task_limit(), bool(ns)),
             cgroup_procs=bytes(self._cgroup / "cgroup.procs") if self._cgroup else b"",
             drop_caps=drop_list(landlock=bool(self.mechanisms.landlock_abi)),
             ruleset_fd=ruleset_fd,
@@ -278,13 +263,13 @@ class Sandbox:
         entries = layout(readable, (self.tmp(),), self.policy.deny_read)
         return bytes(self._view), ((KEEP_DIR, b"/proc", b"", 0), *entries)
 
-    def _metadata_filter(self) -> bytes | None:
+    def _seccomp(self) -> bytes | None:
         """Read-only mode writes nothing outside its /tmp: no chmod, chown, utime or xattr
-        either, refused by seccomp (Landlock does not cover them; mounts do only with
-        namespaces). The program; the spawner's child installs it."""
-        if self.policy.writes_workspace:
-            return None
-        return seccomp.no_metadata_changes()
+        either (Landlock does not cover them; mounts do only with namespaces). Without a PID
+        namespace or a pids cgroup, no process of a command may leave its group, which one
+        kill ends whole. The program; the spawner's child installs it."""
+        groups = not self.namespaces and self._cgroup is None
+        return seccomp.program(metadata=not self.policy.writes_workspace, groups=groups)
 
     def _mask_dir(self) -> bytes:
         """mca's own state directory for this workspace, where the child makes the covers of
@@ -334,36 +319,32 @@ class Sandbox:
     ) -> Spawned:
         """Start a prepared command from the spawner, the small single-threaded helper made
         once per process: no set-up code runs in mca's (threaded, large) process between fork
-        and exec. The command leads a session of its own, as with start_new_session; it is
-        registered, so cleaning up after another command never takes it for a leftover."""
-        with _launch_lock:
-            proc = shared().spawn(
-                argv,
-                launch.env,
-                launch.setup,
-                cwd=cwd,
-                stdin=stdin,
-                stdout=stdout,
-                stderr=stderr,
-                pass_fds=pass_fds,
-            )
-            _launched.add(proc.pid)
-        return proc
+        and exec. The command leads a session of its own, as with start_new_session."""
+        return shared().spawn(
+            argv,
+            launch.env,
+            launch.setup,
+            cwd=cwd,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            pass_fds=pass_fds,
+        )
 
     # -- after a command -------------------------------------------------------------------
     def finish(self, launch: Launch, pid: int) -> list[str]:
         """After the command's process ended: stop what it left running, put the protected
         paths back. Returns what a person should hear (one line each)."""
-        self.stop_leftovers(pid, launch.children_before)
-        with _launch_lock:
-            _launched.discard(pid)
+        self.stop_leftovers(pid)
         notes = guard.restore(launch.record, self.policy.workspace)
         self._reach.after(launch.seen)
         return notes
 
-    def stop_leftovers(self, pid: int, before: frozenset[int] = frozenset()) -> None:
+    def stop_leftovers(self, pid: int) -> None:
         """Kill every process the command started that is still running. In a PID namespace
-        the kernel has already done it; otherwise the pids cgroup or mca's orphans say which."""
+        the kernel has already done it; otherwise the pids cgroup holds them all, or the
+        command's group does (seccomp keeps them in it; the spawner, their subreaper, reaps
+        them)."""
         if self.namespaces:
             return
         if self._cgroup is not None:  # all of it, the group too: each one seen is reaped
@@ -372,8 +353,6 @@ class Sandbox:
         if pid > 1 and pid != os.getpgrp():  # the command's own group (it was made leader)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
-        if self._subreaper:
-            kill_orphans(before, _launched, _launch_lock, shared().pids())
 
     def close(self) -> None:
         """Remove the private /tmp and the cgroup; close the rulesets; the spawner lets this

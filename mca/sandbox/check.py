@@ -231,15 +231,17 @@ def _later(w: _World) -> list[str]:
 
 
 def _survivors(w: _World, run: Run) -> tuple[bool, str]:
-    """A daemon that holds a lock: once the command is done and cleaned up after, the lock is
-    free again only if nothing of it runs."""
+    """A daemon that holds a lock, started with setsid (or, where that is refused, in the
+    background as it is): once the command is done and cleaned up after, the lock is free
+    again only if nothing of it runs."""
     lock = w.tmp / "lock"
     code = (
         "import fcntl, os, time; t = os.environ['TMPDIR']; f = open(t + '/lock', 'w');"
         " fcntl.flock(f, fcntl.LOCK_EX); open(t + '/locked', 'w').close(); time.sleep(60)"
     )
+    daemon = f"{sys.executable} -c {_quote(code)}"
     run(
-        f"setsid {sys.executable} -c {_quote(code)} </dev/null >/dev/null 2>&1 &"
+        f"(setsid {daemon} || {daemon}) </dev/null >/dev/null 2>&1 &"
         ' for i in $(seq 100); do test -e "$TMPDIR/locked" && break; sleep 0.05; done'
     )
     if not (w.tmp / "locked").exists():
@@ -248,10 +250,10 @@ def _survivors(w: _World, run: Run) -> tuple[bool, str]:
         for _ in range(60):
             try:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return True, "a daemon started with setsid was gone when the command ended"
+                return True, "a daemon it started was gone when the command ended"
             except BlockingIOError:
                 time.sleep(0.05)
-    return False, "a daemon started with setsid was still running after the command"
+    return False, "a daemon it started was still running after the command"
 
 
 def _quote(text: str) -> str:

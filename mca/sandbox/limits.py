@@ -41,18 +41,16 @@ def rlimits(
     inside a new user namespace that is the sandbox's own count; without one, every task of this
     user, so the room is added on top of what runs already (a browser and an editor are often
     past a thousand threads). Root is exempt from it outside a user namespace (a pids cgroup
-    stands in). Memory
-    (address space) and CPU time are per process, when asked for (0: none)."""
+    stands in). The room on top of this user's tasks is the spawner's to add (nproc.py):
+    counting them may take lowering a process's own limit. Memory (address space) and CPU time
+    are per process, when asked for (0: none)."""
     out = [(resource.RLIMIT_FSIZE, max_file_bytes), (resource.RLIMIT_CORE, 0)]
     out += [(resource.RLIMIT_AS, memory_bytes)] if memory_bytes > 0 else []
     out += [(resource.RLIMIT_CPU, cpu_seconds)] if cpu_seconds > 0 else []
-    if in_user_ns or os.geteuid() != 0:  # root in a user namespace of its own is not exempt
-        from mca.sandbox.tasks import user_tasks  # here: the spawner imports this module
-
-        room = max_processes if in_user_ns else user_tasks(os.getuid()) + max_processes
+    if in_user_ns:  # root in a user namespace of its own is not exempt
         _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
-        cap = hard if hard != resource.RLIM_INFINITY else room
-        out.append((resource.RLIMIT_NPROC, min(room, cap)))
+        cap = hard if hard != resource.RLIM_INFINITY else max_processes
+        out.append((resource.RLIMIT_NPROC, min(max_processes, cap)))
     return [(kind, _under_hard(kind, value)) for kind, value in out]
 
 

@@ -84,6 +84,9 @@ class ChildPlan:
     # becomes the child's root, with only these entries made in it (b'': the whole system)
     view: bytes = b""
     view_entries: tuple[tuple[int, bytes, bytes, int], ...] = ()
+    # RLIMIT_NPROC's room on top of this user's tasks, which the spawner counts (a single
+    # thread may lower its own limit to ask the kernel); 0: the rlimits say it all
+    nproc_room: int = 0
 
 
 def locked_flags(path: str) -> int:

@@ -116,10 +116,10 @@ def _survivors(mech: Mechanisms, root: bool) -> Expected:
         return Expected(Prop.SURVIVORS, True, "a PID namespace of its own")
     if root and mech.pids_cgroup is not None:
         return Expected(Prop.SURVIVORS, True, "a pids cgroup")
-    if mech.proc:
-        return Expected(Prop.SURVIVORS, True, "mca as the subreaper of what a command leaves")
     return Expected(
-        Prop.SURVIVORS, False, "its process group only (/proc unreadable: a daemon may stay)"
+        Prop.SURVIVORS,
+        True,
+        "its process group, which seccomp keeps every process in (setsid, setpgid refused)",
     )
 
 

@@ -27,6 +27,7 @@ import contextlib
 import ctypes
 import marshal
 import os
+import resource
 import select
 import signal
 import socket
@@ -37,6 +38,7 @@ from typing import Any
 
 from mca.sandbox import landlock, seccomp
 from mca.sandbox.linux import CLONE_NEWPID, CLONE_NEWUSER, STATUS, Child, ChildPlan
+from mca.sandbox.nproc import nproc_limit, user_tasks
 from mca.sandbox.spawnchild import (
     SHARED,
     above_targets,
@@ -52,7 +54,7 @@ from mca.sandbox.spawnwire import send_to as _send_to
 
 __all__ = ["HEADER", "frame", "main"]
 
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
 
 
 class _Forker:
@@ -84,6 +86,7 @@ class _Helper:
         self.namespaces: dict[tuple[Any, ...], list[tuple[int, int]]] = {}  # (flag, fd) each
         self.reports: dict[int, int] = {}  # a PID namespace's waiter's status pipe: its pid
         self.reported: set[int] = set()  # commands whose status was sent before their reaping
+        self.tasks = 0  # this user's tasks at the last count (the next one starts there)
 
     # -- the loop ----------------------------------------------------------------------------
     def serve(self) -> None:
@@ -260,7 +263,9 @@ class _Helper:
             self._send(("error", rid, f"{type(e).__name__}: {e}"))
 
     def _reap(self) -> None:
-        while self.running:
+        """Every child that ended: the commands (their status said), and what they left running,
+        which this subreaper adopted when its parent ended (killed with the command's group)."""
+        while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
@@ -293,6 +298,8 @@ class _Helper:
     def _spawn(self, spec: dict[str, Any], fds: list[int]) -> int:
         above_targets(fds, spec["targets"])
         plan = _plan(spec["plan"], fds) if spec["plan"] is not None else None
+        if plan is not None and plan.nproc_room:
+            plan = self._with_nproc(plan)
         enforce = self._enforce(spec) if spec["confine"] else _nothing
         joined, rest = self._joined(spec.get("share", ""), plan)
         ready_r, ready_w = os.pipe2(os.O_CLOEXEC)
@@ -314,6 +321,13 @@ class _Helper:
         finally:
             os.close(ready_r)
         return pid
+
+    def _with_nproc(self, plan: ChildPlan) -> ChildPlan:
+        """The plan with RLIMIT_NPROC: this user's tasks now (counted here, a single thread,
+        which may lower its own limit to ask the kernel where /proc is hidden) and the room."""
+        self.tasks = user_tasks(os.getuid(), self.tasks)
+        limit = (resource.RLIMIT_NPROC, nproc_limit(self.tasks, plan.nproc_room))
+        return ChildPlan(**{**_fields(plan), "rlimits": (*plan.rlimits, limit), "nproc_room": 0})
 
     def _joined(
         self, share: str, plan: ChildPlan | None
@@ -384,6 +398,8 @@ def main() -> None:
     if os.getppid() != parent:  # mca ended before the line above
         return
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # as mca: other processes of the user see nothing
+    # what a command leaves running is adopted here, not by init: reaped, and ended with it
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     sock = socket.socket(fileno=fd)
     os.set_inheritable(fd, False)
     _Helper(sock).serve()

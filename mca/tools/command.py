@@ -181,7 +181,7 @@ def execute(
 
     def stop_leftovers() -> None:  # nothing a sandboxed command started outlives it
         if sandbox is not None and launch is not None:
-            sandbox.stop_leftovers(proc.pid, launch.children_before)
+            sandbox.stop_leftovers(proc.pid)
 
     try:  # from the moment it runs: a Ctrl-C anywhere after this stops all of it
         reader = _reader(proc, cap, on_chunk)

@@ -9,9 +9,10 @@ mca's function instead (`from mca.skills.parse import split_frontmatter`) is 'no
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 
-from mca.lab.childkit import stubs
+from mca.lab.childkit import stubs as _stubs
 from mca.lab.exercises import BY_TRAP, EXERCISES
 
 # trap -> (module, mca's function)
@@ -38,6 +39,12 @@ def _definitions(module: str, names: list[str]) -> str:
             start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
             out.append("".join(lines[start : node.end_lineno]))
     return "\n\n".join(out)
+
+
+@functools.cache
+def stubs() -> dict[str, list[str]]:
+    """The kit's stubs, made once per run (each takes a walk of mca's sources)."""
+    return _stubs()
 
 
 def honest(trap: str) -> str:

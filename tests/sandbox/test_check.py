@@ -56,7 +56,7 @@ def test_landlock_alone_says_what_it_lacks() -> None:
 
 def test_survivors_and_fork_bombs_without_proc_or_as_root() -> None:
     hidden = Mechanisms(7, False, None, proc=False)
-    assert Prop.SURVIVORS not in _held(hidden)  # nothing finds a daemon
+    assert Prop.SURVIVORS in _held(hidden)  # the command's group: nothing may leave it
     assert Prop.PROCESSES in _held(hidden)  # the kernel counts, not /proc
     root_no_cgroup = Mechanisms(7, False, None)
     assert Prop.PROCESSES not in _held(root_no_cgroup, root=True)  # root is exempt

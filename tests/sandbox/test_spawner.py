@@ -333,8 +333,9 @@ def test_a_threaded_process_probes_through_the_spawner() -> None:
 
 
 def test_the_spawner_imports_only_the_set_up() -> None:
-    """What the helper loads: the child's set-up (linux, landlock, seccomp) and its own
-    modules (spawner, spawnchild, spawnwire); nothing of the rest of mca, no threads, no
+    """What the helper loads: the child's set-up (linux, landlock, seccomp; nproc, which counts
+    this user's tasks before a start) and its own modules (spawner, spawnchild, spawnwire);
+    nothing of the rest of mca, no threads, no
     subprocess."""
     from mca.sandbox.spawn import MCA_PARENT
 
@@ -350,7 +351,7 @@ def test_the_spawner_imports_only_the_set_up() -> None:
         env={},
     ).stdout.split()
     ours = {m for m in out if m.startswith("mca.")}
-    allowed = {"linux", "landlock", "seccomp", "spawner", "spawnchild", "spawnwire"}
+    allowed = {"linux", "landlock", "seccomp", "spawner", "spawnchild", "spawnwire", "nproc"}
     assert ours <= {f"mca.sandbox.{m}" for m in allowed} | {"mca.sandbox"}, ours
     assert not {"threading", "subprocess", "pathlib"} & set(out), out
 

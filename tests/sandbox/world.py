@@ -23,7 +23,6 @@ to be in force ($HOME, $XDG_RUNTIME_DIR, $SSH_AUTH_SOCK).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import secrets
 import select
@@ -39,6 +38,7 @@ from mca.sandbox.box import Sandbox
 from mca.sandbox.policy import Grant, Mode, Policy, build_policy
 from mca.sandbox.probe import Mechanisms
 from mca.tools.command import Outcome, execute
+from tests.leftovers import held, marker, opening
 from tests.security.world import tree_digest
 
 
@@ -199,7 +199,7 @@ class World:
 
     def command(self, command: str) -> str:
         """The command filled in, opening the marker first: all it starts inherit it."""
-        return f"exec 9<{self.marker}; " + self.fill(command)
+        return opening(self.marker, self.fill(command))
 
     def run(self, command: str, grant: Grant | None = None, timeout: float = 30) -> Outcome:
         """The command through mca's run path, inside the sandbox, with the world's $HOME,
@@ -210,17 +210,9 @@ class World:
             )
 
     def survivors(self) -> list[str]:
-        """What is still running of the world's commands, by the marker they hold open: the
-        kernel gives this process a write lease on it only when no other open file holds it.
-        Nothing here reads /proc."""
-        fd = os.open(self.marker, os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
-        except BlockingIOError:
-            return [f"a process of a command still holds {self.marker.name} open"]
-        finally:
-            os.close(fd)  # (closing the only holder lets a lease go)
-        return []
+        """What is still running of the world's commands, by the marker they hold open (no
+        scan of /proc: tests/leftovers.py)."""
+        return [f"a process of a command still holds {self.marker.name} open"] * held(self.marker)
 
     def snapshot(self) -> dict[str, object]:
         """What must not change: outside/, home/ (secrets, .bashrc, $MCA_HOME), .git/ and the
@@ -321,7 +313,7 @@ def build_world(root: Path, mechanisms: Mechanisms, mode: Mode = Mode.WORKSPACE_
     (ws / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
     _nested(ws, env)
     token = secrets.token_hex(4)
-    (root / "alive").write_bytes(b"")
+    marker(root / "alive")
     where = _unix(root)
     listener = Listener(tuple(dict.fromkeys(where.values())))
     policy = local_places(build_policy(mode, ws, home, mca_home), root)

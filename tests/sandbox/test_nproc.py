@@ -1,69 +1,19 @@
-"""mca's children, found without reading every process on the system: the threads' `children`
-lists agree with the full /proc walk, from any thread, and an orphan is still found and killed."""
+"""This user's tasks, counted as RLIMIT_NPROC counts them (what a command's room is added to):
+from /proc where it can be read, and where not by asking the kernel, as the spawner does."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from mca.sandbox.tasks import (
-    children,
-    children_of,
-    kill_orphans,
-    own_children,
-    set_subreaper,
-    user_tasks,
-)
+from mca.sandbox.nproc import user_tasks
 
-pytestmark = pytest.mark.skipif(own_children() is None, reason="no /proc children lists here")
-
-
-def _start(started: list[subprocess.Popen[bytes]]) -> None:
-    started.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"]))
-
-
-def test_the_children_lists_agree_with_the_full_walk_for_children_of_every_thread() -> None:
-    started: list[subprocess.Popen[bytes]] = []
-    try:
-        _start(started)
-        worker = threading.Thread(target=_start, args=(started,))  # a child of another thread
-        worker.start()
-        worker.join()
-        mine = {p.pid for p in started}
-        assert mine <= set(own_children() or [])
-        assert set(own_children() or []) == set(children_of().get(os.getpid(), []))
-        assert children(os.getpid()) == frozenset(children_of().get(os.getpid(), []))
-    finally:
-        for p in started:
-            p.kill()
-            p.wait()
-
-
-def test_an_orphan_is_found_through_the_lists_and_killed() -> None:
-    """A command's daemonised grandchild becomes mca's child (mca is the subreaper); with
-    nothing else new, kill_orphans must still find it, and it must end."""
-    if not set_subreaper():
-        pytest.skip("cannot become a subreaper here")
-    before = children(os.getpid())
-    code = "import os, time\nif os.fork() == 0:\n    time.sleep(60)\n"
-    subprocess.run([sys.executable, "-c", code], check=True)  # its parent ends: an orphan
-    deadline = time.monotonic() + 10
-    orphans: set[int] = set()
-    while not orphans and time.monotonic() < deadline:
-        orphans = set(own_children() or []) - before
-        time.sleep(0.01)
-    assert orphans, "the grandchild never became this process's child"
-    kill_orphans(before, set(), threading.Lock())
-    assert not set(own_children() or []) - before
-    for pid in orphans:
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+PROC = os.access(f"/proc/{os.getpid()}/status", os.R_OK)
 
 
 def _by_status(uid: int) -> int:
@@ -89,6 +39,7 @@ SLEEPERS = {  # as root: a user's processes whose /proc folders are the user's, 
 }
 
 
+@pytest.mark.skipif(not PROC, reason="/proc cannot be read here (the count by spawning is)")
 def test_a_users_tasks_are_counted_as_the_processes_statuses_count_them() -> None:
     """What RLIMIT_NPROC's room is added to: processes with threads, a non-dumpable one and
     (as root) one whose effective uid is root's and real uid the user's, all counted, as
@@ -122,3 +73,59 @@ def test_a_users_tasks_are_counted_as_the_processes_statuses_count_them() -> Non
             k.wait()
             if k.stdout is not None:
                 k.stdout.close()
+
+
+# Run in a process of its own (single-threaded: the count lowers its own limit meanwhile), as
+# `nobody` when the test runs as root (root is exempt from RLIMIT_NPROC): five sleepers started
+# between two counts are five tasks more, and a count from the last one takes two starts.
+COUNT = """
+import json, os, sys, time
+from mca.sandbox import nproc as tasks
+if os.geteuid() == 0:
+    os.setresgid(65534, 65534, 65534)
+    os.setresuid(65534, 65534, 65534)
+starts = []
+real = os.posix_spawn
+def spy(*a, **k):
+    starts.append(1)
+    return real(*a, **k)
+os.posix_spawn = spy
+out = []
+for _ in range(20):  # the user's other processes may come and go meanwhile
+    before = tasks._count_by_spawning()
+    kids = []
+    for _ in range(5):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        kids.append(pid)
+    del starts[:]
+    after = tasks._count_by_spawning(before + 5)
+    guessed = len(starts)
+    again = tasks._count_by_spawning()
+    for pid in kids:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    out = [before, after, again, guessed]
+    if after == again:
+        break
+print(json.dumps(out))
+"""
+
+
+def test_the_count_without_proc_is_the_kernels_and_two_starts_when_it_held() -> None:
+    repo = str(Path(__file__).resolve().parent.parent.parent)
+    done = subprocess.run(
+        [sys.executable, "-c", COUNT],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": repo},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    before, after, again, guessed = json.loads(done.stdout)
+    assert after == again == before + 5, (before, after, again)
+    assert guessed == 2  # the guess was right: one start at it plus one, one at it
+    assert user_tasks(os.getuid()) > 0  # this process counts itself, however it counts
