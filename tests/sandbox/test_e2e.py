@@ -67,7 +67,7 @@ def _mca(world: World, commands: list[str], *extra: str) -> subprocess.Completed
 def world(tmp_path: Path) -> Iterator[World]:
     if not MECH.available:
         pytest.skip("no sandbox here: mca runs commands unsandboxed, asks first and says so")
-    w = build_world(tmp_path, MECH)
+    w = build_world(tmp_path, MECH, own_run=False)
     w.sandbox.close()  # the world's own sandbox is not used: mca builds its own
     yield w
     w.listener.close()

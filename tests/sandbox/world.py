@@ -278,8 +278,12 @@ def local_places(policy: Policy, root: Path) -> Policy:
     return replace(policy, sockets=(str(root / "run"), *mine), shared_tmp=(str(root / "shared"),))
 
 
-def build_world(root: Path, mechanisms: Mechanisms, mode: Mode = Mode.WORKSPACE_WRITE) -> World:
-    """Plant the tree and open a sandbox on it."""
+def build_world(
+    root: Path, mechanisms: Mechanisms, mode: Mode = Mode.WORKSPACE_WRITE, *, own_run: bool = True
+) -> World:
+    """Plant the tree and open a sandbox on it. `own_run=False` for a world whose commands mca
+    runs with its own settings (which name the host's /run, not the world's): the runtime
+    folder's socket stands in for one in /run."""
     ws, home, outside = root / "ws", root / "home", root / "outside"
     key, aws, config_key = _planted("KEY"), _planted("AWS"), _planted("CONFIG")
     mca_home = root / "mcahome"
@@ -315,6 +319,8 @@ def build_world(root: Path, mechanisms: Mechanisms, mode: Mode = Mode.WORKSPACE_
     token = secrets.token_hex(4)
     marker(root / "alive")
     where = _unix(root)
+    if not own_run:
+        where["run"] = where["xdg"]
     listener = Listener(tuple(dict.fromkeys(where.values())))
     policy = local_places(build_policy(mode, ws, home, mca_home), root)
     return World(
