@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from mca.session import HeadlessUI
 from mca.tools.base import Approvals, ToolEnv, TurnState
 from mca.workspace.scan import OFF
 from mca.workspace.store import WorkspaceStore
+from tests.leftovers import has_children, reap_zombies, running_children
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -33,6 +35,35 @@ settings.register_profile(
 )
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def nothing_left_running() -> Iterator[None]:
+    """No test leaves a process behind. This process is made the subreaper of everything the
+    suite starts, so whatever a test leaves running (a daemon, a server, a command's child) ends
+    up its child, wherever /proc may be read or not; at the end, with mca's spawner closed,
+    none may be left (asked of the kernel: waitid)."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    yield
+    from mca.sandbox.spawn import shared
+
+    shared().close()
+    deadline = time.monotonic() + 10
+    while has_children() and time.monotonic() < deadline:  # a moment to end after a kill
+        reap_zombies()
+        time.sleep(0.05)
+    left = running_children()
+    assert left == [], f"processes left running by the suite: {left}"
+
+
+@pytest.fixture(autouse=True)
+def no_zombies() -> Iterator[None]:
+    """What ended under this process (a command's orphan, a test's child) is reaped after each
+    test, so none stays a zombie for the rest of the run."""
+    yield
+    reap_zombies()
 
 
 @pytest.fixture(autouse=True)

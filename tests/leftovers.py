@@ -9,8 +9,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -75,3 +77,44 @@ def has_children() -> bool:
     except ChildProcessError:
         return False
     return True
+
+
+def running_children() -> list[str]:
+    """This process's children still running, after reaping those that ended: empty when
+    there are none (the verdict: waitid). Each is named (its pid, and its command line where
+    /proc can be read: for the message only) and killed."""
+    out: list[str] = []
+    while True:
+        reap_zombies()
+        if not has_children():
+            return out
+        pid = _some_child()
+        if pid is None:  # /proc hidden: running, but which cannot be said
+            return [*out, "a child of this process (its pid cannot be read: /proc is hidden)"]
+        out.append(f"{pid} {_cmdline(pid)}".strip())
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+
+
+def _some_child() -> int | None:
+    """A running child's pid, from /proc's children lists (None where they cannot be read)."""
+    me = os.getpid()
+    try:
+        for tid in os.listdir(f"/proc/{me}/task"):
+            with open(f"/proc/{me}/task/{tid}/children", "rb") as f:
+                kids = f.read().split()
+            if kids:
+                return int(kids[0])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
