@@ -51,6 +51,21 @@ def released(path: Path, seconds: float = 10.0) -> bool:
     return True
 
 
+def running(pid: int) -> bool:
+    """Whether the process still runs, asked of the kernel: a child of this process that ended
+    is reaped here (it runs no more); another's zombie counts until its parent reaps it."""
+    with contextlib.suppress(ChildProcessError):
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def zombie_child() -> int | None:
     """A child of this process that ended and was never reaped (its pid), or None. Looks,
     takes nothing: the child stays for whoever waits for it."""

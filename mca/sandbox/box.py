@@ -266,9 +266,10 @@ class Sandbox:
     def _seccomp(self) -> bytes | None:
         """Read-only mode writes nothing outside its /tmp: no chmod, chown, utime or xattr
         either (Landlock does not cover them; mounts do only with namespaces). Without a PID
-        namespace or a pids cgroup, no process of a command may leave its group, which one
-        kill ends whole. The program; the spawner's child installs it."""
-        groups = not self.namespaces and self._cgroup is None
+        namespace, no process of a command may leave its group, which one kill ends whole
+        (root's pids cgroup counts them; the group is what the spawner kills when mca dies).
+        The program; the spawner's child installs it."""
+        groups = not self.namespaces
         return seccomp.program(metadata=not self.policy.writes_workspace, groups=groups)
 
     def _mask_dir(self) -> bytes:

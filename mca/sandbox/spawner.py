@@ -17,8 +17,9 @@ descriptors carried) and a marshal'd tuple; descriptors travel with SCM_RIGHTS.
 Per spawn it forks; the child leads a session of its own (mca kills the command's group, as
 before), dies with the spawner (PR_SET_PDEATHSIG), puts the descriptors in place, makes the
 ChildPlan's calls (linux.Child.setup, the code preexec_fn ran) and execs. The spawner is the
-command's parent: it reaps it and reports its status. At EOF on its socket (mca ended, even
-killed -9) it kills every command it started and exits.
+command's parent: it reaps it and reports its status, and the subreaper of what the command
+leaves. At EOF on its socket, or at the SIGTERM mca's death sends it (mca ended, even killed
+-9), it kills every command it started, the whole group of each, and exits.
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ class _Helper:
         wake_r, wake_w = self.wake = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
         signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        signal.signal(signal.SIGTERM, _end)  # mca's death (PR_SET_PDEATHSIG): clean up first
         self.poller.register(self.sock.fileno(), select.POLLIN)
         self.poller.register(wake_r, select.POLLIN)
         try:
@@ -378,6 +380,13 @@ def _nothing(fd: int) -> None:
     pass
 
 
+def _end(signum: int, frame: object) -> None:
+    """The spawner's end by a signal (mca died): out of the loop through its clean-up, which
+    kills every command's group (killed at once by SIGKILL, it would leave what they started
+    running, adopted by whoever reaps orphans)."""
+    raise SystemExit(0)
+
+
 def _fields(plan: ChildPlan) -> dict[str, Any]:
     return {name: getattr(plan, name) for name in plan.__dataclass_fields__}
 
@@ -393,8 +402,8 @@ def _plan(wire: dict[str, Any], fds: list[int]) -> ChildPlan:
 def main() -> None:
     fd, parent, pdeath = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
     libc = ctypes.CDLL(None, use_errno=True)
-    if pdeath:
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if pdeath:  # a signal it can catch: it kills what it started before it ends
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     if os.getppid() != parent:  # mca ended before the line above
         return
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # as mca: other processes of the user see nothing

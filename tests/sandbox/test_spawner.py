@@ -11,7 +11,6 @@ import contextlib
 import dataclasses
 import marshal
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -32,8 +31,10 @@ from mca.sandbox.policy import Grant, Mode, build_policy
 from mca.sandbox.probe import Mechanisms, probe
 from mca.sandbox.spawn import Setup, Spawner, SpawnError, plan_to_wire, shared
 from mca.tools.command import CommandInterrupted, execute
+from tests.leftovers import held, marker, opening, running
 
 FULL = probe()
+PROC = os.access(f"/proc/{os.getpid()}/status", os.R_OK)
 KINDS = {
     "namespaces": FULL if FULL.user_namespaces else None,
     "landlock": probe(namespaces=False) if FULL.landlock_abi else None,
@@ -55,37 +56,18 @@ def box(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Sandbox]:
 
 
 def _status(pid: int) -> dict[str, str]:
+    """A process's /proc status (for what only it shows: its threads, its parent)."""
+    if not PROC:
+        pytest.skip("/proc cannot be read here: a process's threads and parent are not shown")
     with open(f"/proc/{pid}/status", encoding="utf-8") as f:
         return dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
 
 
-def _alive(pid: int) -> bool:
-    """Running (a zombie has ended: nothing of it runs)."""
-    try:
-        return _status(pid)["State"][0] != "Z"
-    except (OSError, KeyError):
-        return False
-
-
-def _carrying(token: str) -> list[int]:
-    """Processes whose command line carries `token` (not zombies)."""
-    out = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                if token.encode() in f.read() and _alive(int(name)):
-                    out.append(int(name))
-        except OSError:
-            continue
-    return out
-
-
-def _gone(pids: list[int], token: str = "", seconds: float = 10.0) -> bool:
+def _gone(pids: list[int], alive: Path | None = None, seconds: float = 10.0) -> bool:
+    """These processes ended, and nothing holds the marker of the command (no /proc read)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if not any(_alive(p) for p in pids) and not (token and _carrying(token)):
+        if not any(running(p) for p in pids) and not (alive and held(alive)):
             return True
         time.sleep(0.05)
     return False
@@ -104,16 +86,16 @@ def _threads() -> Iterator[None]:
         stop.set()
 
 
-def test_no_command_is_set_up_in_a_threaded_process(box: Sandbox) -> None:
+def test_no_command_is_set_up_in_a_threaded_process(box: Sandbox, tmp_path: Path) -> None:
     """The process that forked the command (its parent while it runs) has one thread and is
     not mca; it runs as mca's user, holds no environment and nothing but its own descriptors
     (main: the parent was mca itself, with every thread it had)."""
-    token = secrets.token_hex(6)
+    alive = marker(tmp_path / "alive")
     launch = box.prepare(Grant(), {"PATH": os.environ["PATH"]})
     with _threads():
         assert threading.active_count() > 1
         proc = box.popen(
-            ["/bin/sh", "-c", f"sleep 30; : {token}"],
+            ["/bin/sh", "-c", opening(alive, "sleep 30")],
             launch,
             cwd=str(box.policy.workspace),
             stdin=subprocess.DEVNULL,
@@ -143,7 +125,7 @@ def test_no_command_is_set_up_in_a_threaded_process(box: Sandbox) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         box.finish(launch, proc.pid)
-    assert _gone([proc.pid], token)
+    assert _gone([proc.pid], alive)
 
 
 KILLED_MCA = """
@@ -153,11 +135,11 @@ from mca.sandbox.box import Sandbox
 from mca.sandbox.policy import Grant, Mode, build_policy
 from mca.sandbox.probe import probe
 from mca.sandbox.spawn import shared
-tmp, token, kind = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+tmp, alive, kind = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 mech = probe(namespaces=kind == "namespaces")
 sb = Sandbox(build_policy(Mode.WORKSPACE_WRITE, tmp, tmp / "home", tmp / "mh"), mech)
 launch = sb.prepare(Grant(), {"PATH": os.environ["PATH"]})
-proc = sb.popen(["/bin/sh", "-c", "sleep 60 & sleep 60; : " + token], launch, cwd=str(tmp),
+proc = sb.popen(["/bin/sh", "-c", f"exec 9<{alive}; sleep 60 & sleep 60"], launch, cwd=str(tmp),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 print(proc.pid, *shared().pids(), flush=True)
 sys.stdin.read()
@@ -167,12 +149,12 @@ sys.stdin.read()
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_the_spawner_and_its_commands_end_when_mca_is_killed(kind: str, tmp_path: Path) -> None:
     """mca killed -9 (nothing of it runs to clean up): the spawner sees its socket close, kills
-    what it started, and ends; nothing carrying the command's token is left."""
+    what it started, and ends; nothing holding the command's marker is left."""
     if KINDS[kind] is None:
         pytest.skip(f"{kind}: not on this system")
-    token = secrets.token_hex(6)
+    alive = marker(tmp_path / "alive")
     mca = subprocess.Popen(
-        [sys.executable, "-c", KILLED_MCA, str(tmp_path), token, kind],
+        [sys.executable, "-c", KILLED_MCA, str(tmp_path), str(alive), kind],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -180,31 +162,34 @@ def test_the_spawner_and_its_commands_end_when_mca_is_killed(kind: str, tmp_path
     )
     assert mca.stdout is not None
     command, spawner = (int(x) for x in mca.stdout.readline().split())
-    assert _alive(command) and _alive(spawner)
-    assert _gone([], token, seconds=0.5) is False  # the command runs, with its token
+    assert running(command) and running(spawner)
+    deadline = time.monotonic() + 10
+    while not held(alive) and time.monotonic() < deadline:  # it runs, opening its marker
+        time.sleep(0.02)
+    assert held(alive)
     mca.kill()
     mca.wait()
     mca.stdin.close()  # type: ignore[union-attr]
     mca.stdout.close()
-    assert _gone([spawner, command], token), (_carrying(token), _alive(spawner))
+    assert _gone([spawner, command], alive), (held(alive), running(spawner))
 
 
-def test_a_command_tree_is_killed_at_its_time_limit(box: Sandbox) -> None:
-    token = secrets.token_hex(6)
+def test_a_command_tree_is_killed_at_its_time_limit(box: Sandbox, tmp_path: Path) -> None:
+    alive = marker(tmp_path / "alive")
     started = time.monotonic()
-    done = execute(f"sleep 60 & (sleep 61; : {token}) & sleep 62; : {token}", "/", 1, sandbox=box)
+    done = execute(opening(alive, "sleep 60 & (sleep 61) & sleep 62"), "/", 1, sandbox=box)
     assert done.timed_out and time.monotonic() - started < 20
-    assert _gone([], token)
+    assert _gone([], alive)
 
 
-def test_a_command_tree_is_killed_at_ctrl_c(box: Sandbox) -> None:
-    token = secrets.token_hex(6)
+def test_a_command_tree_is_killed_at_ctrl_c(box: Sandbox, tmp_path: Path) -> None:
+    alive = marker(tmp_path / "alive")
     timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     with pytest.raises(CommandInterrupted):
-        execute(f"sleep 60 & (sleep 61; : {token}) & sleep 62; : {token}", "/", 30, sandbox=box)
+        execute(opening(alive, "sleep 60 & (sleep 61) & sleep 62"), "/", 30, sandbox=box)
     timer.join()
-    assert _gone([], token)
+    assert _gone([], alive)
 
 
 def test_a_killed_spawner_is_started_again(box: Sandbox) -> None:
@@ -218,11 +203,13 @@ def test_a_killed_spawner_is_started_again(box: Sandbox) -> None:
     assert second != first
 
 
-def test_a_command_running_when_the_spawner_dies_is_killed_and_said(box: Sandbox) -> None:
-    token = secrets.token_hex(6)
+def test_a_command_running_when_the_spawner_dies_is_killed_and_said(
+    box: Sandbox, tmp_path: Path
+) -> None:
+    alive = marker(tmp_path / "alive")
     launch = box.prepare(Grant(), {"PATH": os.environ["PATH"]})
     proc = box.popen(
-        ["/bin/sh", "-c", f"sleep 60 & sleep 61; : {token}"],
+        ["/bin/sh", "-c", opening(alive, "sleep 60 & sleep 61")],
         launch,
         cwd="/",
         stdin=subprocess.DEVNULL,
@@ -234,7 +221,7 @@ def test_a_command_running_when_the_spawner_dies_is_killed_and_said(box: Sandbox
     assert proc.wait(timeout=10) == -signal.SIGKILL
     assert getattr(proc, "lost", False)
     box.finish(launch, proc.pid)
-    assert _gone([spawner, proc.pid], token)
+    assert _gone([spawner, proc.pid], alive)
 
 
 def test_a_spawner_that_cannot_start_is_one_line(
@@ -295,7 +282,7 @@ def test_the_lab_without_a_sandbox_starts_from_the_spawner_with_its_limits(
         parent = int(_status(proc.pid)["PPid"])
         deadline = time.monotonic() + 10  # set in the child after it is started: wait for them
         while time.monotonic() < deadline:
-            limits = Path(f"/proc/{proc.pid}/limits").read_text()
+            limits = Path(f"/proc/{proc.pid}/limits").read_text()  # (_status: /proc is read)
             if str(300 * 1024 * 1024) in limits:
                 break
             time.sleep(0.02)
