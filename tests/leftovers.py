@@ -1,5 +1,9 @@
 """Oracles for what a test leaves running, that read no process table (/proc may be hidden):
 
+- mca's spawner, which adopts whatever a sandboxed command without a PID namespace leaves
+  (nothing leaves its group): `commands_left()` is how many ended commands still have a
+  process running, asked of it (a command in a PID namespace ends whole with it);
+
 - a marker file every process of a command holds open (the command opens it first; all it
   starts inherit it): the kernel gives its owner a write lease on it only while no other open
   file holds it, so `held(marker)` says whether anything of the command still runs;
@@ -64,6 +68,17 @@ def running(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def commands_left(seconds: float = 10.0) -> int:
+    """How many ended commands of this process's spawner still have a process running, after
+    giving the kernel `seconds` to finish the kills (0 as soon as none has)."""
+    from mca.sandbox.spawn import shared
+
+    deadline = time.monotonic() + seconds
+    while (left := shared().left()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return left
 
 
 def zombie_child() -> int | None:

@@ -40,7 +40,12 @@ MCA_DIR = Path(mca.__file__).resolve().parent
 # What the child imports first: the server, the starter it falls back on, the stubs' module,
 # and the Policy (a hand-in that imports PRODUCTION still loads, and gets the stubs).
 ROOTS = ("mca.lab.serve", "mca.lab.naive", "mca.lab.absent", "mca.skills.policy")
-DATA = ("data/judgment.json", "data/rivals.tsv")  # read by the judgment's helpers
+DATA = (  # read by the judgment (its model, its background and competitors)
+    "data/judgment.json",
+    "data/rivals.tsv",
+    "data/background.txt",
+    "data/common-words.txt",
+)
 KIT_NAME = "child-kit"  # its directory, inside the run's private directory
 _BUILD = threading.Lock()
 

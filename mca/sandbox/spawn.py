@@ -289,6 +289,11 @@ class Spawner:
         """The exit code of probe.try_namespaces, run in a child of the spawner."""
         return self._request("probe", (landlock_abi,), (), None)
 
+    def left(self) -> int:
+        """How many commands that ended (without a PID namespace) still have a process running:
+        asked of the spawner, which holds every such process (no /proc read)."""
+        return int(self._request("left", None, (), None))
+
     def close(self) -> None:
         with self._lock:
             link, self._link = self._link, None

@@ -11,6 +11,7 @@ descriptors carried) and a marshal'd tuple; descriptors travel with SCM_RIGHTS.
 
     mca -> spawner  ("spawn", id, request) + [stdio, pass_fds..., the Landlock ruleset]
                     ("probe", id, (landlock_abi,)) | ("release", 0, share)
+                    ("left", id, None): how many ended commands' groups still hold a process
     spawner -> mca  ("pid", id, pid) | ("ok", id, exit code) | ("error", id, text)
                     ("exit", pid, returncode): a command ended (Popen's returncode)
 
@@ -88,6 +89,7 @@ class _Helper:
         self.reports: dict[int, int] = {}  # a PID namespace's waiter's status pipe: its pid
         self.reported: set[int] = set()  # commands whose status was sent before their reaping
         self.tasks = 0  # this user's tasks at the last count (the next one starts there)
+        self.groups: set[int] = set()  # the groups of commands without a PID namespace
 
     # -- the loop ----------------------------------------------------------------------------
     def serve(self) -> None:
@@ -111,9 +113,12 @@ class _Helper:
                     else:
                         self._from_forker(fd)
                 self._reap()
-        finally:  # mca is gone: nothing it started outlives it
+        finally:  # mca is gone: nothing it started outlives it (what an ended command left too)
             for pid in self.running | {p for f in self.forkers.values() for p in f.pids}:
                 _kill_group(pid)
+            for group in self._held():  # only by group: its id is theirs while they run
+                with contextlib.suppress(OSError):
+                    os.killpg(group, signal.SIGKILL)
 
     def _receive(self) -> bool:
         """Read what is there; handle each whole message. False at EOF."""
@@ -255,6 +260,8 @@ class _Helper:
                 self._send(("pid", rid, pid))
             elif op == "probe":
                 self._send(("ok", rid, self._probe(*body)))
+            elif op == "left":
+                self._send(("ok", rid, self._left()))
             elif op == "release":  # a sandbox closed: its namespaces go (no answer)
                 for key in [k for k in self.namespaces if k[0] == body]:
                     for _, fd in self.namespaces.pop(key):
@@ -280,6 +287,23 @@ class _Helper:
                     self.reported.discard(pid)
                 else:
                     self._send(("exit", pid, os.waitstatus_to_exitcode(status)))
+
+    def _left(self) -> int:
+        """How many commands that ended still have a process running."""
+        return len(self._held() - self.running)
+
+    def _held(self) -> set[int]:
+        """The commands' groups that still hold a process. Nothing leaves a command's group,
+        and what loses its parent is adopted here, so a group holds one exactly when this
+        process has a child in it (waitid by group: no /proc). An empty one is forgotten: its
+        id may be another process's from then on."""
+        self._reap()
+        for group in sorted(self.groups):
+            try:
+                os.waitid(os.P_PGID, group, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                self.groups.discard(group)
+        return set(self.groups)
 
     def _report(self, fd: int) -> None:
         """A PID namespace's waiter said its command's status (every process of it has ended):
@@ -314,6 +338,8 @@ class _Helper:
                 spec, fds, plan, self.child, enforce, self.me, ready_w, joined, rest, report_w
             )
         os.close(ready_w)
+        if not pid_ns:
+            self.groups.add(pid)
         if pid_ns:
             os.close(report_w)
             self.reports[report_r] = pid

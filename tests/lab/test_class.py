@@ -28,6 +28,7 @@ from mca.lab.outputs import COLUMNS, MAX_POINTS, Graded, Writer, csv_text, row
 from mca.sandbox.probe import probe
 from tests.conftest import REPO
 from tests.lab.handins import HandIn, World, the_class, write_class
+from tests.leftovers import commands_left
 
 MECH = probe()
 pytestmark = [
@@ -59,16 +60,11 @@ def digest(folder: Path) -> dict[str, str]:
 
 
 def survivors(token: str) -> list[str]:
-    found = []
-    for pid in (p for p in Path("/proc").iterdir() if p.name.isdigit()):
-        try:
-            cmd = (pid / "cmdline").read_bytes()
-            state = (pid / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if token.encode() in cmd and state != b"Z":
-            found.append(f"{pid.name}: {cmd[:80]!r}")
-    return found
+    """What the grading left running: the ended children whose group still holds a process,
+    as mca's spawner counts them (no scan of /proc; a child in a PID namespace ends whole).
+    The hand-ins' sleepers carry `token` only for a person reading a process list."""
+    left = commands_left(0)
+    return [f"{left} graded child(ren) left a process running"] if left else []
 
 
 def _listen(server: socket.socket, got: list[bytes], stop: threading.Event) -> None:

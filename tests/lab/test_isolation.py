@@ -29,6 +29,7 @@ from mca.sandbox.probe import Mechanisms, probe
 from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST
 from tests.lab.handins import SPAWN as HANDIN_SPAWN
+from tests.leftovers import commands_left
 
 pytestmark = pytest.mark.slow  # hand-ins in sandboxes
 
@@ -58,18 +59,11 @@ def _serve(listener: socket.socket, got: list[bytes]) -> None:
 
 
 def survivors(token: str) -> list[str]:
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
-            state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if token.encode() in cmd and state != b"Z":
-            found.append(pid)
-    return found
+    """What the grading left running: the ended children whose group still holds a process,
+    as mca's spawner counts them (no scan of /proc; a child in a PID namespace ends whole).
+    The hand-ins' sleepers carry `token` only for a person reading a process list."""
+    left = commands_left(0)
+    return [f"{left} graded child(ren) left a process running"] if left else []
 
 
 def rows_of(plan: Plan) -> dict[str, dict[str, Any]]:

@@ -366,3 +366,35 @@ def test_passed_descriptors_never_take_the_place_of_the_landlock_ruleset(box: Sa
     finally:
         for fd in passed:
             os.close(fd)
+
+
+def test_the_spawner_says_whether_an_ended_command_left_something_running(
+    tmp_path: Path,
+) -> None:
+    """Asked of the spawner, which adopts what a command leaves (no /proc read): a command
+    whose shell ended with a sleep still in its group counts until the group is killed."""
+    mech = probe(namespaces=False)
+    if not mech.landlock_abi:
+        pytest.skip("no Landlock here: no sandbox without namespaces")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    box = Sandbox(build_policy(Mode.WORKSPACE_WRITE, ws, tmp_path / "h", tmp_path / "mh"), mech)
+    try:
+        launch = box.prepare(Grant(), {"PATH": os.environ["PATH"]})
+        proc = box.popen(
+            ["/bin/sh", "-c", "sleep 60 >/dev/null 2>&1 & exit 0"],
+            launch,
+            cwd=str(ws),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        assert proc.wait(timeout=30) == 0
+        assert shared().left() == 1  # the sleep, adopted by the spawner
+        box.finish(launch, proc.pid)  # the group killed
+        deadline = time.monotonic() + 10
+        while shared().left() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert shared().left() == 0
+    finally:
+        box.close()

@@ -38,7 +38,7 @@ from mca.sandbox.box import Sandbox
 from mca.sandbox.policy import Grant, Mode, Policy, build_policy
 from mca.sandbox.probe import Mechanisms
 from mca.tools.command import Outcome, execute
-from tests.leftovers import held, marker, opening
+from tests.leftovers import commands_left, held, marker, opening
 from tests.security.world import tree_digest
 
 
@@ -210,9 +210,11 @@ class World:
             )
 
     def survivors(self) -> list[str]:
-        """What is still running of the world's commands, by the marker they hold open (no
-        scan of /proc: tests/leftovers.py)."""
-        return [f"a process of a command still holds {self.marker.name} open"] * held(self.marker)
+        """What is still running of the world's commands: by the marker they hold open, and
+        as the spawner counts them (no scan of /proc: tests/leftovers.py)."""
+        out = [f"a process of a command still holds {self.marker.name} open"] * held(self.marker)
+        left = commands_left(0)
+        return out + [f"{left} ended command(s) still have a process running"] * bool(left)
 
     def snapshot(self) -> dict[str, object]:
         """What must not change: outside/, home/ (secrets, .bashrc, $MCA_HOME), .git/ and the
