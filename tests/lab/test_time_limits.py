@@ -4,9 +4,12 @@ not."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
+
+import pytest
 
 from mca.lab.channel import STARVED, late, tree_usage
 
@@ -28,6 +31,10 @@ def test_a_sleeping_or_stopped_child_is_late_at_once() -> None:
     assert late(1.0, 1.0, cpu=0.0, runnable=False)
 
 
+@pytest.mark.skipif(
+    not os.access(f"/proc/{os.getpid()}/stat", os.R_OK),
+    reason="/proc cannot be read here: the grader's time alone decides (tree_usage is 0)",
+)
 def test_tree_usage_counts_a_busy_grandchild() -> None:
     code = (
         "import os, sys, time\n"

@@ -18,7 +18,9 @@ print(n, b"sk-planted" in block, os.environ["OPENAI_API_KEY"], b"KEEP=this" in b
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
+@pytest.mark.skipif(
+    not os.access("/proc/self/environ", os.R_OK), reason="/proc cannot be read here"
+)
 def test_keys_leave_the_environment_block_but_not_os_environ() -> None:
     env = {**os.environ, "OPENAI_API_KEY": "sk-planted-0123456789", "KEEP": "this"}
     out = subprocess.run(

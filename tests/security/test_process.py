@@ -24,6 +24,7 @@ import pytest
 from mca.sandbox.probe import probe
 from mca.tools import get_tool
 from mca.tools.base import ToolEnv, TurnState
+from tests.peak import run_measured
 from tests.unpriv import as_user, give, skip_reason
 
 REPO = Path(__file__).resolve().parents[2]
@@ -147,8 +148,6 @@ for name, args in json.loads(sys.argv[2]):
     except Exception as e:
         out[name] = f"{type(e).__name__}: {e}"[:300]
 out["@ref"] = read_reference(ws, "big.log")[-200:]
-hwm = next(ln for ln in open("/proc/self/status") if ln.startswith("VmHWM"))
-out["peak_mb"] = int(hwm.split()[1]) // 1024
 print(json.dumps(out))
 """
 
@@ -165,15 +164,9 @@ def test_reads_of_a_4gb_file_stay_small(tmp_path: Path) -> None:
         ("edit_file", {"path": "big.log", "old_text": "a log", "new_text": "b"}),
         ("search_text", {"pattern": "log line"}),
     ]
-    proc = subprocess.run(
-        [sys.executable, "-c", PEAK, str(ws), json.dumps(calls)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
-    assert out["peak_mb"] < 50, out
+    stdout, peak_mb = run_measured(PEAK, [str(ws), json.dumps(calls)], timeout=120)
+    out = json.loads(stdout)
+    assert peak_mb < 50, (peak_mb, out)
     assert "showing lines 1-5" in out["read_file"] or "1\ta log line" in out["read_file"]
     assert "too large to edit" in out["edit_file"]
     assert "cut at 20,000 characters" in out["@ref"]

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from mca.ui.render import progress_line
 from mca.wiring import model_options
 from tests.helpers import engine, settings_for
 from tests.models.wire import Recorder, openai_json, openai_sse, sse
+from tests.peak import run_measured
 
 pytestmark = [
     pytest.mark.stress,
@@ -34,20 +33,15 @@ from mca.tools.command import execute
 cmd = "head -c 50000000 /dev/zero | tr '\\\\0' x; echo; echo END"
 done = execute(cmd, ".", 120)
 code, out, timed_out = done.code, done.output, done.timed_out
-# VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the forking parent (pytest)
-hwm = next(ln for ln in open("/proc/self/status") if ln.startswith("VmHWM"))
-peak_mb = int(hwm.split()[1]) / 1024
-print(code, len(out), out.rstrip().endswith("END"), round(peak_mb))
+print(code, len(out), out.rstrip().endswith("END"))
 """
 
 
 def test_fifty_megabytes_of_output_stay_bounded() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-c", MEASURE], capture_output=True, text=True, timeout=180
-    )
-    code, length, tail_kept, peak_mb = proc.stdout.split()
+    out, peak_mb = run_measured(MEASURE)
+    code, length, tail_kept = out.split()
     assert code == "0" and int(length) < 12_000 and tail_kept == "True"
-    assert int(peak_mb) < 120, f"peak RSS {peak_mb} MB while reading 50 MB of output"
+    assert peak_mb < 120, f"peak RSS {peak_mb} MB while reading 50 MB of output"
 
 
 def _model(tmp_path: Path, rec: Recorder | None = None, server: str = "http://fake") -> OpenAIModel:
