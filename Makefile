@@ -33,8 +33,12 @@ run: $(RUN_STAMP)
 	$(BIN)/mca $(ARGS)
 
 # The suite keeps its rewritten test modules' bytecode even where PYTHONDONTWRITEBYTECODE is
-# set: rewriting every assert of every test file again took more than collecting them.
-PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
+# set: rewriting every assert of every test file again took more than collecting them. It runs
+# on every core (up to four; a module that builds a costly fixture once marks its tests with
+# one xdist_group, kept together):
+# PARALLEL= runs it in one process.
+PARALLEL ?= -n auto --maxprocesses 4 --dist loadgroup
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest $(PARALLEL)
 
 test: $(DEV_STAMP)
 	$(PYTEST) $(ARGS)

@@ -23,6 +23,9 @@ from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST
 
 pytestmark = [
+    pytest.mark.xdist_group(
+        "install"
+    ),  # its module fixture is built once (make test runs on every core)
     pytest.mark.e2e,
     pytest.mark.slow,  # builds and installs the wheel
 ]

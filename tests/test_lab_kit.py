@@ -19,6 +19,9 @@ from tests.lab.answers import HARD_CODED, honest
 
 MCA = Path(sys.executable).parent / "mca"
 pytestmark = [
+    pytest.mark.xdist_group(
+        "lab-kit"
+    ),  # its module fixture is built once (make test runs on every core)
     pytest.mark.e2e,
     pytest.mark.skipif(not MCA.exists(), reason="mca is not installed"),
     pytest.mark.slow,  # the installed mca grades a class

@@ -32,6 +32,9 @@ from tests.leftovers import commands_left
 
 MECH = probe()
 pytestmark = [
+    pytest.mark.xdist_group(
+        "lab-class"
+    ),  # its module fixture is built once (make test runs on every core)
     pytest.mark.skipif(not MECH.available, reason="no Landlock on this kernel"),
     pytest.mark.slow,  # grades a whole class in sandboxes
 ]

@@ -22,6 +22,9 @@ MCA = BIN / "mca"
 KEY = "sk-e2e-planted-key-0123456789"
 PROVIDER_KEY = "sk-e2e-provider-key-never-sent-42"
 pytestmark = [
+    pytest.mark.xdist_group(
+        "fakellm"
+    ),  # its module fixture is built once (make test runs on every core)
     pytest.mark.e2e,
     pytest.mark.skipif(
         not FAKELLM.exists() or not MCA.exists(), reason="fakellm or mca not installed"

@@ -26,9 +26,14 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
 
 @pytest.fixture(autouse=True)
 def _one_thread() -> None:
-    """start() forks only a process with one thread, as `mca -p` is when it starts. Earlier
-    tests in the same pytest process leave threads behind: the shared sandbox spawner's reader
-    (it starts again at the next request) and the tokenizer's preload."""
+    """start() forks only a process with one thread, as `mca -p` is when it starts."""
+    _alone()
+
+
+def _alone() -> None:
+    """Earlier tests in the same pytest process (and a session a test opened) leave threads
+    behind: the shared sandbox spawner's reader (it starts again at the next request) and the
+    tokenizer's preload (under load, still running)."""
     spawn.shared().close()
     _join_tokenizer()
     assert threading.active_count() == 1, threading.enumerate()
@@ -199,6 +204,7 @@ def test_a_one_shot_session_takes_the_child_s_skills(tmp_path: Path, make_skill:
     settings = load_settings(env, workspace=config.workspace).with_(skills_dirs=config.skills_dirs)
     serial = open_session(settings, HeadlessUI(), one_shot=True)  # memo and caches written
     serial.close()
+    _alone()
     started = discover_ahead(settings)
     assert started is not None
     ahead = _Recorded(started.config, started.pid, started.fd, started.out)

@@ -16,6 +16,8 @@ from mca.skills.relevance import Index, links, make_doc, stem, terms
 from mca.skills.script import CJK, family
 from mca.skills.words import shares
 
+pytestmark = pytest.mark.xdist_group("cjk-descriptions")  # its module fixture is built once
+
 MAX_FA = 0.10  # the target
 
 

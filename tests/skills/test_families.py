@@ -13,6 +13,8 @@ from mca.skills import judgment
 from mca.skills.relevance import make_doc
 from mca.skills.script import CJK, LATIN, family
 
+pytestmark = pytest.mark.xdist_group("families")  # its module fixture is built once
+
 MAX_FA = 0.10  # the target, in every family
 CUSHION = 0.5  # logits: dev's CJK near-misses were few (27 until session 41, 284 since), so
 # the rate is checked with a margin
