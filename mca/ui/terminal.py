@@ -213,6 +213,7 @@ class ReplUI:
             FileChanged,
             ModelRetry,
             ModelWaiting,
+            Notice,
             ThinkingDelta,
         )
 
@@ -236,6 +237,8 @@ class ReplUI:
         line = progress_line(event)
         if isinstance(event, FileChanged):
             line = colour_diff(scrub(line, self.secrets), self.colour)  # made safe line by line
+        elif isinstance(event, Notice | ModelRetry):  # mca's own words: broken between words
+            line = for_terminal(self.fitted(line), self.secrets)
         elif line:
             line = for_terminal(line, self.secrets)
         waiting = self.spinner.running
