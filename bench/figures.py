@@ -62,6 +62,7 @@ def lab_compare() -> str:
 
 
 DEMO_INPUT = "fix the divide-by-zero problem in src/calc.js\n/diff\n/undo\n"
+MACHINE_NOTES = ("note: the sandbox holds less here", "warning: sandboxed commands can reach")
 
 
 @functools.cache
@@ -88,6 +89,9 @@ def demo() -> str:
             timeout=120,
         ).stdout
     out = out.replace(str(ws), "/tmp/calc")
+    # what the sandbox holds is the machine's: said where it holds less (docs/security.md), left
+    # out here, as a machine that has everything shows it
+    out = "".join(line for line in out.splitlines(True) if not line.startswith(MACHINE_NOTES))
     out = re.sub(r"undid session \w+ turn", "undid session 3f9a2c turn", out)
     out = re.sub(r"· \d+\.\d s ·", "· 0.1 s ·", out)
     out = re.sub(r"duration_ms(:?) [\d.]+", r"duration_ms\1 1.0", out)  # node --test: live lines

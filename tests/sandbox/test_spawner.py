@@ -298,7 +298,7 @@ def test_the_lab_without_a_sandbox_starts_from_the_spawner_with_its_limits(
 def test_a_bare_setup_runs_nothing_before_exec() -> None:
     """Setup(None): the child only starts a session of its own (a test's unsandboxed box)."""
     proc = shared().spawn(
-        ["/bin/sh", "-c", "echo $$ $(ps -o sid= -p $$)"],
+        [sys.executable, "-c", "import os; print(os.getpid(), os.getsid(0))"],
         {"PATH": os.environ["PATH"]},
         Setup(None, confine=False),
         cwd="/",

@@ -53,7 +53,10 @@ def _change(ws: Path, rng: random.Random) -> None:
         if not os.path.lexists(target) and not str(target).startswith(str(path) + "/"):
             path.rename(target)
     elif op == "chmod" and exists and not path.is_symlink():
-        path.chmod(rng.choice([0o600, 0o644, 0o755]))
+        # a folder keeps its owner's rights: one it cannot enter is refused to everyone but
+        # root, the test's own changes included (the suite runs as an ordinary user too)
+        modes = [0o700, 0o750, 0o755] if path.is_dir() else [0o600, 0o644, 0o755]
+        path.chmod(rng.choice(modes))
     elif op == "hardlink" and path.is_file() and not path.is_symlink():
         place = rng.choice(["ws", "ignored", "outside"])  # another name, anywhere
         other = ws / rng.choice(NAMES)
