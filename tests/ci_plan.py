@@ -48,6 +48,7 @@ CELLS = (
         "no Landlock, no mount_setattr (kernels before 5.12)",
         ("--no-landlock", "--no-setattr"),
     ),
+    Cell("hidden-proc", "a /proc only root may read (hidepid, some containers)", ("--hide-proc",)),
 )
 USERS = ("root", "user")
 NONE = "-"  # a cell where no sandbox exists: the pair is planned, nothing runs

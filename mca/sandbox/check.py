@@ -22,6 +22,7 @@ import shutil
 import signal
 import socket
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -233,11 +234,12 @@ def _later(w: _World) -> list[str]:
 def _survivors(w: _World, run: Run) -> tuple[bool, str]:
     """A daemon that holds a lock, started with setsid (or, where that is refused, in the
     background as it is): once the command is done and cleaned up after, the lock is free
-    again only if nothing of it runs."""
+    again only if nothing of it runs. One that outlived its command is ended here (the lock
+    names its pid, as this process sees it)."""
     lock = w.tmp / "lock"
     code = (
         "import fcntl, os, time; t = os.environ['TMPDIR']; f = open(t + '/lock', 'w');"
-        " fcntl.flock(f, fcntl.LOCK_EX); open(t + '/locked', 'w').close(); time.sleep(60)"
+        " fcntl.lockf(f, fcntl.LOCK_EX); open(t + '/locked', 'w').close(); time.sleep(60)"
     )
     daemon = f"{sys.executable} -c {_quote(code)}"
     run(
@@ -249,11 +251,23 @@ def _survivors(w: _World, run: Run) -> tuple[bool, str]:
     with open(lock, "a") as f:
         for _ in range(60):
             try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 return True, "a daemon it started was gone when the command ended"
-            except BlockingIOError:
+            except OSError:
                 time.sleep(0.05)
+        _end_holder(f.fileno())
     return False, "a daemon it started was still running after the command"
+
+
+def _end_holder(fd: int) -> None:
+    """Kill the process that holds a POSIX lock on the file (its pid as this process sees it;
+    none where it cannot be seen)."""
+    asked = struct.pack("=hh4xqqi4x", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+    got = fcntl.fcntl(fd, fcntl.F_GETLK, asked)
+    kind, _, _, _, pid = struct.unpack("=hh4xqqi4x", got)
+    if kind != fcntl.F_UNLCK and pid > 0:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _quote(text: str) -> str:

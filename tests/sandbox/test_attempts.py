@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mca.sandbox.probe import probe
+from mca.sandbox.properties import Prop, expected
 from tests.sandbox.cases import ATTEMPTS, LEGIT, Attempt
 from tests.sandbox.mechanisms import chosen, used
 from tests.sandbox.world import World, all_files_text, build_world, wait_gone
@@ -88,6 +89,10 @@ def _limits_only(world: World) -> None:
 def test_a_thousand_processes_at_most(world: World) -> None:
     """A fork bomb stops at the limit, and nothing of it is left."""
     _limits_only(world)
+    how = next(e for e in expected(world.sandbox.mechanisms, root=os.geteuid() == 0)
+               if e.prop is Prop.PROCESSES)  # fmt: skip
+    if not how.held:
+        pytest.xfail(f"a documented gap here: {how.by} (docs/security.md: Where mca runs)")
     # each script stays one process until it is killed: what started is what ran at once
     (world.ws / f"{world.token}.sh").write_text("echo x >> started\nexec sleep 600\n")
     outcome = world.run(
