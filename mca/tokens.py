@@ -125,8 +125,11 @@ class Estimator:
         return self._enc
 
     def preload(self) -> threading.Thread:
-        """Load the encoding in a background thread."""
-        t = threading.Thread(target=self._encoder, name="mca-tokenizer", daemon=True)
+        """Load the encoding in a background thread. Not a daemon: an exit waits for it (at
+        most the load's 0.1-0.2 s), for a daemon thread still inside tiktoken's native code
+        while the interpreter shuts down crashed mca (SIGSEGV, seen where --strict-skills
+        refused at once under load)."""
+        t = threading.Thread(target=self._encoder, name="mca-tokenizer")
         t.start()
         return t
 
