@@ -45,8 +45,8 @@ def measure(n: int, where: Path) -> list[dict[str, object]]:
     """[{mechanism, sandboxed_ms, plain_ms, how, rss_mb}] for namespaces, namespaces without
     Landlock, and Landlock alone (those this system and user have)."""
     from mca.sandbox.box import Sandbox
-    from mca.sandbox.policy import Mode, build_policy
     from mca.sandbox.probe import probe
+    from mca.sandbox.rights import Mode, build_policy
     from mca.tools.command import execute
 
     full, landlock = probe(), probe(namespaces=False)

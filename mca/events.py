@@ -282,7 +282,7 @@ class SessionStarted(Event):
     workspace: str
     provider: str
     model: str
-    mode: str = ""  # the approval mode (mca.config.MODES)
+    mode: str = ""  # the approval mode (mca.modes.MODES)
     schema_version: int = EVENTS_SCHEMA_VERSION
 
 

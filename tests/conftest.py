@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from mca.events import drop
-from mca.session import HeadlessUI
+from mca.session.session import HeadlessUI
 from mca.tools.base import Approvals, ToolEnv, TurnState
-from mca.workspace.scan import OFF
 from mca.workspace.store import WorkspaceStore
+from mca.workspace.walk import OFF
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"

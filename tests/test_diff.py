@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mca.diff import CRLF_NOTE, MAX_DIFF_LINES, NO_EOL, unified
+from mca.text.diff import CRLF_NOTE, MAX_DIFF_LINES, NO_EOL, unified
 
 
 def test_lines_break_at_newlines_only_and_the_rest_shows_as_codes() -> None:

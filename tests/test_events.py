@@ -15,7 +15,7 @@ from mca.events import (
     ToolCalled,
     ToolReturned,
 )
-from mca.log import SessionLog
+from mca.state.log import SessionLog
 
 
 def _kinds() -> list[str]:

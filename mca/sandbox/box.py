@@ -28,9 +28,9 @@ from mca.sandbox.linux import (
     locked_flags,
 )
 from mca.sandbox.mounts import TMP_DIRS, tmp_binds
-from mca.sandbox.policy import Grant, Mode, Policy
 from mca.sandbox.probe import Mechanisms
 from mca.sandbox.reach import Reach, Seen
+from mca.sandbox.rights import Grant, Mode, Policy
 from mca.sandbox.rulesets import Rulesets
 from mca.sandbox.spawn import Setup, Spawned, shared
 from mca.sandbox.tasks import (
@@ -205,7 +205,7 @@ class Sandbox:
         state = self.policy.state
         if self.namespaces or state is None:
             return None
-        from mca.fsutil import private_dir
+        from mca.fs.careful import private_dir
 
         try:
             return private_dir(state / "objects")
@@ -292,7 +292,7 @@ class Sandbox:
         if self._state is None:
             self._state = b""
             if self.policy.state is not None:
-                from mca.fsutil import private_dir
+                from mca.fs.careful import private_dir
 
                 with contextlib.suppress(OSError):
                     self._state = bytes(private_dir(self.policy.state))

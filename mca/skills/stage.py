@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from mca.context.provenance import defang
 from mca.errors import ToolError
 from mca.events import (
     EventSink,
@@ -18,8 +19,7 @@ from mca.events import (
     SkillReplaced,
     SkillsInjected,
 )
-from mca.fsutil import ContainmentError, NotRegularFile, is_dir, read_head
-from mca.provenance import defang
+from mca.fs.careful import ContainmentError, NotRegularFile, is_dir, read_head
 from mca.skills.gates import Decision, gate_read
 from mca.skills.inject import Block, stage_two_text
 from mca.skills.model import Hit, Skill, xml_escape

@@ -7,7 +7,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 
-from mca.globs import glob_match, literal_prefix
+from mca.fs.globs import glob_match, literal_prefix
 from mca.skills.judgment import Model, choose, default_model
 from mca.skills.lexicon import stop_words
 from mca.skills.model import Hit, Reason, Skill

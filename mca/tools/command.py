@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from mca import events
 from mca.errors import ToolError
-from mca.sandbox.policy import Grant
-from mca.sanitize import MAX_APPROVAL_LINES
+from mca.sandbox.rights import Grant
+from mca.text.sanitize import MAX_APPROVAL_LINES
 from mca.tools.allow import Answer, CommandQuestion, key_for
 from mca.tools.base import READ_ONLY, ToolEnv, TurnState, arg_int, arg_str
 from mca.tools.live import LiveOutput

@@ -6,10 +6,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mca.diff import unified
 from mca.errors import PathRefused, ToolError
 from mca.events import FileChanged
-from mca.fsutil import (
+from mca.fs.careful import (
     ContainmentError,
     FileTooLarge,
     NotRegularFile,
@@ -17,9 +16,10 @@ from mca.fsutil import (
     is_dir,
     read_regular,
 )
+from mca.text.counts import plural
+from mca.text.diff import unified
 from mca.tools import eol
 from mca.tools.base import READ_ONLY, ToolEnv, TurnState, arg_str
-from mca.words import plural
 from mca.workspace.paths import relative_label, resolve_in
 from mca.workspace.protect import protected_reason
 

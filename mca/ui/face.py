@@ -1,5 +1,5 @@
 """What a face (the REPL, -p) knows before and beside its session: built once from the
-settings at assembly (mca/wiring.py); the faces never read the settings."""
+settings at assembly (mca/assembly/wiring.py); the faces never read the settings."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class FaceConfig:
 
 class ModelSwitch(Protocol):
     """/model: what is configured, and the model another name means (the assembly's
-    mca/chooser.py; the REPL never reads the settings)."""
+    mca/assembly/chooser.py; the REPL never reads the settings)."""
 
     def available(self) -> list[str]: ...
 

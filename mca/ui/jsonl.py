@@ -21,7 +21,7 @@ from mca.events import (
     TextDelta,
     ThinkingDelta,
 )
-from mca.sanitize import StreamScrubber, scrub, scrub_data
+from mca.text.sanitize import StreamScrubber, scrub, scrub_data
 from mca.tools.allow import Answer, CommandQuestion
 from mca.tools.base import Asker
 

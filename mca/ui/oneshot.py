@@ -7,7 +7,6 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from mca import signals
 from mca.errors import McaError, error_line
 from mca.events import (
     Failed,
@@ -17,13 +16,15 @@ from mca.events import (
     UsageReported,
 )
 from mca.ledger import TurnLedger
-from mca.sanitize import (
+from mca.process import signals
+from mca.session.session import UI, Session
+from mca.text.counts import plural
+from mca.text.sanitize import (
     for_terminal,
     scrub,
     scrub_data,
     visible,
 )
-from mca.session import UI, Session
 from mca.turn import StopReason, TurnResult
 from mca.ui.face import FaceConfig
 from mca.ui.jsonl import StreamUI
@@ -31,7 +32,6 @@ from mca.ui.outcome import cancelled
 from mca.ui.render import ledger_table
 from mca.ui.spinner import ASKING
 from mca.ui.stderr_ui import StderrUI
-from mca.words import plural
 
 __all__ = ["EXIT_INTERRUPTED", "OneShot", "Opener", "StderrUI", "turn_json"]
 
@@ -126,7 +126,7 @@ class OneShot:
     def resume(self, session: Session, wanted: str, fork: bool = False) -> SessionResumed:
         """Go on with a saved conversation (an id, or 'last'), under its id (`fork`: a copy,
         under a new one)."""
-        from mca.sessions import pick
+        from mca.state.conversations import pick
 
         if not wanted:
             raise McaError(

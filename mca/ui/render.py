@@ -6,10 +6,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mca.plans import render_plan
-from mca.sanitize import command_block, exact, exact_line, visible
+from mca.text.counts import plural
+from mca.text.plans import render_plan
+from mca.text.sanitize import command_block, exact, exact_line, visible
 from mca.ui.ansi import CYAN, GREEN, RED, RESET
-from mca.words import plural
 
 if TYPE_CHECKING:  # this module is on the path to the first prompt: import nothing heavy
     from mca.events import Event

@@ -14,7 +14,7 @@ from mca.events import (
     ModelWaiting,
     ThinkingDelta,
 )
-from mca.sanitize import (
+from mca.text.sanitize import (
     command_block,
     exact_line,
     for_terminal,

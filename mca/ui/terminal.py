@@ -15,7 +15,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
-from mca.sanitize import command_block, exact_line, for_terminal, one_line, scrub
+from mca.text.sanitize import command_block, exact_line, for_terminal, one_line, scrub
 from mca.ui.ansi import CLEAR_LINE_BELOW, DIM, RESET, line_below
 from mca.ui.livebox import CommandBox, fit
 from mca.ui.markdown import MarkdownStream

@@ -28,8 +28,8 @@ from mca.lab.childkit import ensure_kit
 from mca.lab.launch import Limits, Unsandboxed
 from mca.sandbox.box import Sandbox
 from mca.sandbox.linux import CLONE_NEWNET, ChildPlan
-from mca.sandbox.policy import Grant, Mode, build_policy
 from mca.sandbox.probe import Mechanisms, probe
+from mca.sandbox.rights import Grant, Mode, build_policy
 from mca.sandbox.spawn import Setup, Spawner, SpawnError, plan_to_wire, shared
 from mca.tools.command import CommandInterrupted, execute
 
@@ -150,7 +150,7 @@ KILLED_MCA = """
 import os, subprocess, sys
 from pathlib import Path
 from mca.sandbox.box import Sandbox
-from mca.sandbox.policy import Grant, Mode, build_policy
+from mca.sandbox.rights import Grant, Mode, build_policy
 from mca.sandbox.probe import probe
 from mca.sandbox.spawn import shared
 tmp, token, kind = Path(sys.argv[1]), sys.argv[2], sys.argv[3]

@@ -14,20 +14,20 @@ from pathlib import Path
 
 import pytest
 
-from mca.config import load_settings
+from mca.config.settings import load_settings
 from mca.errors import ConfigError, ToolError
 from mca.events import Event
 from mca.sandbox.box import Sandbox
-from mca.sandbox.policy import Grant, Mode, Policy, build_policy, secret_paths, unwritable
 from mca.sandbox.probe import probe
+from mca.sandbox.rights import Grant, Mode, Policy, build_policy, secret_paths, unwritable
 from mca.sandbox.walls import command_paths, find, refused_paths
-from mca.session import HeadlessUI
+from mca.session.session import HeadlessUI
 from mca.tools import get_tool
 from mca.tools.allow import Answer, CommandQuestion
 from mca.tools.base import Approvals, Asker, ToolEnv, TurnState
 from mca.tools.command import execute
-from mca.workspace.scan import OFF
 from mca.workspace.store import WorkspaceStore
+from mca.workspace.walk import OFF
 from tests.sandbox.mechanisms import chosen, used
 from tests.sandbox.world import World, build_world, wait_gone
 from tests.security.world import tree_digest

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mca.sandbox.box import Sandbox
-from mca.sandbox.policy import Grant, Mode, build_policy
 from mca.sandbox.probe import Mechanisms
+from mca.sandbox.rights import Grant, Mode, build_policy
 from mca.tools.command import Outcome, execute
 from tests.security.world import tree_digest
 

@@ -189,10 +189,10 @@ def test_no_fork_while_another_thread_runs(tmp_path: Path, make_skill: MakeSkill
 
 
 def test_a_one_shot_session_takes_the_child_s_skills(tmp_path: Path, make_skill: MakeSkill) -> None:
-    from mca.assemble import open_session
-    from mca.config import load_settings
-    from mca.launch import discover_ahead
-    from mca.session import HeadlessUI
+    from mca.assembly.assemble import open_session
+    from mca.cli.start import discover_ahead
+    from mca.config.settings import load_settings
+    from mca.session.session import HeadlessUI
 
     config = _config(tmp_path, make_skill)
     env = {"MOCK": "1", "MCA_HOME": str(config.home), "HOME": str(tmp_path)}
@@ -214,9 +214,9 @@ def test_a_one_shot_session_takes_the_child_s_skills(tmp_path: Path, make_skill:
 def test_a_session_that_fails_before_it_takes_leaves_no_child(
     tmp_path: Path, make_skill: MakeSkill
 ) -> None:
-    from mca.config import load_settings
-    from mca.launch import _opener, discover_ahead
-    from mca.session import HeadlessUI
+    from mca.cli.start import _opener, discover_ahead
+    from mca.config.settings import load_settings
+    from mca.session.session import HeadlessUI
 
     config = _config(tmp_path, make_skill)
     env = {"MOCK": "1", "MCA_HOME": str(config.home), "HOME": str(tmp_path)}
@@ -262,8 +262,8 @@ def test_no_child_when_a_server_will_be_asked_for_its_window(
     tmp_path: Path, make_skill: MakeSkill
 ) -> None:
     """Its answer changes the skills' config, so the child's work would go unused."""
-    from mca.config import load_settings
-    from mca.launch import discover_ahead
+    from mca.cli.start import discover_ahead
+    from mca.config.settings import load_settings
 
     make_skill(tmp_path / "home" / "skills", "mine")
     env = {"MCA_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mca.errors import McaError
-from mca.exports import write_export
+from mca.session.exports import write_export
 from mca.tools import get_tool
 from mca.tools.allow import Answer, CommandQuestion
 from mca.tools.base import Approvals, ToolEnv, TurnState

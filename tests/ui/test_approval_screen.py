@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mca.diff import unified
+from mca.text.diff import unified
 from mca.tools.allow import CommandQuestion
 from mca.ui.face import FaceConfig
 from mca.ui.oneshot import StderrUI
