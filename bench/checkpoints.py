@@ -67,7 +67,7 @@ class Looping:
 def _session(ws: Path, home: Path, cap: str) -> Any:
     from mca.assembly.assemble import open_session
     from mca.config.settings import load_settings
-    from mca.session.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
 
     env = {"MOCK": "1", "MCA_HOME": str(home), "MCA_SANDBOX": "off", "MCA_CHECKPOINT_CAP": cap}
     settings = load_settings(env, workspace=ws)
@@ -206,7 +206,7 @@ def _deep_turn(root: Path, checkpoints: bool, command: str) -> tuple[float, str]
     an `rm -rf` (off); and what /undo said it did not cover."""
     from mca.assembly.assemble import open_session
     from mca.config.settings import load_settings
-    from mca.session.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
 
     ws = root / "ws"
     ws.mkdir(parents=True)

@@ -40,7 +40,7 @@ def _session_cost(rolling: bool, tmp: Path) -> Cost:
     from mca.assembly.wiring import model_options
     from mca.config.settings import load_settings
     from mca.models.anthropic import AnthropicModel, request_body
-    from mca.session.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
     from mca.types import Request
     from mca.usage import usd
     from tests.models.wire import through

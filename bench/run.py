@@ -458,7 +458,7 @@ def bench_overhead(results: list[Result]) -> None:
     against an instant local server speaking the OpenAI wire."""
     from mca.assembly.assemble import open_session
     from mca.config.settings import load_settings
-    from mca.session.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
     from tests.fakeserver import openai_reply, serve
 
     overheads: list[float] = []
@@ -600,7 +600,7 @@ def bench_ledger(results: list[Result]) -> None:
     from mca.assembly.assemble import open_session
     from mca.config.settings import load_settings
     from mca.models.mock import MockModel
-    from mca.session.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
 
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "ws"

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from mca.events import drop
-from mca.session.session import HeadlessUI
+from mca.session.faces import HeadlessUI
 from mca.tools.base import Approvals, ToolEnv, TurnState
 from mca.workspace.store import WorkspaceStore
 from mca.workspace.walk import OFF

@@ -104,7 +104,7 @@ def settings_for(
 def lab_session(ws: Path, model: Model, **env: str) -> Session:
     """A headless session on `ws` with the lab's packs as a skills directory."""
     from mca.assembly.assemble import open_session
-    from mca.session.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
 
     settings = load_settings(
         {"MCA_HOME": str(ws.parent / "home"), "HOME": str(ws.parent), **env}, workspace=ws

@@ -9,7 +9,8 @@ import pytest
 from mca.assembly.assemble import open_session
 from mca.config.settings import load_settings
 from mca.errors import UndoError
-from mca.session.session import HeadlessUI, Session
+from mca.session.faces import HeadlessUI
+from mca.session.session import Session
 from mca.types import KIND_SHELL, KIND_UNDONE
 from tests.helpers import FakeModel, Reply, call, say
 

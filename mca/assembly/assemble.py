@@ -21,7 +21,9 @@ from mca.events import (
 )
 from mca.models import build_model, window_for
 from mca.models.options import ModelOptions
-from mca.session.session import UI, Session, calibration_for, prompt_for
+from mca.session.faces import UI
+from mca.session.ledger_build import calibration_for
+from mca.session.session import Session, prompt_for
 from mca.skills.cache import FitsMemo
 from mca.skills.discover import Discovery, shadow_warnings
 from mca.skills.runtime import (

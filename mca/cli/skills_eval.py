@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mca.events import Event
-from mca.session.session import HeadlessUI
+from mca.session.faces import HeadlessUI
 
 if TYPE_CHECKING:
     from mca.session.session import Session

@@ -16,7 +16,8 @@ from mca.config.settings import Settings, load_settings
 from mca.errors import ConfigError
 
 if TYPE_CHECKING:
-    from mca.session.session import UI, Session
+    from mca.session.faces import UI
+    from mca.session.session import Session
     from mca.skills.ahead import Ahead
     from mca.skills.policy import Policy
     from mca.ui.oneshot import OneShot

@@ -281,7 +281,7 @@ def check_registry(lab: Lab) -> None:
     from mca.context.engine import Engine
     from mca.context.prompt import SystemPrompt
     from mca.events import drop
-    from mca.session.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
     from mca.skills.stage import SkillStage
     from mca.tools.base import Approvals, ToolEnv
     from mca.types import Message as Msg
@@ -323,7 +323,7 @@ def check_end_to_end(lab: Lab) -> None:
     from mca.assembly.assemble import open_session
     from mca.config.settings import load_settings
     from mca.models.mock import MockModel
-    from mca.session.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
     from mca.types import KIND_SKILLS
 
     need_node(lab)  # the check runs the workspace's tests with node --test

@@ -1,16 +1,20 @@
 """A turn's ledger built: one row per piece of the request the turn last sent, priced by the
 session's estimator, with what the pre-turn stage decided (why each skill body went in, or did
-not). The ledger itself is pure data (mca/ledger.py)."""
+not), and the estimator calibrated with what the provider reported. The ledger itself is pure
+data (mca/ledger.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
-from mca.ledger import Row, TurnLedger, carried, message_text, tools_text
+from mca.ledger import Calibration, Row, TurnLedger, carried, message_text, tools_text
+from mca.models.options import ModelOptions
 from mca.skills.inject import Block
 from mca.skills.stage import StageResult
 from mca.text.counts import plural
 from mca.tokens import Estimator
+from mca.turn import TurnResult
 from mca.types import (
     KIND_REFERENCE,
     KIND_SHELL,
@@ -21,7 +25,7 @@ from mca.types import (
     Request,
 )
 
-__all__ = ["build_ledger"]
+__all__ = ["build_ledger", "calibration_for", "turn_ledger"]
 
 
 class _Builder:
@@ -133,3 +137,39 @@ def build_ledger(
     b.messages(request.messages, turn, stage)
     b.considered(stage)
     return TurnLedger(turn, b.rows, window, est.encoding)
+
+
+def calibration_for(model: ModelOptions, home: Path) -> Calibration:
+    """The calibration of this model at this base URL; a scripted mock's usage is the script's
+    own numbers, kept apart from the mock's (and from any other script's)."""
+    where = f"script {model.mock_script}" if model.mock_script else model.base_url
+    return Calibration(home, model.model, where)
+
+
+def turn_ledger(
+    result: TurnResult,
+    system_pieces: Sequence[tuple[str, str]],
+    est: Estimator,
+    model: ModelOptions,
+    home: Path,
+    stage: StageResult | None = None,
+) -> TurnLedger:
+    """A finished turn's ledger, from the last request it sent, with the model's calibration
+    updated by the usage the provider reported for it."""
+    entry = build_ledger(
+        result.turn, result.requests[-1], system_pieces, est, model.context_window, stage
+    )
+    entry.model_calls = len(result.requests)
+    calibration = calibration_for(model, home)
+    usage = result.request_usage[-1] if result.request_usage else None
+    if usage is not None and usage.prompt_tokens:
+        entry.provider_prompt_tokens = usage.prompt_tokens
+        entry.cached_tokens = usage.cached_tokens or None
+        entry.cache_write_tokens = usage.cache_write_tokens or None
+        entry.calibration, entry.calibration_used = calibration.update(
+            entry.tokens, usage.prompt_tokens
+        )
+    else:
+        entry.calibration = calibration.factor()
+    entry.reasoning_tokens = result.usage.reasoning_tokens or None
+    return entry

@@ -1,13 +1,13 @@
 """A running session: the API the faces (REPL, -p, the lab) drive a conversation through.
 How one is built is mca.assembly.assemble. No terminal I/O: the face is the UI given to
-open_session."""
+open_session (mca/session/faces.py says what a face must do)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from mca.agent import Agent
 from mca.context.compact import Compactor
@@ -15,7 +15,6 @@ from mca.context.engine import Engine
 from mca.context.prompt import SystemPrompt, build_system_prompt, read_agents_md
 from mca.events import (
     ContextCompacted,
-    Event,
     EventSink,
     LedgerRecorded,
     ModelRetry,
@@ -25,19 +24,19 @@ from mca.events import (
     SessionResumed,
     SessionStarted,
 )
-from mca.ledger import Calibration, LedgerBook, TurnLedger
+from mca.ledger import LedgerBook, TurnLedger
 from mca.models import build_model, window_for
 from mca.models.known import Price
 from mca.models.options import ModelOptions
 from mca.session import rewind
-from mca.session.ledger_build import build_ledger
+from mca.session.faces import UI
+from mca.session.ledger_build import calibration_for, turn_ledger
 from mca.skills.runtime import SkillRuntime
 from mca.state.conversations import Saved, SessionStore
 from mca.state.log import SessionLog
 from mca.text.counts import plural
 from mca.text.sanitize import scrub
-from mca.tools.allow import Answer, CommandQuestion
-from mca.tools.base import Approvals, Asker, TurnState
+from mca.tools.base import Approvals, TurnState
 from mca.turn import TurnResult
 from mca.types import KIND_CHAT, KIND_SHELL, Message, Request
 from mca.workspace.report import Rewound, Undoable, UndoReport
@@ -46,41 +45,7 @@ from mca.workspace.store import WorkspaceStore
 if TYPE_CHECKING:
     from mca.sandbox.box import Sandbox
 
-__all__ = ["UI", "HeadlessUI", "Session", "SessionConfig", "calibration_for", "prompt_for"]
-
-
-class UI(Asker, Protocol):
-    """What a session needs from whoever shows it: asking (Asker), events and streamed text."""
-
-    def event(self, event: Event) -> None: ...
-
-    def text(self, delta: str) -> None: ...
-
-
-@dataclass(frozen=True)
-class HeadlessUI:
-    """For sessions nobody watches (the self-test, the demo, benchmarks, tests): commands run
-    when `commands` is true, edits apply, protected paths are refused, events are dropped."""
-
-    commands: bool = True
-
-    def approve(self, question: CommandQuestion) -> Answer:
-        """Commands when `commands`; never a run with more rights (nobody to ask)."""
-        if question.more:
-            return Answer.UNASKED
-        return Answer.YES if self.commands else Answer.NO
-
-    def approve_write(self, path: str, reason: str, diff: str) -> bool:
-        return False
-
-    def approve_edit(self, path: str, diff: str) -> bool:
-        return True
-
-    def event(self, event: Event) -> None:
-        return None
-
-    def text(self, delta: str) -> None:
-        return None
+__all__ = ["Session", "SessionConfig", "prompt_for"]
 
 
 @dataclass(frozen=True)
@@ -210,27 +175,9 @@ class Session:
     def record_ledger(self, result: TurnResult) -> TurnLedger:
         """Build the turn's ledger from the last request it sent; calibrate with usage."""
         stage = next((r for t, r in self.skills.stage.history if t == result.turn), None)
-        entry = build_ledger(
-            result.turn,
-            result.requests[-1],
-            self.engine.prompt.exact_pieces(),
-            self.skills.estimator,
-            self.model.context_window,
-            stage,
-        )
-        entry.model_calls = len(result.requests)
-        calibration = calibration_for(self.model, self.config.home)
-        usage = result.request_usage[-1] if result.request_usage else None
-        if usage is not None and usage.prompt_tokens:
-            entry.provider_prompt_tokens = usage.prompt_tokens
-            entry.cached_tokens = usage.cached_tokens or None
-            entry.cache_write_tokens = usage.cache_write_tokens or None
-            entry.calibration, entry.calibration_used = calibration.update(
-                entry.tokens, usage.prompt_tokens
-            )
-        else:
-            entry.calibration = calibration.factor()
-        entry.reasoning_tokens = result.usage.reasoning_tokens or None
+        pieces = self.engine.prompt.exact_pieces()
+        estimator, home = self.skills.estimator, self.config.home
+        entry = turn_ledger(result, pieces, estimator, self.model, home, stage)
         self.ledger.turns.append(entry)
         return entry
 
@@ -382,13 +329,6 @@ class Session:
         self.log.close()
         self.workspace.close()
         self.engine.model.close()
-
-
-def calibration_for(model: ModelOptions, home: Path) -> Calibration:
-    """The calibration of this model at this base URL; a scripted mock's usage is the script's
-    own numbers, kept apart from the mock's (and from any other script's)."""
-    where = f"script {model.mock_script}" if model.mock_script else model.base_url
-    return Calibration(home, model.model, where)
 
 
 def prompt_for(config: SessionConfig, catalog: str) -> tuple[SystemPrompt, str]:

@@ -17,7 +17,8 @@ from mca.events import (
 )
 from mca.ledger import TurnLedger
 from mca.process import signals
-from mca.session.session import UI, Session
+from mca.session.faces import UI
+from mca.session.session import Session
 from mca.text.counts import plural
 from mca.text.sanitize import (
     for_terminal,

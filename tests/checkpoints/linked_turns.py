@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mca.assembly.assemble import open_session
 from mca.config.settings import load_settings
-from mca.session.session import HeadlessUI
+from mca.session.faces import HeadlessUI
 from tests.helpers import FakeModel, call, say
 
 TURN_1 = "ln src/calc.js notes.lnk"

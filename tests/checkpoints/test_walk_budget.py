@@ -12,7 +12,8 @@ from pathlib import Path
 from mca.assembly.assemble import open_session
 from mca.config.settings import load_settings
 from mca.events import Event, Notice
-from mca.session.session import HeadlessUI, Session
+from mca.session.faces import HeadlessUI
+from mca.session.session import Session
 from mca.workspace.store import WorkspaceStore
 from tests.helpers import FakeModel, Reply
 from tests.workspace.world import State, command_turn, state

@@ -21,7 +21,7 @@ from mca.sandbox.box import Sandbox
 from mca.sandbox.probe import probe
 from mca.sandbox.rights import Grant, Mode, Policy, build_policy, secret_paths, unwritable
 from mca.sandbox.walls import command_paths, find, refused_paths
-from mca.session.session import HeadlessUI
+from mca.session.faces import HeadlessUI
 from mca.tools import get_tool
 from mca.tools.allow import Answer, CommandQuestion
 from mca.tools.base import Approvals, Asker, ToolEnv, TurnState

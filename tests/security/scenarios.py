@@ -232,7 +232,7 @@ def undo_when_target_became_fifo(w: World) -> None:
 @scenario
 def second_session_does_not_prune_a_live_one(w: World) -> None:
     from mca.assembly.assemble import open_session
-    from mca.session.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
     from tests.helpers import FakeModel, call, say
 
     (w.ws / "keep.txt").write_text("the original\n")

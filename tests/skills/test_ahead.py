@@ -192,7 +192,7 @@ def test_a_one_shot_session_takes_the_child_s_skills(tmp_path: Path, make_skill:
     from mca.assembly.assemble import open_session
     from mca.cli.start import discover_ahead
     from mca.config.settings import load_settings
-    from mca.session.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
 
     config = _config(tmp_path, make_skill)
     env = {"MOCK": "1", "MCA_HOME": str(config.home), "HOME": str(tmp_path)}
@@ -216,7 +216,7 @@ def test_a_session_that_fails_before_it_takes_leaves_no_child(
 ) -> None:
     from mca.cli.start import _opener, discover_ahead
     from mca.config.settings import load_settings
-    from mca.session.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
 
     config = _config(tmp_path, make_skill)
     env = {"MOCK": "1", "MCA_HOME": str(config.home), "HOME": str(tmp_path)}

@@ -212,7 +212,7 @@ def test_clear_forgets_the_last_turn_file_paths(tmp_path: Path) -> None:
     conversation read picked calc-conventions again (1,403 characters) before."""
     from mca.assembly.assemble import open_session
     from mca.config.settings import load_settings
-    from mca.session.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
 
     ws = tmp_path / "ws"
     (ws / "src").mkdir(parents=True)

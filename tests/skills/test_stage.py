@@ -436,7 +436,7 @@ def test_reading_a_skill_is_an_activation(ws: Path) -> None:
     protection as a matched body, and the ledger shows it."""
     from mca.assembly.assemble import open_session
     from mca.config.settings import load_settings
-    from mca.session.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
     from tests.helpers import FakeModel, call, say
 
     calc_md = str(LAB / "calc-conventions" / "SKILL.md")
@@ -505,7 +505,7 @@ def test_naming_a_rival_replaces_the_held_skill(ws: Path) -> None:
 def test_the_catalog_follows_skills_changing_on_disk(ws: Path, tmp_path: Path) -> None:
     from mca.assembly.assemble import open_session
     from mca.config.settings import load_settings
-    from mca.session.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
     from tests.helpers import FakeModel, say
 
     events: list[str] = []
@@ -540,7 +540,7 @@ def test_a_skill_body_passes_its_gates_by_any_name(ws: Path, tmp_path: Path) -> 
     search_text does not return a loaded skill's body."""
     from mca.assembly.assemble import open_session
     from mca.config.settings import load_settings
-    from mca.session.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
 
     root = ws / ".agents" / "skills"
     for name, priority, body in (("alpha", 20, "ALPHA-BODY"), ("beta", 10, "BETA-SECRET")):

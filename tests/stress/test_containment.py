@@ -18,7 +18,7 @@ import pytest
 
 from mca.errors import ToolError
 from mca.events import drop
-from mca.session.session import HeadlessUI
+from mca.session.faces import HeadlessUI
 from mca.skills.catalog import Budget
 from mca.skills.discover import char_fits, discover
 from mca.skills.model import Root

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from mca.assembly.assemble import open_session
 from mca.config.settings import load_settings
-from mca.session.session import HeadlessUI, Session
+from mca.session.faces import HeadlessUI
+from mca.session.session import Session
 from tests.helpers import FakeModel, Reply, call, say
 
 State = dict[str, tuple[str, int, bytes]]
