@@ -32,7 +32,7 @@ from mca.sandbox.probe import Mechanisms
 from mca.sandbox.reach import Reach, Seen
 from mca.sandbox.rights import Grant, Mode, Policy
 from mca.sandbox.rulesets import Rulesets
-from mca.sandbox.spawn import Setup, Spawned, shared
+from mca.sandbox.spawning.client import Setup, Spawned, shared
 from mca.sandbox.tasks import (
     children,
     kill_cgroup,

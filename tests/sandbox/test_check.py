@@ -19,7 +19,7 @@ from mca.sandbox.check import check, lines, refusal
 from mca.sandbox.probe import Mechanisms, probe
 from mca.sandbox.properties import LAB_NEEDS, Prop, expected, weaker_line
 from mca.sandbox.rights import Grant, Mode, build_policy
-from mca.sandbox.spawn import Setup
+from mca.sandbox.spawning.client import Setup
 from tests.sandbox.mechanisms import chosen, used
 
 pytestmark = pytest.mark.slow  # each property tried in a real child

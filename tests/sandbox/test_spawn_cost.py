@@ -17,7 +17,7 @@ import pytest
 from mca.sandbox.box import Sandbox
 from mca.sandbox.probe import probe
 from mca.sandbox.rights import Grant, Mode, build_policy
-from mca.sandbox.spawn import shared
+from mca.sandbox.spawning.client import shared
 from mca.tools.command import execute
 
 FULL = probe()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mca.sandbox import spawn
+from mca.sandbox.spawning import client
 from mca.skills.ahead import Ahead, start
 from mca.skills.cache import FitsMemo
 from mca.skills.discover import Discovery
@@ -29,7 +29,7 @@ def _one_thread() -> None:
     """start() forks only a process with one thread, as `mca -p` is when it starts. Earlier
     tests in the same pytest process leave threads behind: the shared sandbox spawner's reader
     (it starts again at the next request) and the tokenizer's preload."""
-    spawn.shared().close()
+    client.shared().close()
     _join_tokenizer()
     assert threading.active_count() == 1, threading.enumerate()
 

@@ -1,5 +1,5 @@
-"""mca's side of the spawner (mca/sandbox/spawner.py): the helper started once per process, the
-requests sent to it, and a handle on each command it started.
+"""mca's side of the spawner (mca/sandbox/spawning/spawner.py): the helper started once per
+process, the requests sent to it, and a handle on each command it started.
 
 `spawn(argv, env, setup, ...)` returns a `Spawned`, which answers like the subprocess.Popen it
 replaces (pid, stdout, wait with a timeout, poll, communicate, returncode); the exit status
@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from mca.sandbox.spawned import (
+from mca.sandbox.spawning.spawned import (
     Process,
     Setup,
     Spawned,
@@ -51,9 +51,12 @@ __all__ = [
     "shared",
 ]
 
-MCA_PARENT = str(Path(__file__).resolve().parent.parent.parent)  # where `import mca` finds it
+MCA_PARENT = str(Path(__file__).resolve().parents[3])  # where `import mca` finds it
 HEADER_SIZE = 8
-BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from mca.sandbox.spawner import main; main()"
+BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]);"
+    " from mca.sandbox.spawning.spawner import main; main()"
+)
 KILLED = -signal.SIGKILL
 
 

@@ -1,5 +1,5 @@
 """A command the spawner started, and what it is told to do before exec: the data mca sends
-(mca/sandbox/spawn.py sends it, mca/sandbox/spawner.py acts on it)."""
+(mca/sandbox/spawning/client.py sends it, mca/sandbox/spawning/spawner.py acts on it)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The wire between mca and its spawner (mca/sandbox/spawner.py), and between the spawner and
-its forkers: frames of `!II` (payload length, descriptors carried) and a marshal'd tuple, the
-descriptors carried with SCM_RIGHTS; and the few calls both ends of it make quietly."""
+"""The wire between mca and its spawner (mca/sandbox/spawning/spawner.py), and between the
+spawner and its forkers: frames of `!II` (payload length, descriptors carried) and a marshal'd
+tuple, the descriptors carried with SCM_RIGHTS; and the few calls both ends of it make
+quietly."""
 
 from __future__ import annotations
 

@@ -37,18 +37,18 @@ from typing import Any
 
 from mca.sandbox import landlock, seccomp
 from mca.sandbox.linux import CLONE_NEWPID, CLONE_NEWUSER, STATUS, Child, ChildPlan
-from mca.sandbox.spawnchild import (
+from mca.sandbox.spawning.child import (
     SHARED,
     above_targets,
     make_namespaces,
     probe_child,
     run_child,
 )
-from mca.sandbox.spawnwire import HEADER, MAX_FDS, frame
-from mca.sandbox.spawnwire import close_quietly as _close
-from mca.sandbox.spawnwire import drain as _drain
-from mca.sandbox.spawnwire import kill_group as _kill_group
-from mca.sandbox.spawnwire import send_to as _send_to
+from mca.sandbox.spawning.frames import HEADER, MAX_FDS, frame
+from mca.sandbox.spawning.frames import close_quietly as _close
+from mca.sandbox.spawning.frames import drain as _drain
+from mca.sandbox.spawning.frames import kill_group as _kill_group
+from mca.sandbox.spawning.frames import send_to as _send_to
 
 __all__ = ["HEADER", "frame", "main"]
 

@@ -1,5 +1,5 @@
-"""What the spawner's children do (mca/sandbox/spawner.py forks them): a command's child, from
-fork to exec; and the child that makes a sandbox's shared namespaces."""
+"""What the spawner's children do (mca/sandbox/spawning/spawner.py forks them): a command's
+child, from fork to exec; and the child that makes a sandbox's shared namespaces."""
 
 from __future__ import annotations
 
