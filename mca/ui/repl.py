@@ -23,9 +23,10 @@ from mca.ui.commands import Command, SlashCommands
 from mca.ui.face import FaceConfig, ModelSwitch
 from mca.ui.history import load_history
 from mca.ui.keyboard import RawHold, TurnKeys, turn_keyboard
+from mca.ui.line_editor import McaCompleter, key_bindings
 from mca.ui.render import ledger_table
 from mca.ui.startup import DeferredSummary, LazySession, skills_summary
-from mca.ui.terminal import McaCompleter, ReplUI, key_bindings
+from mca.ui.terminal import ReplUI
 from mca.usage import Totals
 
 if TYPE_CHECKING:  # imported when the session is built, after the prompt is on screen

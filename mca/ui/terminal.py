@@ -1,19 +1,14 @@
-"""prompt_toolkit pieces the REPL is built from: completion, key bindings, history, and the
-object that shows a session's events and asks before commands run."""
+"""What the REPL shows and asks on a terminal: ReplUI draws a session's events (streamed text,
+commands and their live output, diffs, progress) and puts the questions before commands and
+edits (the prompt's own line editing is mca/ui/line_editor.py)."""
 
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from pathlib import Path
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TextIO
-
-from prompt_toolkit.completion import CompleteEvent, Completer, Completion
-from prompt_toolkit.document import Document
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from mca.text.sanitize import command_block, exact_line, for_terminal, one_line, scrub
 from mca.ui.ansi import CLEAR_LINE_BELOW, DIM, RESET, line_below
@@ -31,84 +26,6 @@ if TYPE_CHECKING:  # on the path to the first prompt: imported when first needed
 # (keys, show) -> the key pressed after show() put the question up ('' for Enter), or None when
 # the keyboard is not read key by key (then the question takes a line).
 KeyQuestion = Callable[[str, Callable[[], None]], str | None]
-MAX_PATH_COMPLETIONS = 200
-MAX_META = 60  # cells of a completion's description
-SKIP_COMPLETE = {".git", "node_modules", "__pycache__", ".venv", ".mca"}
-
-
-class McaCompleter(Completer):
-    """Slash commands and skill names at the start of the line; skill names after $;
-    workspace paths after @. Each command and skill shows what it does beside it (`commands`
-    and `skills` map each name to its one line)."""
-
-    def __init__(
-        self,
-        root: Path,
-        commands: Callable[[], Mapping[str, str]],
-        skills: Callable[[], Mapping[str, str]] = dict,
-    ) -> None:
-        self.root = root
-        self.commands = commands
-        self.skills = skills
-
-    def get_completions(self, document: Document, event: CompleteEvent) -> Iterable[Completion]:
-        text = document.text_before_cursor
-        if text.startswith("/") and " " not in text:
-            commands, skills = self.commands(), self.skills()
-            named = {f"/{s}": f"skill: {about}" for s, about in skills.items()} | dict(commands)
-            for name in sorted(named):
-                if name.startswith(text):
-                    about = fit(one_line(named[name]), MAX_META)
-                    yield Completion(name, start_position=-len(text), display_meta=about)
-            return
-        word = text.rsplit(None, 1)[-1] if text.strip() and not text[-1].isspace() else ""
-        if word.startswith("@"):
-            yield from self._paths(word[1:])
-        elif word.startswith("$"):
-            for name, about in sorted(self.skills().items()):
-                if name.startswith(word[1:]):
-                    meta = fit(one_line(f"skill: {about}"), MAX_META)
-                    yield Completion(f"${name}", start_position=-len(word), display_meta=meta)
-
-    def _paths(self, partial: str) -> Iterable[Completion]:
-        head, _, stem = partial.rpartition("/")
-        base = (self.root / head).resolve()
-        if not base.is_relative_to(self.root.resolve()) or not base.is_dir():
-            return
-        try:
-            names = sorted(os.listdir(base))
-        except OSError:
-            return
-        shown = 0
-        for name in names:
-            if not name.startswith(stem) or name in SKIP_COMPLETE:
-                continue
-            if name.startswith(".") and not stem.startswith("."):
-                continue
-            suffix = "/" if (base / name).is_dir() else ""
-            full = f"{head}/{name}" if head else name
-            yield Completion(full + suffix, start_position=-len(partial))
-            shown += 1
-            if shown >= MAX_PATH_COMPLETIONS:
-                return
-
-
-def key_bindings() -> KeyBindings:
-    kb = KeyBindings()
-
-    @kb.add("escape", "enter")
-    def _newline(event: KeyPressEvent) -> None:
-        event.current_buffer.insert_text("\n")
-
-    @kb.add("c-c")
-    def _interrupt(event: KeyPressEvent) -> None:
-        buf = event.current_buffer
-        if buf.text:
-            buf.reset()  # Ctrl-C on a line with text clears it
-        else:
-            event.app.exit(exception=KeyboardInterrupt())
-
-    return kb
 
 
 def _columns() -> int:

@@ -23,8 +23,9 @@ from mca.ledger import TurnLedger
 from mca.session.session import Session
 from mca.state.conversations import SessionStore
 from mca.types import Message
+from mca.ui.line_editor import McaCompleter
 from mca.ui.repl import Repl
-from mca.ui.terminal import McaCompleter, ReplUI
+from mca.ui.terminal import ReplUI
 from tests.helpers import piped_repl
 
 RunRepl = Callable[..., tuple[str, Repl]]  # keys (and env) -> what it printed, the REPL
