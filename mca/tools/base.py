@@ -44,6 +44,11 @@ class SkillAccess(Protocol):
 
     def skill_named(self, target: Path, st: os.stat_result | None = None) -> str | None: ...
 
+    def skill_in(self, directory: Path) -> str | None:
+        """The loaded skill whose SKILL.md is in this directory, or None (the tools never name
+        a skill's file themselves: that is the skill runtime's to know)."""
+        ...
+
     def activate(
         self, name: str, turn: int, history: Sequence[Message]
     ) -> tuple[bool, str, Message | None]: ...
@@ -60,6 +65,9 @@ class NoSkills:
         return {}
 
     def skill_named(self, target: Path, st: os.stat_result | None = None) -> str | None:
+        return None
+
+    def skill_in(self, directory: Path) -> str | None:
         return None
 
     def activate(

@@ -13,7 +13,6 @@ from mca.errors import PathRefused, ToolError
 from mca.events import SkillResourceLoaded
 from mca.fs.careful import ContainmentError, NotRegularFile, is_dir, open_regular, read_head
 from mca.fs.globs import glob_match
-from mca.skills.model import SKILL_FILE
 from mca.text.counts import plural
 from mca.tools.base import ToolEnv, TurnState, arg_int, arg_str
 from mca.tools.line_window import Line, Window, read_window
@@ -161,7 +160,7 @@ def _resource_event(
         for parent in target.parents:
             if not inside(parent, env.root.resolve()):
                 return
-            if (skill := env.skills.skill_named(parent / SKILL_FILE)) is not None:
+            if (skill := env.skills.skill_in(parent)) is not None:
                 base = parent
                 break
     if skill is None or base is None:
