@@ -68,11 +68,11 @@ def _to_home(env: ToolEnv, default: str, data: bytes) -> str:
 
 def _outside(env: ToolEnv, path: Path, data: bytes) -> str:
     """A path outside the workspace the person typed: protected ones ask (never a fold)."""
-    from mca.text.diff import unified
+    from mca.text.diff import file_diff
 
     target = Path(os.path.abspath(path))
     reason = protected_reason(str(target), resolved(target), env.home)
-    diff = unified(str(target), None, data, None)
+    diff = file_diff(str(target), None, data, None)
     if reason is not None and not env.approvals.ask.approve_write(str(target), reason, diff):
         raise McaError(f"not exported: {target} is a protected path ({reason})")
     atomic_write(target, data, 0o600, root=resolved(target.parent))

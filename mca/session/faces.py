@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from mca.events import Event
+from mca.text.diff import FileDiff
 from mca.tools.allow import Answer, CommandQuestion
 from mca.tools.base import Asker
 
@@ -35,10 +36,10 @@ class HeadlessUI:
             return Answer.UNASKED
         return Answer.YES if self.commands else Answer.NO
 
-    def approve_write(self, path: str, reason: str, diff: str) -> bool:
+    def approve_write(self, path: str, reason: str, diff: FileDiff) -> bool:
         return False
 
-    def approve_edit(self, path: str, diff: str) -> bool:
+    def approve_edit(self, path: str, diff: FileDiff) -> bool:
         return True
 
     def event(self, event: Event) -> None:

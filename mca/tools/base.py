@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from mca.errors import ToolError
 from mca.events import EventSink, Notice
 from mca.modes import DEFAULT_MODE
+from mca.text.diff import FileDiff
 from mca.tools.allow import AlwaysRules, Answer, CommandQuestion
 from mca.tools.schema import check_object
 from mca.types import Message
@@ -84,9 +85,9 @@ class Asker(Protocol):
 
     def approve(self, question: CommandQuestion) -> Answer: ...  # a command
 
-    def approve_write(self, path: str, reason: str, diff: str) -> bool: ...  # protected paths
+    def approve_write(self, path: str, reason: str, diff: FileDiff) -> bool: ...  # protected
 
-    def approve_edit(self, path: str, diff: str) -> bool: ...  # each edit in "ask" mode
+    def approve_edit(self, path: str, diff: FileDiff) -> bool: ...  # each edit, "ask" mode
 
 
 @dataclass

@@ -150,13 +150,14 @@ class SlashCommands:
         self.say(snapshot_lines(self.repl.session.undoable()))
 
     def diff(self, arg: str) -> None:
-        from mca.text.diff import session_diff
+        from mca.text.diff import session_diffs
+        from mca.ui.diff_view import draw_diffs
 
         changes = self.repl.session.changes()
         if not changes:
             self.say("no file changes in this session (or all of them were undone)")
             return
-        self.repl.ui.show_diff(session_diff(changes))
+        self.repl.ui.show_diff(draw_diffs(session_diffs(changes)))
         self.say(f"{plural(len(changes), 'file')} changed this session")
 
     def clear(self, arg: str) -> None:

@@ -8,13 +8,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from mca.errors import McaError, error_line
-from mca.events import (
-    Failed,
-    LedgerRecorded,
-    SessionResumed,
-    TurnEnded,
-    UsageReported,
-)
+from mca.events import LedgerRecorded, SessionResumed
 from mca.ledger import TurnLedger
 from mca.process import signals
 from mca.session.faces import UI
@@ -33,6 +27,7 @@ from mca.ui.outcome import cancelled
 from mca.ui.render import ledger_table
 from mca.ui.spinner import ASKING
 from mca.ui.stderr_ui import StderrUI
+from mca.ui.stream_events import Failed, TurnEnded, UsageReported
 
 __all__ = ["EXIT_INTERRUPTED", "OneShot", "Opener", "StderrUI", "turn_json"]
 

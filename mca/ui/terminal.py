@@ -12,15 +12,17 @@ from typing import TYPE_CHECKING, TextIO
 
 from mca.text.sanitize import command_block, exact_line, for_terminal, one_line, scrub
 from mca.ui.ansi import CLEAR_LINE_BELOW, DIM, RESET, line_below
+from mca.ui.diff_view import colour_diff, draw_diff
 from mca.ui.livebox import CommandBox, fit
 from mca.ui.markdown import MarkdownStream
 from mca.ui.questions import ANSWER_WORDS, YES_NO, line_answer
-from mca.ui.render import colour_diff, fold_thinking, progress_line, wrap_words
+from mca.ui.render import fold_thinking, progress_line, wrap_words
 from mca.ui.spinner import Spinner, counts_down
 from mca.ui.stream import StreamWriter
 
 if TYPE_CHECKING:  # on the path to the first prompt: imported when first needed
     from mca.events import Event
+    from mca.text.diff import FileDiff
     from mca.tools.allow import Answer, CommandQuestion
 
 # (keys, show) -> the key pressed after show() put the question up ('' for Enter), or None when
@@ -91,15 +93,15 @@ class ReplUI:
             pass  # a typed line that is no answer: asked again
         return {"y": Answer.YES, "a": Answer.ALWAYS}.get(answer, Answer.NO)
 
-    def approve_edit(self, path: str, diff: str) -> bool:
+    def approve_edit(self, path: str, diff: FileDiff) -> bool:
         """The "ask" mode: the diff, then a yes/no for this edit."""
-        self.show_diff(diff)
+        self.show_diff(draw_diff(diff))
         return self.confirm(f"apply this change to {exact_line(path)}?")
 
-    def approve_write(self, path: str, reason: str, diff: str) -> bool:
+    def approve_write(self, path: str, reason: str, diff: FileDiff) -> bool:
         """Protected paths: the diff, then a yes/no that neither yolo nor 'always' answers."""
         self.say(f"{exact_line(path)} is a protected path: {reason}.\nthe change, whole:")
-        self.show_diff(diff)
+        self.show_diff(draw_diff(diff))
         return self.confirm(f"write {exact_line(path)} anyway?")
 
     def confirm(self, question: str) -> bool:
@@ -284,6 +286,7 @@ class ReplUI:
         self._write((f"{DIM}{safe}{RESET}" if self.colour else safe) + "\n")
 
     def show_diff(self, diff: str) -> None:
+        """A drawn diff (mca/ui/diff_view.py), scrubbed and coloured."""
         self._write(colour_diff(scrub(diff, self.secrets), self.colour) + "\n")
 
     def raw(self, text: str) -> None:

@@ -22,6 +22,7 @@ from mca.sandbox.probe import probe
 from mca.sandbox.rights import Grant, Mode, Policy, build_policy, secret_paths, unwritable
 from mca.sandbox.walls import command_paths, find, refused_paths
 from mca.session.faces import HeadlessUI
+from mca.text.diff import FileDiff
 from mca.tools import get_tool
 from mca.tools.allow import Answer, CommandQuestion
 from mca.tools.base import Approvals, Asker, ToolEnv, TurnState
@@ -229,10 +230,10 @@ class Scripted:
         self.questions.append(question)
         return self.answers.pop(0)
 
-    def approve_write(self, path: str, reason: str, diff: str) -> bool:
+    def approve_write(self, path: str, reason: str, diff: FileDiff) -> bool:
         return False
 
-    def approve_edit(self, path: str, diff: str) -> bool:
+    def approve_edit(self, path: str, diff: FileDiff) -> bool:
         return True
 
 
