@@ -244,7 +244,7 @@ def bench_deep(results: list[Any], quick: bool) -> dict[str, float]:
         ws = Path(tmp) / "ws"
         ws.mkdir()
         subprocess.run(["bash", "-c", command], cwd=ws, check=True)
-        scanner = Scanner(ws, sha256, Caps(8 << 20, 512 << 20))
+        scanner = Scanner(ws, sha256, Caps(file=8 << 20, total=512 << 20))
         tree = scanner.scan()
 
         def walk() -> float:

@@ -58,7 +58,7 @@ def open_workspace(
     """The workspace's store in $MCA_HOME (a private temporary one when that is unusable),
     started: the session's lock taken, old records pruned; and what to tell the person."""
     ws = settings.workspace
-    caps = Caps(settings.checkpoint_file_cap, settings.checkpoint_cap)
+    caps = Caps(file=settings.checkpoint_file_cap, total=settings.checkpoint_cap)
     if not home_problem:
         store = WorkspaceStore(ws, store_dir(settings.home, ws), sid, started, caps)
         return store, store.start()

@@ -32,17 +32,22 @@ __all__ = [
 def http_options(s: Settings) -> HttpOptions:
     """How the model client sends and reads."""
     return HttpOptions(
-        s.read_timeout, s.request_timeout, s.retry_base, s.max_response_bytes, s.stream, s.secrets
+        read_timeout=s.read_timeout,
+        request_timeout=s.request_timeout,
+        retry_base=s.retry_base,
+        max_response_bytes=s.max_response_bytes,
+        stream=s.stream,
+        secrets=s.secrets,
     )
 
 
 def model_options(s: Settings) -> ModelOptions:
     """The model the settings chose, and how to reach it."""
     return ModelOptions(
-        s.provider,
-        s.model,
-        s.spec.build,
-        http_options(s),
+        provider=s.provider,
+        model=s.model,
+        build=s.spec.build,
+        http=http_options(s),
         base_url=s.base_url,
         api_key=s.api_key,
         api_key_var=s.api_key_var,
@@ -66,15 +71,15 @@ def skills_config(s: Settings, model: ModelOptions | None = None) -> SkillsConfi
 
     window = model or model_options(s)
     return SkillsConfig(
-        s.workspace,
-        s.home,
-        s.user_home,
-        s.skill_budget,
-        s.encoding,
-        s.skills_dirs,
-        s.strict_skills,
-        s.policy,
-        window.context_window if window.context_window_known else None,
+        workspace=s.workspace,
+        home=s.home,
+        user_home=s.user_home,
+        budget=s.skill_budget,
+        encoding=s.encoding,
+        skills_dirs=s.skills_dirs,
+        strict=s.strict_skills,
+        policy=s.policy,
+        window=window.context_window if window.context_window_known else None,
     )
 
 
@@ -83,7 +88,14 @@ def session_config(s: Settings) -> SessionConfig:
     from mca.session.session import SessionConfig
 
     catalog = s.providers.prices()
-    return SessionConfig(s.workspace, s.home, s.user_home, s.secrets, s.price_table, catalog)
+    return SessionConfig(
+        workspace=s.workspace,
+        home=s.home,
+        user_home=s.user_home,
+        secrets=s.secrets,
+        prices=s.price_table,
+        catalog=catalog,
+    )
 
 
 def face_config(s: Settings) -> FaceConfig:
@@ -91,9 +103,9 @@ def face_config(s: Settings) -> FaceConfig:
     from mca.assembly.sandboxing import banner
 
     return FaceConfig(
-        s.workspace,
-        s.home,
-        s.secrets,
+        workspace=s.workspace,
+        home=s.home,
+        secrets=s.secrets,
         banner=banner(s),
         show_ledger=s.show_ledger,
         verbose=s.verbose,

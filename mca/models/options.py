@@ -22,7 +22,7 @@ RETRY_BASE = 1.0  # seconds before the first retry (then doubled)
 Builder = Callable[["ModelOptions", Notice], "Model"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HttpOptions:
     """How requests are sent and read: timeouts, retries, how much a server may send."""
 
@@ -34,7 +34,7 @@ class HttpOptions:
     secrets: tuple[str, ...] = field(default=(), repr=False)  # never sent, whatever asks
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelOptions:
     """The model in use: who serves it, where, with which key, and how it is told to reason."""
 

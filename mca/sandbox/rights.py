@@ -151,7 +151,7 @@ class Grant:
         return " and ".join(parts)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Policy:
     """The sandbox for one session."""
 
@@ -290,13 +290,13 @@ def build_policy(
 
     key = hashlib.sha256(bytes(ws)).hexdigest()[:16]
     return Policy(
-        mode,
-        ws,
-        user_home,
-        secrets,
-        tuple(protected),
-        mca_home / "sandbox" / key,
-        network,
+        mode=mode,
+        workspace=ws,
+        user_home=user_home,
+        deny_read=secrets,
+        protected=tuple(protected),
+        state=mca_home / "sandbox" / key,
+        network=network,
         extra=deny_read,
         writable=tuple(dict.fromkeys(_real(expand(str(p), user_home)) for p in writable)),
         write_git=write_git,

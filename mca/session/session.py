@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 __all__ = ["Session", "SessionConfig", "prompt_for"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SessionConfig:
     """What a session keeps of the settings, built once at assembly (mca/assembly/wiring.py)."""
 

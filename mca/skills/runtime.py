@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SkillsConfig:
     """What the skill runtime needs, built once from the settings (mca/assembly/wiring.py)."""
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 __all__ = ["FaceConfig", "ModelSwitch"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FaceConfig:
     """The workspace and mca's home, the keys never shown, and how to show a session."""
 

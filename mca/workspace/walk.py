@@ -76,7 +76,7 @@ class Entry(NamedTuple):
     target: str = ""  # a link's target, as text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Budget:
     """How far one walk goes: entries recorded in all, directory levels, and (a last resort,
     for a slow disk) seconds. What lies past it is said, not walked."""
@@ -86,7 +86,7 @@ class Budget:
     seconds: float = 20.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Caps:
     """What a checkpoint keeps: files up to `file` bytes each and `total` bytes in all, from a
     walk within `walk`."""
@@ -96,7 +96,7 @@ class Caps:
     walk: Budget = Budget()
 
 
-OFF = Caps(0, 0)  # no checkpoints: /undo covers the file tools' writes only
+OFF = Caps(file=0, total=0)  # no checkpoints: /undo covers the file tools' writes only
 
 
 @dataclass

@@ -83,7 +83,7 @@ def test_undo_never_touches_what_a_walk_did_not_know(ws: Path, tmp_path: Path) -
         for i in range(5):
             (ws / d / f"f{i}").write_text(f"{d}{i}\n")
     original = state(ws)
-    caps = Caps(1 << 20, 1 << 30, Budget(entries=13))
+    caps = Caps(file=1 << 20, total=1 << 30, walk=Budget(entries=13))
     store = WorkspaceStore(ws, tmp_path / "store", "s1", "20260101T000000", caps)
     store.start()
     store.before_change(1)  # 13 entries: all of it

@@ -55,7 +55,15 @@ def _config(tmp_path: Path, make_skill: MakeSkill, window: int | None = 128_000)
     (b / "linked" / "SKILL.md").symlink_to(a / "s0" / "SKILL.md")
     ws = tmp_path / "ws"
     ws.mkdir()
-    return SkillsConfig(ws, home, tmp_path / "user", 20_000, "o200k_base", (a, b), window=window)
+    return SkillsConfig(
+        workspace=ws,
+        home=home,
+        user_home=tmp_path / "user",
+        budget=20_000,
+        encoding="o200k_base",
+        skills_dirs=(a, b),
+        window=window,
+    )
 
 
 def _gone(pid: int) -> bool:
@@ -150,7 +158,13 @@ def test_another_config_gives_none_and_the_child_is_stopped(
         raise AssertionError("never reached")
 
     config = _config(tmp_path, make_skill, window=None)
-    other = SkillsConfig(config.workspace, config.home, config.user_home, 1, "o200k_base")
+    other = SkillsConfig(
+        workspace=config.workspace,
+        home=config.home,
+        user_home=config.user_home,
+        budget=1,
+        encoding="o200k_base",
+    )
     assert _take(other, start(config, slow)) is None
 
 
@@ -170,7 +184,12 @@ def test_a_child_slower_than_the_wait_gives_none(tmp_path: Path, make_skill: Mak
 def test_a_lab_policy_is_never_discovered_ahead(tmp_path: Path, make_skill: MakeSkill) -> None:
     config = _config(tmp_path, make_skill, window=None)
     lab = SkillsConfig(
-        config.workspace, config.home, config.user_home, 1, "o200k_base", policy=Policy("lab")
+        workspace=config.workspace,
+        home=config.home,
+        user_home=config.user_home,
+        budget=1,
+        encoding="o200k_base",
+        policy=Policy("lab"),
     )
     assert start(lab) is None
 
@@ -252,7 +271,13 @@ def test_no_fork_on_one_core(tmp_path: Path, make_skill: MakeSkill) -> None:
 def test_no_fork_where_no_root_exists(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    none = SkillsConfig(ws, tmp_path / "home", tmp_path / "user", 1, "o200k_base")
+    none = SkillsConfig(
+        workspace=ws,
+        home=tmp_path / "home",
+        user_home=tmp_path / "user",
+        budget=1,
+        encoding="o200k_base",
+    )
     assert start(none) is None
     (tmp_path / "home" / "skills").mkdir(parents=True)  # an empty root is still a root
     assert _take(none, start(none)) is not None

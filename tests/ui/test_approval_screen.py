@@ -110,7 +110,9 @@ def test_a_protected_write_shows_the_new_file_whole(content: str) -> None:
 @given(text)
 def test_an_ask_mode_write_shows_the_new_file_whole_without_a_terminal_too(content: str) -> None:
     err = io.StringIO()
-    ui = StderrUI(FaceConfig(Path("."), Path(".")), err=err, stdin=io.StringIO())  # no terminal
+    ui = StderrUI(
+        FaceConfig(workspace=Path("."), home=Path(".")), err=err, stdin=io.StringIO()
+    )  # no terminal
     ui.approve_edit("f.txt", file_diff("f.txt", None, content.encode(), None))
     check_new_file(err.getvalue(), content)
 
