@@ -63,7 +63,7 @@ selftest: $(RUN_STAMP)
 	MOCK=1 SELFTEST=1 $(BIN)/mca
 
 demo: $(RUN_STAMP)
-	$(BIN)/python -m mca.demo
+	$(BIN)/python -m mca.cli.demo
 
 bench: $(DEV_STAMP)
 	$(BIN)/python -m compileall -q mca bench

@@ -65,9 +65,9 @@ class Looping:
 
 
 def _session(ws: Path, home: Path, cap: str) -> Any:
-    from mca.assemble import open_session
-    from mca.config import load_settings
-    from mca.session import HeadlessUI
+    from mca.assembly.assemble import open_session
+    from mca.config.settings import load_settings
+    from mca.session.faces import HeadlessUI
 
     env = {"MOCK": "1", "MCA_HOME": str(home), "MCA_SANDBOX": "off", "MCA_CHECKPOINT_CAP": cap}
     settings = load_settings(env, workspace=ws)
@@ -204,9 +204,9 @@ def _remove(ws: Path) -> None:
 def _deep_turn(root: Path, checkpoints: bool, command: str) -> tuple[float, str]:
     """Seconds for the turn that makes the tree and its /undo (checkpoints on), or the turn and
     an `rm -rf` (off); and what /undo said it did not cover."""
-    from mca.assemble import open_session
-    from mca.config import load_settings
-    from mca.session import HeadlessUI
+    from mca.assembly.assemble import open_session
+    from mca.config.settings import load_settings
+    from mca.session.faces import HeadlessUI
 
     ws = root / "ws"
     ws.mkdir(parents=True)
@@ -234,8 +234,8 @@ def bench_deep(results: list[Any], quick: bool) -> dict[str, float]:
     """Rows for the report: the checkpoint walk of the tree against merely listing it, and the
     turn that makes it plus /undo against the same turn without checkpoints plus `rm -rf`."""
     from bench.run import Result
-    from mca.fsutil import sha256
-    from mca.workspace.scan import Caps, Scanner
+    from mca.fs.careful import sha256
+    from mca.workspace.walk import Caps, Scanner
 
     depth, files = (1_000, 20_000) if quick else (DEEP, DEEP_FILES)
     command = deep_command(depth, files)
@@ -244,7 +244,7 @@ def bench_deep(results: list[Any], quick: bool) -> dict[str, float]:
         ws = Path(tmp) / "ws"
         ws.mkdir()
         subprocess.run(["bash", "-c", command], cwd=ws, check=True)
-        scanner = Scanner(ws, sha256, Caps(8 << 20, 512 << 20))
+        scanner = Scanner(ws, sha256, Caps(file=8 << 20, total=512 << 20))
         tree = scanner.scan()
 
         def walk() -> float:

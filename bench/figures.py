@@ -56,7 +56,7 @@ def size() -> str:
 
 
 def lab_compare() -> str:
-    from mca.ledger_cli import compare_text, lab_report
+    from mca.cli.ledger_compare import compare_text, lab_report
 
     return compare_text(lab_report(REPO))
 

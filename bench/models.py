@@ -36,13 +36,13 @@ STREAMS = {  # wire: a recorded stream of it
 
 def _session_cost(rolling: bool, tmp: Path) -> Cost:
     """(input USD, fresh, read, written tokens) of a TURNS-turn session."""
-    from mca.assemble import open_session
-    from mca.config import load_settings
+    from mca.assembly.assemble import open_session
+    from mca.assembly.wiring import model_options
+    from mca.config.settings import load_settings
     from mca.models.anthropic import AnthropicModel, request_body
-    from mca.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
     from mca.types import Request
     from mca.usage import usd
-    from mca.wiring import model_options
     from tests.models.wire import through
     from tests.strict_server import StrictServer
 

@@ -456,9 +456,9 @@ def bench_grade(results: list[Result]) -> None:
 def bench_overhead(results: list[Result]) -> None:
     """mca's own time per turn (everything but the model call) over a 50-turn conversation
     against an instant local server speaking the OpenAI wire."""
-    from mca.assemble import open_session
-    from mca.config import load_settings
-    from mca.session import HeadlessUI
+    from mca.assembly.assemble import open_session
+    from mca.config.settings import load_settings
+    from mca.session.faces import HeadlessUI
     from tests.fakeserver import openai_reply, serve
 
     overheads: list[float] = []
@@ -597,10 +597,10 @@ def _as_user(n: int) -> list[dict[str, object]]:
 
 
 def bench_ledger(results: list[Result]) -> None:
-    from mca.assemble import open_session
-    from mca.config import load_settings
+    from mca.assembly.assemble import open_session
+    from mca.config.settings import load_settings
     from mca.models.mock import MockModel
-    from mca.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
 
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "ws"
@@ -634,7 +634,7 @@ def bench_ledger(results: list[Result]) -> None:
 
 def bench_savings(results: list[Result]) -> dict[str, Any]:
     from bench.packs import write_packs
-    from mca.ledger_cli import compare
+    from mca.cli.ledger_compare import compare
     from mca.skills.catalog import Budget
     from mca.skills.discover import discover
     from mca.skills.model import Root

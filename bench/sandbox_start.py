@@ -5,8 +5,8 @@ alternating, through mca's command path, for each mechanism this user has here.
 process has grown by then) and beside 10,000 skills loaded in the same process (a session's
 memory with many skills); and, as an ordinary account, through tests/confine.py under the
 system interpreter: `python -m bench.sandbox_start N` prints one JSON object per mechanism.
-Commands start from the spawner (mca/sandbox/spawner.py), so what mca holds should not matter:
-each row says how large this process was (its resident memory) while it measured.
+Commands start from the spawner (mca/sandbox/spawning/spawner.py), so what mca holds should not
+matter: each row says how large this process was (its resident memory) while it measured.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def measure(n: int, where: Path) -> list[dict[str, object]]:
     """[{mechanism, sandboxed_ms, plain_ms, how, rss_mb}] for namespaces, namespaces without
     Landlock, and Landlock alone (those this system and user have)."""
     from mca.sandbox.box import Sandbox
-    from mca.sandbox.policy import Mode, build_policy
     from mca.sandbox.probe import probe
+    from mca.sandbox.rights import Mode, build_policy
     from mca.tools.command import execute
 
     full, landlock = probe(), probe(namespaces=False)

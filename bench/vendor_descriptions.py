@@ -16,7 +16,7 @@ every dev skill). Held-out skills are never read.
 bench.make_background and bench.make_rivals read this file and nothing of the corpus, so a
 clone rebuilds mca/data/background.txt and mca/data/rivals.tsv. Each record is checked: it
 gives the background's terms and the competitor profile its SKILL.md gives. Run this again only
-when the corpus, its licences or the way texts become terms (mca.skills.relevance) change.
+when the corpus, its licences or the way texts become terms (mca.skills.terms) change.
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ from bench.vendored import (
     profile,
 )
 from mca.skills.model import Skill
-from mca.skills.relevance import make_doc, terms
+from mca.skills.relevance import make_doc
 from mca.skills.scan import load_candidate
+from mca.skills.terms import terms
 
 
 def dev_skills() -> Iterator[tuple[str, Skill]]:

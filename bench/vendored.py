@@ -30,7 +30,8 @@ from typing import Any
 from mca.skills import sections
 from mca.skills.model import Skill
 from mca.skills.parse import ParsedSkill
-from mca.skills.relevance import Doc, make_doc, terms
+from mca.skills.relevance import Doc, make_doc
+from mca.skills.terms import terms
 from mca.skills.validate import validate
 
 REPO = Path(__file__).resolve().parent.parent

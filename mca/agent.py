@@ -6,12 +6,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
-from mca import signals
 from mca.cancel import close_cancelled
-from mca.engine import Engine
+from mca.context.engine import Engine
 from mca.errors import ContextOverflow, ToolError
 from mca.events import ModelWaiting, Notice, ThinkingDelta, ToolCalled, ToolReturned
-from mca.sanitize import valid_text
+from mca.process import signals
+from mca.text.sanitize import valid_text
 from mca.tools import get_tool, tool_specs
 from mca.tools.base import ToolEnv, TurnState
 from mca.tools.command import CommandInterrupted

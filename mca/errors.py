@@ -110,6 +110,6 @@ class UndoError(McaError):
 def error_line(error: McaError, secrets: Iterable[str] = ()) -> str:
     """The line a person sees on stderr for an error: keys scrubbed (a server may quote the
     key it was sent), control characters made visible."""
-    from mca.sanitize import for_terminal  # not on `mca --version`'s path, which imports this
+    from mca.text.sanitize import for_terminal  # not on `mca --version`'s path, which imports this
 
     return f"mca: error: {for_terminal(str(error), secrets)}\n"

@@ -1,4 +1,5 @@
-"""What a session reports as it runs: one frozen dataclass per kind of event.
+"""What a session reports as it runs: one frozen dataclass per kind of event (the records
+-p's stream adds around them are mca/ui/stream_events.py).
 
 Emitters build these; the renderers `match` on them; the session log writes each as one JSON
 line, {"ts": ..., "event": kind, **to_json()}, the same records as before events were typed,
@@ -11,20 +12,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from mca.turn import StopReason
-
 if TYPE_CHECKING:
     from mca.ledger import TurnLedger
+    from mca.text.diff import FileDiff
 
 # fmt: off
 __all__ = [
-    "COMPACT_ASKED", "EVENTS_SCHEMA_VERSION", "ApprovalAnswered", "ApprovalAsked", "CatalogCut",
-    "CommandInterrupted", "CommandOutput", "CommandStarted", "ContextCompacted", "Event",
-    "EventSink", "Failed", "FileChanged", "LedgerRecorded", "ModelRetry", "ModelSwitched",
-    "ModelWaiting", "Notice", "PlanUpdated", "SessionEnded", "SessionResumed", "SessionStarted",
-    "SkillCandidates", "SkillDecision", "SkillDiagnostic", "SkillHit", "SkillRead",
-    "SkillReplaced", "SkillResourceLoaded", "SkillRoot", "SkillsInjected", "TextDelta",
-    "ThinkingDelta", "ToolCalled", "ToolReturned", "TurnEnded", "Undone", "UsageReported", "drop"
+    "COMPACT_ASKED", "EVENTS_SCHEMA_VERSION", "CatalogCut", "CommandInterrupted",
+    "CommandOutput", "CommandStarted", "ContextCompacted", "Event", "EventSink", "FileChanged",
+    "LedgerRecorded", "ModelRetry", "ModelSwitched", "ModelWaiting", "Notice", "PlanUpdated",
+    "SessionEnded", "SessionResumed", "SessionStarted", "SkillCandidates", "SkillDecision",
+    "SkillDiagnostic", "SkillHit", "SkillRead", "SkillReplaced", "SkillResourceLoaded",
+    "SkillRoot", "SkillsInjected", "ThinkingDelta", "ToolCalled", "ToolReturned", "Undone", "drop"
 ]
 # fmt: on
 
@@ -128,17 +127,22 @@ class ContextCompacted(Event):
 # -- the tools ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FileChanged(Event):
-    """A file a tool wrote, with its diff; `asked`: the diff went out with the approval
-    question before the write (a face that showed it then does not show it again)."""
+    """A file a tool wrote, with its diff as data (each face draws it); `asked`: the diff went
+    out with the approval question before the write (a face that showed it does not again)."""
 
     kind: ClassVar[str] = "file.changed"
     path: str
     size: int
-    diff: str
+    diff: FileDiff
     asked: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "bytes": self.size, "diff": self.diff, "asked": self.asked}
+        return {
+            "path": self.path,
+            "bytes": self.size,
+            "change": self.diff.to_json(),
+            "asked": self.asked,
+        }
 
 
 @dataclass(frozen=True)
@@ -282,7 +286,7 @@ class SessionStarted(Event):
     workspace: str
     provider: str
     model: str
-    mode: str = ""  # the approval mode (mca.config.MODES)
+    mode: str = ""  # the approval mode (mca.modes.MODES)
     schema_version: int = EVENTS_SCHEMA_VERSION
 
 
@@ -323,15 +327,7 @@ class Undone(Event):
     skipped: Sequence[str]
 
 
-# -- one turn as a stream (mca -p --output-format stream-json) ---------------------------------
-@dataclass(frozen=True)
-class TextDelta(Event):
-    """A piece of the model's text as it arrives (a key split across pieces is still caught)."""
-
-    kind: ClassVar[str] = "text.delta"
-    text: str
-
-
+# -- the model's thinking, as it arrives ------------------------------------------------------
 @dataclass(frozen=True)
 class ThinkingDelta(Event):
     """A piece of the model's thinking as it arrives (Anthropic's thinking, a Responses
@@ -341,59 +337,3 @@ class ThinkingDelta(Event):
     kind: ClassVar[str] = "thinking.delta"
     logged: ClassVar[bool] = False
     text: str
-
-
-@dataclass(frozen=True)
-class ApprovalAsked(Event):
-    """A question put to the person: a command to run, a protected path or an edit to write."""
-
-    kind: ClassVar[str] = "approval.asked"
-    what: str  # "command", "protected-write" or "edit" (--mode ask)
-    subject: str  # the command whole, or the path
-    detail: str  # where the command runs, why the path is protected, or the diff
-
-
-@dataclass(frozen=True)
-class ApprovalAnswered(Event):
-    kind: ClassVar[str] = "approval.answered"
-    what: str
-    subject: str
-    answer: str  # "yes", "no", "always", or "unasked" (no terminal to ask on)
-
-
-@dataclass(frozen=True)
-class UsageReported(Event):
-    """A turn's tokens as the provider reported them (0 when it reported none), and mca's own
-    estimate of its last request, with the tokenizer that made it."""
-
-    kind: ClassVar[str] = "usage"
-    turn: int
-    prompt_tokens: int
-    completion_tokens: int
-    reported_by_provider: bool
-    model_calls: int
-    context_tokens: int  # the last request, estimated
-    estimated_with: str  # the tokenizer ("o200k_base")
-    cached_tokens: int = 0  # of the prompt, read from the provider's cache
-    cache_write_tokens: int = 0  # of the prompt, written to it
-    reasoning_tokens: int = 0  # of the completion, the model's reasoning
-
-
-@dataclass(frozen=True)
-class Failed(Event):
-    """The turn failed (the model, the network, a setting): what a person would read."""
-
-    kind: ClassVar[str] = "error"
-    message: str
-    exit_code: int
-
-
-@dataclass(frozen=True)
-class TurnEnded(Event):
-    """The last record of a turn: its answer and why it ended."""
-
-    kind: ClassVar[str] = "turn.end"
-    turn: int
-    answer: str
-    stop_reason: StopReason
-    notice: str  # something to say about the answer ('' when nothing)

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mca.fsutil import atomic_write, private_dir, read_regular
+from mca.fs.careful import atomic_write, private_dir, read_regular
 from mca.types import (
     KIND_CHAT,
     Message,

@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from mca.words import plural
+from mca.text.counts import plural
 
 if TYPE_CHECKING:  # on the REPL's path to its first prompt: import nothing heavy
     from mca.ledger import TurnLedger
-    from mca.models.catalog import Price
+    from mca.models.known import Price
     from mca.tokens import Estimator
     from mca.types import Message, Request, Usage
 
@@ -28,7 +28,7 @@ def price_for(
 ) -> tuple[Price, str] | None:
     """The model's prices (USD per million tokens) and where the figure comes from, or None.
     An exact override wins; otherwise the longest table entry the model name starts with."""
-    from mca.models.catalog import TAKEN
+    from mca.models.known import TAKEN
 
     if model in overrides:
         return overrides[model], "config.toml [prices]"

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from mca.events import drop
-from mca.session import HeadlessUI
+from mca.session.faces import HeadlessUI
 from mca.tools.base import Approvals, ToolEnv, TurnState
-from mca.workspace.scan import OFF
 from mca.workspace.store import WorkspaceStore
+from mca.workspace.walk import OFF
 from tests.leftovers import has_children, reap_zombies, running_children
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ def nothing_left_running() -> Iterator[None]:
 
     ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     yield
-    from mca.sandbox.spawn import shared
+    from mca.sandbox.spawning.client import shared
 
     shared().close()
     deadline = time.monotonic() + 10

@@ -6,17 +6,17 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mca.config import Settings, load_settings
-from mca.engine import Engine
+from mca.config.settings import Settings, load_settings
+from mca.context.engine import Engine
+from mca.context.prompt import SystemPrompt
 from mca.errors import ModelError
 from mca.models.registry import PROVIDERS
-from mca.prompt import SystemPrompt
 from mca.tools.base import NoSkills
 from mca.types import Message, Model, Request, Response, TextSink, ToolCall, Usage
 from tests.conftest import REPO
 
 if TYPE_CHECKING:
-    from mca.session import Session
+    from mca.session.session import Session
     from mca.ui.repl import Repl
 
 Reply = Response | BaseException | Callable[[Request], Response]
@@ -103,8 +103,8 @@ def settings_for(
 
 def lab_session(ws: Path, model: Model, **env: str) -> Session:
     """A headless session on `ws` with the lab's packs as a skills directory."""
-    from mca.assemble import open_session
-    from mca.session import HeadlessUI
+    from mca.assembly.assemble import open_session
+    from mca.session.faces import HeadlessUI
 
     settings = load_settings(
         {"MCA_HOME": str(ws.parent / "home"), "HOME": str(ws.parent), **env}, workspace=ws
@@ -122,7 +122,7 @@ def piped_repl(settings: Settings, keys: str, **kw: Any) -> tuple[str, Repl]:
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
 
-    from mca.launch import repl_for
+    from mca.cli.start import repl_for
 
     out = io.StringIO()
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):

@@ -73,7 +73,7 @@ def running(pid: int) -> bool:
 def commands_left(seconds: float = 10.0) -> int:
     """How many ended commands of this process's spawner still have a process running, after
     giving the kernel `seconds` to finish the kills (0 as soon as none has)."""
-    from mca.sandbox.spawn import shared
+    from mca.sandbox.spawning.client import shared
 
     deadline = time.monotonic() + seconds
     while (left := shared().left()) and time.monotonic() < deadline:

@@ -1,7 +1,9 @@
 """The house's measures, rerunnable by anyone: `python -m tests.measures` prints the modules of
 mca/ over 400 lines, the functions over 60 lines, the import cycles (every import counts,
-type-only and deferred ones included) and the imports that cross a layer upward (the layers
-are docs/ARCHITECTURE.md's table). tests/test_architecture.py holds the limits."""
+type-only and deferred ones included), the imports that cross a layer upward (the layers are
+docs/ARCHITECTURE.md's table), the modules loose at mca/'s top level, the file names used twice
+and the imports a boundary forbids (no tool imports a skills module).
+tests/test_architecture.py holds the limits."""
 
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ PACKAGE = ROOT / "mca"
 DOC = ROOT / "docs" / "ARCHITECTURE.md"
 MODULE_LIMIT = 400
 FUNCTION_LIMIT = 60
+TOP_LEVEL_LIMIT = 15  # modules loose at mca/'s top level (packages say the rest)
+# (importer, imported): no module under the first imports one under the second
+FORBIDDEN = (("mca.tools", "mca.skills"),)
 
 
 class Long(NamedTuple):
@@ -64,6 +69,41 @@ def long_functions(limit: int = FUNCTION_LIMIT) -> list[Long]:
                 if lines > limit:
                     found.append(Long(f"{name}:{node.lineno} {node.name}", lines))
     return found
+
+
+def top_level(paths: list[Path] | None = None) -> list[str]:
+    """The modules directly in mca/ (`paths`: another tree's files, for a test)."""
+    paths = list(modules().values()) if paths is None else paths
+    return sorted(p.name for p in paths if p.parent == PACKAGE)
+
+
+def twins(paths: list[Path] | None = None) -> dict[str, list[str]]:
+    """File names (but __init__.py) used by more than one module: name -> their paths."""
+    paths = list(modules().values()) if paths is None else paths
+    found: dict[str, list[str]] = {}
+    for p in paths:
+        if p.name != "__init__.py":
+            found.setdefault(p.name, []).append(p.relative_to(ROOT).as_posix())
+    return {name: sorted(where) for name, where in sorted(found.items()) if len(where) > 1}
+
+
+def _under(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def forbidden(
+    graph: dict[str, set[str]] | None = None,
+    rules: tuple[tuple[str, str], ...] = FORBIDDEN,
+) -> list[str]:
+    """Every import a boundary forbids: 'a -> b'."""
+    graph = imports() if graph is None else graph
+    return [
+        f"{module} -> {t}"
+        for module, targets in sorted(graph.items())
+        for t in sorted(targets)
+        for importer, imported in rules
+        if _under(module, importer) and _under(t, imported)
+    ]
 
 
 def _resolve(name: str, node: ast.ImportFrom, known: dict[str, Path]) -> str:
@@ -184,9 +224,10 @@ def upward(graph: dict[str, set[str]] | None = None, table: Layers | None = None
 
 
 def main() -> int:
-    """Print the three measures; exit 0 (the test holds the limits)."""
+    """Print the measures; exit 0 (the test holds the limits)."""
     sys.setrecursionlimit(10_000)
     mods, funcs, loops, crossing = long_modules(), long_functions(), cycles(), upward()
+    loose, doubled, barred = top_level(), twins(), forbidden()
     print(f"modules over {MODULE_LIMIT} lines: {len(mods)}")
     for m in mods:
         print(f"  {m.name} {m.lines}")
@@ -198,6 +239,14 @@ def main() -> int:
         print("  " + " <-> ".join(c))
     print(f"imports up a layer: {len(crossing)}")
     for line in crossing:
+        print(f"  {line}")
+    print(f"modules at mca/'s top level: {len(loose)} (limit {TOP_LEVEL_LIMIT})")
+    print(f"  {' '.join(loose)}")
+    print(f"file names used twice: {len(doubled)}")
+    for name, where in doubled.items():
+        print(f"  {name}: {', '.join(where)}")
+    print(f"imports a boundary forbids: {len(barred)}")
+    for line in barred:
         print(f"  {line}")
     return 0
 

@@ -13,8 +13,8 @@ from mca.errors import ModelError
 from mca.tools.base import ToolEnv
 from mca.turn import StopReason
 from mca.types import Message
-from mca.workspace.scan import OFF
 from mca.workspace.store import WorkspaceStore
+from mca.workspace.walk import OFF
 from tests.helpers import FakeModel, Reply, call, engine, say
 
 

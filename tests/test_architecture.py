@@ -1,8 +1,10 @@
 """docs/ARCHITECTURE.md stays true: every path its "where to change X" table names exists, the
 layers its table draws hold (every import goes to its module's layer or one below), no import
-cycle comes back (type-only and deferred imports count), the size limits hold, and the
-boundaries it names hold (the faces never reach into the agent; the sandbox imports nothing of
-mca's but fsutil and the workspace store's protected paths and repositories). `python -m
+cycle comes back (type-only and deferred imports count), the size limits hold, the floor plan
+holds (at most 15 modules loose at mca/'s top level, no file name used twice, no tool importing
+a skills module), and the boundaries it names hold (the faces never reach into the agent; the
+sandbox imports nothing of mca's but fs/careful.py and the workspace store's protected paths and
+repositories). Each limit has a companion test showing it would catch a violation. `python -m
 tests.measures` prints the same measures."""
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ def test_no_import_cycle() -> None:
 
 def test_a_new_cycle_would_be_found() -> None:
     graph = measures.imports()
-    graph["mca.types"] = graph["mca.types"] | {"mca.session"}  # session imports types already
+    graph["mca.types"] = graph["mca.types"] | {
+        "mca.session.session"
+    }  # session imports types already
     found = measures.cycles(graph)
-    assert any({"mca.types", "mca.session"} <= set(c) for c in found)
+    assert any({"mca.types", "mca.session.session"} <= set(c) for c in found)
 
 
 def test_every_import_stays_in_its_layer_or_goes_down() -> None:
@@ -44,8 +48,10 @@ def test_every_import_stays_in_its_layer_or_goes_down() -> None:
 
 def test_an_import_up_a_layer_would_be_found() -> None:
     graph = measures.imports()
-    graph["mca.workspace.store"] = graph["mca.workspace.store"] | {"mca.config"}
-    assert measures.upward(graph) == ["mca.workspace.store (services) -> mca.config (assembly)"]
+    graph["mca.workspace.store"] = graph["mca.workspace.store"] | {"mca.config.settings"}
+    assert measures.upward(graph) == [
+        "mca.workspace.store (services) -> mca.config.settings (assembly)"
+    ]
 
 
 def test_every_layer_entry_names_modules_that_exist() -> None:
@@ -61,6 +67,50 @@ def test_sizes() -> None:
     assert len(measures.long_functions()) <= 3
 
 
+def test_a_long_module_or_function_would_be_found() -> None:
+    assert measures.long_modules(limit=10) != []
+    assert len(measures.long_functions(limit=10)) > 3
+
+
+def test_at_most_15_modules_lie_loose_at_the_top() -> None:
+    loose = measures.top_level()
+    assert "__main__.py" in loose and "agent.py" in loose
+    assert len(loose) <= measures.TOP_LEVEL_LIMIT, loose
+
+
+def test_a_16th_loose_module_would_be_found() -> None:
+    paths = list(measures.modules().values())
+    extra = [measures.PACKAGE / f"loose_{i}.py" for i in range(16)]
+    assert len(measures.top_level(paths + extra)) > measures.TOP_LEVEL_LIMIT
+    assert len(measures.top_level([measures.PACKAGE / "ui" / "x.py"])) == 0
+
+
+def test_no_file_name_is_used_twice() -> None:
+    assert measures.twins() == {}
+
+
+def test_a_file_name_used_twice_would_be_found() -> None:
+    paths = list(measures.modules().values())
+    twin = measures.PACKAGE / "tools" / "gates.py"  # skills/gates.py exists
+    assert measures.twins([*paths, twin]) == {
+        "gates.py": ["mca/skills/gates.py", "mca/tools/gates.py"]
+    }
+    packages = [measures.PACKAGE / "__init__.py", measures.PACKAGE / "ui" / "__init__.py"]
+    assert measures.twins(packages) == {}  # every package has one
+
+
+def test_no_tool_imports_a_skills_module() -> None:
+    assert measures.forbidden() == []
+
+
+def test_a_tool_importing_a_skills_module_would_be_found() -> None:
+    graph = measures.imports()
+    graph["mca.tools.files"] = graph["mca.tools.files"] | {"mca.skills.model"}
+    assert measures.forbidden(graph) == ["mca.tools.files -> mca.skills.model"]
+    graph["mca.tools"] = graph["mca.tools"] | {"mca.skills"}  # the packages themselves count
+    assert "mca.tools -> mca.skills" in measures.forbidden(graph)
+
+
 def _imports(path: str) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse((REPO / path).read_text(encoding="utf-8"))):
@@ -71,14 +121,14 @@ def _imports(path: str) -> set[str]:
     return found
 
 
-def test_the_sandbox_imports_nothing_of_mca_but_fsutil_and_the_workspace() -> None:
-    allowed = {"mca.fsutil", "mca.workspace", "mca.workspace.protect"}
+def test_the_sandbox_imports_nothing_of_mca_but_careful_io_and_the_workspace() -> None:
+    allowed = {"mca.fs.careful", "mca.workspace", "mca.workspace.protect"}
     allowed |= {"mca.workspace.repos", "mca.workspace.gitconfig"}  # the repositories inside
-    for module in sorted((REPO / "mca" / "sandbox").glob("*.py")):
+    for module in sorted((REPO / "mca" / "sandbox").rglob("*.py")):  # spawning/ too
         theirs = {m for m in _imports(str(module.relative_to(REPO))) if m.startswith("mca")}
         assert theirs <= allowed | {m for m in theirs if m.startswith("mca.sandbox")}, module
 
 
 def test_the_faces_never_reach_into_the_agent() -> None:
-    for module in sorted((REPO / "mca" / "ui").glob("*.py")):
+    for module in sorted((REPO / "mca" / "ui").rglob("*.py")):
         assert ".agent." not in module.read_text(encoding="utf-8"), module.name

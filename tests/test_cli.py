@@ -115,7 +115,7 @@ def test_tools_command(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_agents_md_reaches_the_system_prompt(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from mca.prompt import build_system_prompt, read_agents_md
+    from mca.context.prompt import build_system_prompt, read_agents_md
 
     (ws / "AGENTS.md").write_text("Always use tabs.\n")
     agents, problem = read_agents_md(ws)
@@ -125,7 +125,7 @@ def test_agents_md_reaches_the_system_prompt(ws: Path, capsys: pytest.CaptureFix
 
 
 def test_session_logs_are_pruned(tmp_path: Path) -> None:
-    from mca.log import prune_logs
+    from mca.state.log import prune_logs
 
     for i in range(105):
         (tmp_path / f"2026{i:04d}-x.jsonl").write_text("{}\n")
@@ -136,7 +136,7 @@ def test_session_logs_are_pruned(tmp_path: Path) -> None:
 
 # -- which argv is a subcommand's: argparse decides, nothing moves flags around by hand -----------
 def test_a_subcommand_takes_the_global_options_before_or_after_it(tmp_path: Path) -> None:
-    from mca.cli_args import parse_command
+    from mca.cli.args import parse_command
 
     before = parse_command(["-C", str(tmp_path), "tools", "--json"])
     after = parse_command(["tools", "-C", str(tmp_path)])
@@ -161,7 +161,7 @@ def test_a_subcommand_takes_the_global_options_before_or_after_it(tmp_path: Path
     ],
 )
 def test_anything_else_is_the_repl_s(argv: list[str]) -> None:
-    from mca.cli_args import parse_command, repl_parser
+    from mca.cli.args import parse_command, repl_parser
 
     assert parse_command(argv) is None
     args = repl_parser().parse_args(argv)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mca.config import Settings, load_settings
-from mca.config_specs import DEFAULT_CONTEXT_WINDOW
+from mca.config.settings import Settings, load_settings
+from mca.config.specs import DEFAULT_CONTEXT_WINDOW
 from mca.errors import ConfigError
 
 
@@ -97,7 +97,7 @@ def test_key_never_in_repr(tmp_path: Path) -> None:
 
 
 def test_the_encoding_setting_offers_the_bundled_encodings() -> None:
-    from mca.config_specs import SPECS
+    from mca.config.specs import SPECS
     from mca.tokens import DEFAULT_ENCODING, ENCODINGS
 
     assert SPECS.encoding.default == DEFAULT_ENCODING

@@ -16,7 +16,9 @@ import pytest
 from mca import events
 from mca.cli import main
 from mca.events import Event
+from mca.text.diff import FileDiff
 from mca.tools.allow import Answer, CommandQuestion
+from mca.ui import stream_events
 from mca.ui.jsonl import StreamUI
 from tests.conftest import REPO
 
@@ -96,11 +98,9 @@ VALIDATOR = _validator()
 
 
 def event_classes() -> list[type[Event]]:
-    return [
-        c
-        for c in vars(events).values()
-        if isinstance(c, type) and issubclass(c, Event) and c is not Event
-    ]
+    """Every kind: a session's events and the records -p's stream adds."""
+    found = {**vars(events), **vars(stream_events)}.values()
+    return [c for c in found if isinstance(c, type) and issubclass(c, Event) and c is not Event]
 
 
 def env(ws: Path, **extra: str) -> dict[str, str]:
@@ -314,10 +314,10 @@ def test_a_key_split_across_deltas_is_caught() -> None:
         def approve(self, question: CommandQuestion) -> Answer:
             return Answer.NO
 
-        def approve_write(self, path: str, reason: str, diff: str) -> bool:
+        def approve_write(self, path: str, reason: str, diff: FileDiff) -> bool:
             return False
 
-        def approve_edit(self, path: str, diff: str) -> bool:
+        def approve_edit(self, path: str, diff: FileDiff) -> bool:
             return True
 
     ui = StreamUI(out, (KEY,), Refuse())

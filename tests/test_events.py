@@ -15,12 +15,16 @@ from mca.events import (
     ToolCalled,
     ToolReturned,
 )
-from mca.log import SessionLog
+from mca.state.log import SessionLog
+from mca.text.diff import file_diff
+from mca.ui import stream_events
 
 
 def _kinds() -> list[str]:
-    found = [c for c in vars(events).values() if isinstance(c, type) and issubclass(c, Event)]
-    return [c.kind for c in found if c is not Event]
+    found = {**vars(events), **vars(stream_events)}.values()
+    return [
+        c.kind for c in found if isinstance(c, type) and issubclass(c, Event) and c is not Event
+    ]
 
 
 def test_every_kind_is_named_once() -> None:
@@ -37,10 +41,11 @@ def test_records_keep_their_keys() -> None:
     }
     assert ToolReturned("read_file", True, "x", "call_1").to_json()["id"] == "call_1"
     assert ToolCalled("x", {}, unreadable=True).to_json()["unreadable"] is True
-    assert FileChanged("a.txt", 3, "diff").to_json() == {
+    change = file_diff("a.txt", b"", b"x\n")
+    assert FileChanged("a.txt", 2, change).to_json() == {
         "path": "a.txt",
-        "bytes": 3,
-        "diff": "diff",
+        "bytes": 2,
+        "change": change.to_json(),  # the diff as data; -p's stream adds it drawn ("diff")
         "asked": False,  # a new field: the old ones keep their names
     }
     assert ModelSwitched("m1 via openai", "m2").to_json() == {"from": "m1 via openai", "to": "m2"}
@@ -51,7 +56,7 @@ def test_records_keep_their_keys() -> None:
 def test_the_log_writes_kind_and_fields(tmp_path: Path) -> None:
     path = tmp_path / "log.jsonl"
     log = SessionLog(path, secrets=["sk-secret-value-123"])
-    log.event(FileChanged("a.txt", 3, "+sk-secret-value-123"))
+    log.event(FileChanged("a.txt", 3, file_diff("a.txt", None, b"sk-secret-value-123")))
     log.close()
     record = json.loads(path.read_text())
     assert record["event"] == "file.changed" and record["bytes"] == 3

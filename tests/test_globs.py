@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mca.globs import UnclosedClass, glob_match, literal_prefix, translate
+from mca.fs.globs import UnclosedClass, glob_match, literal_prefix, translate
 from mca.skills.catalog import Budget
 from mca.skills.discover import char_fits, discover
 from mca.skills.model import Root

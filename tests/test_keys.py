@@ -1,5 +1,5 @@
 """Keys: which key goes to which host (start-up and /model alike), what a key may look like,
-and every form of a key the scrubber looks for (mca/keys.py)."""
+and every form of a key the scrubber looks for (mca/config/apikeys.py)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from mca.chooser import ModelChooser
+from mca.assembly.chooser import ModelChooser
+from mca.assembly.wiring import model_options
 from mca.cli import main
-from mca.config import Settings, load_settings
-from mca.crash import report_bug
+from mca.config.apikeys import check_key, key_problem, secret_forms, secrets_of
+from mca.config.settings import Settings, load_settings
 from mca.errors import ConfigError, error_line
-from mca.keys import check_key, key_problem, secret_forms, secrets_of
 from mca.models.registry import PROVIDERS
-from mca.sanitize import scrub, scrub_data
-from mca.wiring import model_options
+from mca.state.crash import report_bug
+from mca.text.sanitize import scrub, scrub_data
 
 SHARED = "mca-shared-key-0123456789"
 OPENAI = "sk-openai-own-key-0123456789"

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mca.cli.ledger_compare import compare
 from mca.ledger import Calibration, request_chars
-from mca.ledger_cli import compare
 from mca.skills.catalog import Budget
 from mca.skills.discover import char_fits, discover
 from mca.skills.model import Root

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mca.piped import MAX_PIPED_BYTES, Piped, attach
+from mca.cli.piped import MAX_PIPED_BYTES, Piped, attach
 from tests.fakeserver import FakeServer, Received, Reply, openai_reply, serve
 from tests.ptyscreen import MCA, child_env
 
@@ -96,7 +96,7 @@ def test_attach_cuts_on_a_character_and_keeps_a_whole_prompt() -> None:
 
 
 def test_a_stdin_that_is_no_pipe_is_not_read() -> None:
-    from mca.piped import read_piped
+    from mca.cli.piped import read_piped
 
     assert read_piped(io.StringIO("typed"), io.StringIO()) is None  # no descriptor
     with open("/dev/null") as null:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mca.prompt import MAX_AGENTS_CHARS, project_doc_dirs, read_agents_md
+from mca.context.prompt import MAX_AGENTS_CHARS, project_doc_dirs, read_agents_md
 
 
 def repo(tmp_path: Path) -> tuple[Path, Path]:

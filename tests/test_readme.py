@@ -80,7 +80,7 @@ def _using_it_lines() -> list[str]:
 
 def _parses(argv: list[str]) -> bool:
     """Whether mca's own parsers take argv (argparse exits on what they do not)."""
-    from mca.cli_args import parse_command, repl_parser
+    from mca.cli.args import parse_command, repl_parser
 
     try:
         if parse_command(argv) is None:  # a subcommand parses whole, or argparse exits
@@ -232,7 +232,7 @@ def test_every_path_the_pages_name_exists() -> None:
 
 def test_the_secret_table_is_the_code_s() -> None:
     """docs/security.md's table of secrets is SECRET_PATHS, no more and no fewer."""
-    from mca.sandbox.policy import SECRET_PATHS
+    from mca.sandbox.rights import SECRET_PATHS
 
     body = doc("security")
     table = body[body.index("| kind | paths |") :].split("\n\n", 1)[0]

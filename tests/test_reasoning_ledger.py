@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 from mca.ledger import request_chars
-from mca.records import ledger_from, message_from
-from mca.sessions import message_json
+from mca.state.checked import ledger_from, message_from
+from mca.state.conversations import message_json
 from mca.types import Message, Reasoning, Response, ToolCall, Usage
 from tests.helpers import FakeModel, lab_session, say
 

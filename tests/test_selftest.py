@@ -96,7 +96,7 @@ def test_unknown_lab_mode_is_a_clear_error() -> None:
 @pytest.mark.slow
 def test_demo_runs_end_to_end() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "mca.demo"],
+        [sys.executable, "-m", "mca.cli.demo"],
         cwd=REPO,
         capture_output=True,
         text=True,

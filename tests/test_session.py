@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from mca.assemble import open_session
-from mca.config import load_settings
+from mca.assembly.assemble import open_session
+from mca.config.settings import load_settings
 from mca.errors import UndoError
-from mca.session import HeadlessUI, Session
+from mca.session.faces import HeadlessUI
+from mca.session.session import Session
 from mca.types import KIND_SHELL, KIND_UNDONE
 from tests.helpers import FakeModel, Reply, call, say
 

@@ -186,7 +186,7 @@ def test_unknown_config_keys_and_sections_are_warned(
 
 
 def test_skills_dirs_list_in_config(tmp_path: Path) -> None:
-    from mca.config import load_settings
+    from mca.config.settings import load_settings
 
     home = tmp_path / "home"
     home.mkdir()

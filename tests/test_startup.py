@@ -13,8 +13,8 @@ from pathlib import Path
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from mca.cli import main
-from mca.config import load_settings
-from mca.launch import repl_for
+from mca.config.settings import load_settings
+from mca.cli.start import repl_for
 from mca.ui.repl import Repl
 from pathlib import Path
 import io, tempfile
@@ -25,8 +25,8 @@ with tempfile.TemporaryDirectory() as tmp, create_pipe_input() as pipe:
 heavy = (
     "tiktoken",
     "httpx",
-    "mca.session",
-    "mca.assemble",
+    "mca.session.session",
+    "mca.assembly.assemble",
     "mca.tokens",
     "mca.skills.policy",
     "mca.events",
@@ -39,7 +39,13 @@ print(sorted(m for m in heavy if m in sys.modules))
 def test_version_imports_nothing_heavy() -> None:
     code = "import sys; from mca.cli import main; main(['--version']); print(sorted(sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
-    for heavy in ("'tiktoken'", "'httpx'", "'prompt_toolkit'", "'mca.session'", "'mca.assemble'"):
+    for heavy in (
+        "'tiktoken'",
+        "'httpx'",
+        "'prompt_toolkit'",
+        "'mca.session.session'",
+        "'mca.assembly.assemble'",
+    ):
         assert heavy not in out
 
 

@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
+from mca.assembly.home import prepare_home
 from mca.errors import McaError, ScriptExhausted
-from mca.fsutil import NotRegularFile, SharedDirectory, open_private, private_dir
-from mca.home import prepare_home
+from mca.fs.careful import NotRegularFile, SharedDirectory, open_private, private_dir
 from mca.ledger import Calibration
 from mca.models.mock import ScriptedModel
-from mca.records import ledger_from, message_from
-from mca.sessions import find_saved, load_saved, pick
 from mca.skills.cache import FitsMemo, ParseCache, derived_from, plausible
 from mca.skills.parse import parse_text
+from mca.state.checked import ledger_from, message_from
+from mca.state.conversations import find_saved, load_saved, pick
 from mca.types import Request
 from mca.ui.history import PrivateHistory, load_history
 

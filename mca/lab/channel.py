@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from mca.lab.drain import Drained
 
 if TYPE_CHECKING:
-    from mca.sandbox.spawn import Process
+    from mca.sandbox.spawning.client import Process
 
 MAX_ANSWER = 64 * 1024 * 1024
 CHUNK = 1 << 16

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mca.config_specs import DEFAULT_SKILL_BUDGET
+from mca.config.specs import DEFAULT_SKILL_BUDGET
 from mca.lab.variant import Names
 from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, char_fits, discover
@@ -278,16 +278,16 @@ def check_catalog(lab: Lab) -> None:
 
 def check_registry(lab: Lab) -> None:
     from mca.agent import Agent
-    from mca.engine import Engine
+    from mca.context.engine import Engine
+    from mca.context.prompt import SystemPrompt
     from mca.events import drop
-    from mca.prompt import SystemPrompt
-    from mca.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
     from mca.skills.stage import SkillStage
     from mca.tools.base import Approvals, ToolEnv
     from mca.types import Message as Msg
     from mca.types import Request, Response, TextSink
-    from mca.workspace.scan import OFF
     from mca.workspace.store import WorkspaceStore
+    from mca.workspace.walk import OFF
 
     expect(TOOL_NAMES == EIGHT, f"registry before: {TOOL_NAMES}")
     seen: list[int] = []
@@ -320,10 +320,10 @@ def check_registry(lab: Lab) -> None:
 
 
 def check_end_to_end(lab: Lab) -> None:
-    from mca.assemble import open_session
-    from mca.config import load_settings
+    from mca.assembly.assemble import open_session
+    from mca.config.settings import load_settings
     from mca.models.mock import MockModel
-    from mca.session import HeadlessUI
+    from mca.session.faces import HeadlessUI
     from mca.types import KIND_SKILLS
 
     need_node(lab)  # the check runs the workspace's tests with node --test

@@ -9,12 +9,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mca.cli_parents import actions
+from mca.cli.parents import actions
 from mca.lab import defaults
 from mca.lab.defaults import GRACE
 
 if TYPE_CHECKING:
-    from mca.cli_parents import Parents, Subparsers
+    from mca.cli.parents import Parents, Subparsers
     from mca.lab.grade import Plan
     from mca.lab.outputs import Writer
     from mca.sandbox.probe import Mechanisms
@@ -144,11 +144,11 @@ def sandbox_or_refuse(
 def _contained_or_refuse(mech: Mechanisms, env: Mapping[str, str]) -> Mechanisms:
     """Before the first hand-in: what grading needs of the sandbox, tried in a real child on
     this system as this user; refused, with what the trial saw, where it does not hold."""
-    from mca.config import homes  # the lab is an entry of its own: it reads the settings
+    from mca.config.settings import homes  # the lab is an entry of its own: it reads the settings
     from mca.errors import McaError
     from mca.sandbox.check import check_system, refusal
-    from mca.sandbox.policy import Mode
     from mca.sandbox.properties import LAB_NEEDS
+    from mca.sandbox.rights import Mode
     from mca.sandbox.view import allow_list_held
 
     user_home, mca_home = homes(env)
@@ -232,7 +232,7 @@ def _roster(path: str | None) -> tuple[str, ...] | None:
 
 
 def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | None) -> int:
-    from mca.content import lab_content
+    from mca.cli.content import lab_content
     from mca.errors import ConfigError
     from mca.lab.grade import Plan
     from mca.lab.launch import Limits

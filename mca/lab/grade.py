@@ -18,13 +18,13 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mca.fsutil import FileTooLarge, NotRegularFile, read_regular
+from mca.fs.careful import FileTooLarge, NotRegularFile, read_regular
 from mca.lab import defaults
 from mca.lab.handin import run_handin
 from mca.lab.launch import Isolation, Limits
 from mca.lab.outputs import Graded, Status, scrubbed
 from mca.lab.progress import Progress
-from mca.lab.report import combine
+from mca.lab.results import combine
 from mca.lab.suite import GRADED
 from mca.lab.variant import Variants
 from mca.sandbox.probe import Mechanisms
@@ -79,8 +79,8 @@ class Plan:
         """The keys scrubbed from every row (config.toml read here when not given)."""
         if self.secrets is not None:
             return self.secrets
-        from mca.crash import home_of
-        from mca.keys import secrets_of
+        from mca.config.apikeys import secrets_of
+        from mca.state.crash import home_of
 
         return secrets_of(self.env, home_of(self.env))
 
@@ -89,7 +89,7 @@ class Plan:
         return [0, *range(1, self.seeds + 1)]
 
     def isolation(self, workspace: Path) -> Isolation:
-        from mca.crash import home_of
+        from mca.state.crash import home_of
 
         home = Path(self.env.get("HOME") or Path.home())
         hidden = (self.submissions.resolve(), *(p.resolve() for p in self.deny))

@@ -125,8 +125,8 @@ def run_file(
 def own_machine(workspace: Path, env: Mapping[str, str]) -> Isolation:
     """A student's own self-test: the sandbox where this machine has one, limits otherwise
     (it is the student's own code, on the student's own machine)."""
-    from mca.crash import home_of
     from mca.sandbox.probe import probe
+    from mca.state.crash import home_of
 
     mech = probe()
     home = Path(env.get("HOME") or Path.home())

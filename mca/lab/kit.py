@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 from mca.errors import McaError
-from mca.fsutil import atomic_write, resolved
+from mca.fs.careful import atomic_write, resolved
 
 __all__ = ["GRADESCOPE_KIT", "STUDENT_README", "gradescope_kit", "init_lab"]
 

@@ -24,9 +24,9 @@ from typing import IO, Protocol
 
 from mca.lab.childkit import KIT_NAME, MCA_DIR, ensure_kit
 from mca.sandbox.box import Launch, Sandbox
-from mca.sandbox.policy import Grant, Mode, build_policy
 from mca.sandbox.probe import Mechanisms
-from mca.sandbox.spawn import Process, limits_only, shared
+from mca.sandbox.rights import Grant, Mode, build_policy
+from mca.sandbox.spawning.client import Process, limits_only, shared
 
 __all__ = [
     "BOOT",

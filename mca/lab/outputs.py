@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from mca.fsutil import atomic_write, private_dir
+from mca.fs.careful import atomic_write, private_dir
 from mca.lab.exercises import EXERCISES
 from mca.lab.suite import GRADED, Check
-from mca.sanitize import one_line, scrub, scrub_data, valid_text
+from mca.text.sanitize import one_line, scrub, scrub_data, valid_text
 
 __all__ = [
     "COLUMNS",

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from mca.sanitize import one_line
+from mca.text.sanitize import one_line
 
 __all__ = ["WIDTH", "Progress"]
 

@@ -4,7 +4,7 @@ Extended thinking: with a budget (`thinking`, or one the effort implies) a model
 answers, in thinking blocks that carry a signature (or redacted blocks of opaque data). They are
 kept in the assistant turn and sent back exactly as they came, first in the message, as the API
 requires before a tool_use; only to the model that wrote them. Models that think adaptively
-(`mca.models.catalog.ADAPTIVE`) are told so, and their effort.
+(`mca.models.known.ADAPTIVE`) are told so, and their effort.
 
 Prompt caching: the stable prefix (tools, then the system prompt with the catalog) is marked,
 and so is the conversation, on a rolling breakpoint: the last block of the latest message, and
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mca.models.anthropic_read import WIRE, StreamAssembler, from_wire_response, origin
-from mca.models.catalog import ADAPTIVE, EFFORT_BUDGETS
 from mca.models.http import HttpModel
+from mca.models.known import ADAPTIVE, EFFORT_BUDGETS
 from mca.models.sse import StreamAssembler as Assembler
 from mca.types import (
     Message,

@@ -10,7 +10,7 @@ from typing import Any
 
 from mca.errors import StreamError
 from mca.models import shape
-from mca.sanitize import excerpt
+from mca.text.sanitize import excerpt
 from mca.types import Message, Reasoning, Response, TextSink, ToolCall, Usage
 
 __all__ = ["THINKING_KINDS", "WIRE", "StreamAssembler", "from_wire_response", "origin"]

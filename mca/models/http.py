@@ -29,7 +29,7 @@ from mca.models.http_errors import html_message, is_html, reading
 from mca.models.options import HttpOptions, ModelOptions, Notice
 from mca.models.retry import Deadline, RetryPolicy, send
 from mca.models.sse import StreamAssembler, capped_lines, over_cap, read_stream, sse_events
-from mca.sanitize import scrub
+from mca.text.sanitize import scrub
 from mca.types import Request, Response, TextSink, Usage
 
 # Usage a server may report for one request: no more prompt tokens than the request had bytes

@@ -13,7 +13,7 @@ import httpx
 from mca.errors import ContextOverflow, ModelHTTPError, StreamError, StreamRefused
 from mca.models.body import BadEncoding
 from mca.models.options import HttpOptions, ModelOptions
-from mca.sanitize import excerpt
+from mca.text.sanitize import excerpt
 
 __all__ = [
     "CONTEXT_HINTS",

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import ScriptExhausted
-from mca.fsutil import read_regular
+from mca.fs.careful import read_regular
 from mca.models import shape
 from mca.types import (
     KIND_CHAT,

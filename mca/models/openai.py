@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from mca.errors import ModelHTTPError, StreamError
 from mca.models import shape
-from mca.models.catalog import EFFORT, EFFORT_BUDGETS
 from mca.models.http import HttpModel
+from mca.models.known import EFFORT, EFFORT_BUDGETS
 from mca.models.sse import StreamAssembler as Assembler
-from mca.sanitize import excerpt
+from mca.text.sanitize import excerpt
 from mca.types import Message, Reasoning, Request, Response, TextSink, ToolCall, ToolSpec, Usage
 
 if TYPE_CHECKING:

@@ -1,5 +1,5 @@
 """What a model client is told: small frozen records built once from the settings at assembly
-(mca/wiring.py), the way httpx gives each part its own `Timeout` and `Limits`. Nothing here
+(mca/assembly/wiring.py), the way httpx gives each part its own `Timeout` and `Limits`. Nothing here
 reads the environment or knows the settings' shape."""
 
 from __future__ import annotations
@@ -10,19 +10,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mca.models.catalog import ModelInfo
+    from mca.models.known import ModelInfo
     from mca.types import Model
 
 __all__ = ["MAX_RESPONSE_BYTES", "RETRY_BASE", "Builder", "HttpOptions", "ModelOptions", "Notice"]
 
 Notice = Callable[[str], None]
-# Defaults that are the model client's facts (the settings' defaults are these: config_specs.py)
+# Defaults that are the model client's facts (the settings' defaults are these: mca/config/specs.py)
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024  # a body, a stream line, an assembled reply
 RETRY_BASE = 1.0  # seconds before the first retry (then doubled)
 Builder = Callable[["ModelOptions", Notice], "Model"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HttpOptions:
     """How requests are sent and read: timeouts, retries, how much a server may send."""
 
@@ -34,7 +34,7 @@ class HttpOptions:
     secrets: tuple[str, ...] = field(default=(), repr=False)  # never sent, whatever asks
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelOptions:
     """The model in use: who serves it, where, with which key, and how it is told to reason."""
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mca.fsutil import open_private
+from mca.fs.careful import open_private
 from mca.models.mock import script_line
-from mca.sanitize import scrub
+from mca.text.sanitize import scrub
 from mca.types import Model, Request, Response, TextSink
 
 

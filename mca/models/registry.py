@@ -3,9 +3,9 @@
 A `ProviderSpec` holds everything mca knows about one provider: how to build its client (a lazy
 import of its wire module, so start-up never loads httpx), its default base URL and model, the
 variables its key may be in, the wires it speaks and the records of the models it serves.
-Start-up (`mca.config.load_settings`), `/model`, `/cost`, the banner and the session all read it
-through `Settings.providers`, so adding a provider is one entry here plus its wire module; tests
-pass their own `Registry` to `load_settings(providers=...)`.
+Start-up (`mca.config.settings.load_settings`), `/model`, `/cost`, the banner and the session
+all read it through `Settings.providers`, so adding a provider is one entry here plus its wire
+module; tests pass their own `Registry` to `load_settings(providers=...)`.
 
 Which provider a model name implies, one rule for start-up and `/model` alike (`Registry.infer`):
 
@@ -16,15 +16,15 @@ Which provider a model name implies, one rule for start-up and `/model` alike (`
    serves ("gpt-oss"), which imply none. `/model NAME` applies the same prefixes, and a name
    implying another provider than the current one switches to that provider (leaving a custom
    MCA_BASE_URL behind, saying so), with that provider's own key: MCA_API_KEY goes only to the
-   host it was configured for (mca.keys).
+   host it was configured for (mca.config.apikeys).
 3. A name that implies no provider goes to the fallback, openai: its wire is the one local and
    compatible servers speak (Ollama, vLLM, llama.cpp, LM Studio), and they serve any name.
 4. No name at all: the first provider, in registry order, whose own key variable is set (openai
    before anthropic); else the fallback when only MCA_API_KEY is set; else the mock.
 
-Which key goes where is mca.keys: a name never moves a key to another host.
+Which key goes where is mca.config.apikeys: a name never moves a key to another host.
 
-A provider's models are records (`mca.models.catalog`): window, prices, the wire a model is
+A provider's models are records (`mca.models.known`): window, prices, the wire a model is
 served on best, how it is told to reason. They are matched by the longest prefix of the model
 name over all entries: a model's facts do not depend on which wire reached it. A provider may
 speak more than one wire (OpenAI: Chat Completions and the Responses API); the setting `wire`
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mca.errors import ConfigError
-from mca.models.catalog import ANTHROPIC_MODELS, OPENAI_MODELS, RESPONSES, ModelInfo, Price
+from mca.models.known import ANTHROPIC_MODELS, OPENAI_MODELS, RESPONSES, ModelInfo, Price
 from mca.models.options import Builder, ModelOptions, Notice
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ __all__ = [
     "ProviderSpec",
     "Registry",
 ]
-SHARED_KEY_VAR = "MCA_API_KEY"  # for the one host it was configured for (mca.keys)
+SHARED_KEY_VAR = "MCA_API_KEY"  # for the one host it was configured for (mca.config.apikeys)
 MOCK = "mock"
 
 
@@ -206,7 +206,7 @@ ANTHROPIC = ProviderSpec(
     implied_by=("claude",),
     wires=(MESSAGES,),
 )
-# The mock implies no name by prefix: only the exact name "mock" chooses it (mca.config).
+# The mock implies no name by prefix: only the exact name "mock" chooses it (mca.config.settings).
 MOCK_SPEC = ProviderSpec(
     MOCK,
     _mock,

@@ -20,7 +20,7 @@ from mca.models import shape
 from mca.models.http import HttpModel
 from mca.models.openai import bearer, reasoning_of
 from mca.models.sse import StreamAssembler as Assembler
-from mca.sanitize import excerpt
+from mca.text.sanitize import excerpt
 from mca.types import Message, Reasoning, Request, Response, TextSink, ToolCall, ToolSpec, Usage
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ hold it on Linux, and nothing here pretends where none can.
 Without Landlock, user namespaces alone are a sandbox (the mounts are then the only wall, so
 each must hold); with neither, nothing is called a sandbox and every command asks.
 
-Modules: policy (what is allowed; pure data), rules (which paths Landlock grants), rulesets
+Modules: rights (what is allowed; pure data), rules (which paths Landlock grants), rulesets
 (the session's Landlock rulesets, kept while the grants stand), landlock
 (the ctypes binding), linux (what the child does before exec), mounts (what it mounts), seccomp
 (the metadata and process-group filters), probe (what this system has), box (the session's
@@ -35,9 +35,10 @@ a command could reach past the fixed walls, decided again before each: nested (t
 repositories inside the workspace) and sockets (where unix sockets live)), properties (what
 holds with which mechanisms; pure), check (each property tried in a real child). Commands
 start from the spawner, a small single-threaded helper made once per process, never from a
-fork of mca: spawner (the helper's loop, run as its own program), spawnchild (what its children
-do between fork and exec), spawn (mca's side: the helper started, the requests, restarts),
-spawned (the request's data, and the Popen-like handle on a command). The protected paths'
+fork of mca (spawning/: spawner, the helper's loop, run as its own program; child, what its
+children do between fork and exec; client, mca's side: the helper started, the requests,
+restarts; spawned, the request's data and the Popen-like handle on a command; frames, the wire
+between them). The protected paths'
 list, their guard without a mount namespace, the search for repositories and what in them runs
 programs are the workspace store's (mca/workspace/protect.py, guard.py, repos.py,
 gitconfig.py).

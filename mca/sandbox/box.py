@@ -28,11 +28,11 @@ from mca.sandbox.linux import (
 )
 from mca.sandbox.mounts import TMP_DIRS, tmp_binds
 from mca.sandbox.nproc import nproc_room
-from mca.sandbox.policy import Grant, Mode, Policy
 from mca.sandbox.probe import Mechanisms
 from mca.sandbox.reach import Reach, Seen
+from mca.sandbox.rights import Grant, Mode, Policy
 from mca.sandbox.rulesets import Rulesets
-from mca.sandbox.spawn import Setup, Spawned, shared
+from mca.sandbox.spawning.client import Setup, Spawned, shared
 from mca.sandbox.tasks import kill_cgroup, make_cgroup, remove_cgroup
 from mca.workspace import guard
 
@@ -189,7 +189,7 @@ class Sandbox:
         state = self.policy.state
         if self.namespaces or state is None:
             return None
-        from mca.fsutil import private_dir
+        from mca.fs.careful import private_dir
 
         try:
             return private_dir(state / "objects")
@@ -278,7 +278,7 @@ class Sandbox:
         if self._state is None:
             self._state = b""
             if self.policy.state is not None:
-                from mca.fsutil import private_dir
+                from mca.fs.careful import private_dir
 
                 with contextlib.suppress(OSError):
                     self._state = bytes(private_dir(self.policy.state))

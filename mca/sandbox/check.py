@@ -33,9 +33,9 @@ from pathlib import Path
 
 from mca.sandbox import sockets
 from mca.sandbox.box import Sandbox
-from mca.sandbox.policy import Grant, Mode, Policy, build_policy
 from mca.sandbox.probe import Mechanisms
 from mca.sandbox.properties import Expected, Prop, expected
+from mca.sandbox.rights import Grant, Mode, Policy, build_policy
 
 __all__ = [
     "CHECK_PROCESSES",

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from mca.sandbox.linux import locked_flags
-from mca.sandbox.policy import Policy
+from mca.sandbox.rights import Policy
 
 
 def masks(deny: Iterable[Path], *, files: bool = True) -> tuple[tuple[bytes, bool], ...]:

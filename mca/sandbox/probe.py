@@ -104,7 +104,7 @@ def _user_namespaces(landlock_abi: int) -> bool:
     process runs code before exec; a single-threaded one (-p) forks itself, which is cheaper
     than starting the spawner for a session that may run no command."""
     if _threaded():
-        from mca.sandbox.spawn import SpawnError, shared
+        from mca.sandbox.spawning.client import SpawnError, shared
 
         try:
             code = shared().probe(landlock_abi)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mca.sandbox import sockets
 from mca.sandbox.nested import Before, Repositories
-from mca.sandbox.policy import Grant, Policy
+from mca.sandbox.rights import Grant, Policy
 from mca.workspace import guard
 
 __all__ = ["Reach", "Seen"]

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mca.sandbox.policy import PROTECTED_NAMES, Grant, Policy, shown, unwritable
+from mca.sandbox.rights import PROTECTED_NAMES, Grant, Policy, shown, unwritable
 
 __all__ = [
     "DENIED",

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
 
-from mca.fsutil import is_dir
+from mca.fs.careful import is_dir
 from mca.skills.cache import FitsMemo
 from mca.skills.discover import Discovery, session_roots
 from mca.skills.policy import PRODUCTION

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from mca.skills.lexicon import common_words
-from mca.skills.relevance import Background, stem
+from mca.skills.relevance import Background
+from mca.skills.terms import stem
 
 FILE = Path(__file__).resolve().parent.parent / "data" / "background.txt"
 

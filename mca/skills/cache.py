@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mca.fsutil import atomic_write, private_dir, read_regular, read_regular_stat, sha256
+from mca.fs.careful import atomic_write, private_dir, read_regular, read_regular_stat, sha256
 from mca.skills.parse import FrontmatterError, ParsedSkill, split_frontmatter
 
 __all__ = [

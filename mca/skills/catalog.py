@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from mca.provenance import defang
+from mca.context.provenance import defang
 from mca.skills.model import Diagnostic, Skill
 from mca.skills.switches import model_invocable
 

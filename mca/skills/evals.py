@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import McaError
-from mca.fsutil import read_regular
+from mca.fs.careful import read_regular
 from mca.skills.gates import Decision
 
 __all__ = [

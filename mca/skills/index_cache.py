@@ -30,7 +30,8 @@ from typing import Any
 from mca.skills import sections
 from mca.skills.cache import load_entries, store_entries
 from mca.skills.model import Skill
-from mca.skills.relevance import FIELDS, MAX_TERM, MAX_TEXT, Doc, glossed, make_doc
+from mca.skills.relevance import FIELDS, Doc, make_doc
+from mca.skills.terms import MAX_TERM, MAX_TEXT, glossed
 
 KEY = "docs4"  # the cache file's section: bump when Doc or terms() change
 MAX_TERMS = 4096  # per field

@@ -7,8 +7,8 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mca.fsutil import is_dir
-from mca.provenance import defang
+from mca.context.provenance import defang
+from mca.fs.careful import is_dir
 from mca.skills.model import RESOURCE_DIRS, Skill, xml_escape
 
 __all__ = [

@@ -33,17 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mca.skills import background, rivals
-from mca.skills.relevance import (
-    Background,
-    Doc,
-    Index,
-    Match,
-    glossed,
-    links,
-    surface,
-    terms,
-)
+from mca.skills.relevance import Background, Doc, Index, Match
 from mca.skills.rivals import same_skill
+from mca.skills.terms import glossed, links, surface, terms
 from mca.skills.words import Links
 
 # The model's inputs, in the order `features` computes them. Their weights and the margin are
@@ -135,7 +127,7 @@ class Query:
     known: float  # IDF of those the index or the background knows
     unspaced: float  # share of its terms from scripts without spaces
     translated: frozenset[str]  # terms only the glossary gave (no word of the sentence)
-    tied: Links  # terms that are pieces of one written word (relevance.links)
+    tied: Links  # terms that are pieces of one written word (terms.links)
     found: list[tuple[Match, ...]] = field(default_factory=list)  # competitors, once asked
 
     def rivals(self, index: Index) -> tuple[Match, ...]:

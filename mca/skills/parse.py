@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mca.fsutil import FileTooLarge, read_regular
+from mca.fs.careful import FileTooLarge, read_regular
 from mca.skills.model import Diagnostic
 from mca.skills.yaml import Parsed, Value, YamlError, parse_yaml
 

@@ -1,17 +1,14 @@
 """Description relevance: a BM25F index over skills' names and descriptions.
 
-Pure data, no I/O. Texts become terms the same way for skills and sentences: NFKC, lower case,
-light English stemming ("creating", "creates", "created" -> "creat"), function words dropped,
-and runs of Chinese, Japanese or Korean script cut into overlapping character pairs (those
-scripts write no spaces between words, so pairs are the unit that matches), plus the English
-words a small glossary gives for them (mca.skills.glossary: "日历" also says "calendar", so a
-sentence in Chinese can match a skill described in English). The pieces of one written word
-(its pairs and their English, `links`) that a skill matches count as one word in a Match
-(mca.skills.words), so a CJK sentence does not match a CJK description term by term. The inverse
-document frequency mixes the installed skills with a background (term frequencies in public
-skills' descriptions, mca/data/background.txt, and everyday English, mca.skills.lexicon), so it
-means something with one skill installed as with thousands (a Background value, made by
-mca.skills.background and passed in with the judgment's model). The index can also hold
+Pure data, no I/O. Skills and sentences become terms the same way (mca.skills.terms: stems,
+function words dropped, CJK script as character pairs plus the English the glossary gives for
+it). The pieces of one written word (their pairs and their English, `links`) that a skill
+matches count as one word in a Match (mca.skills.words), so a CJK sentence does not match a CJK
+description term by term. The inverse document frequency mixes the installed skills with a
+background (term frequencies in public skills' descriptions, mca/data/background.txt, and
+everyday English, mca.skills.lexicon), so it means something with one skill installed as with
+thousands (a Background value, made by mca.skills.background and passed in with the judgment's
+model). The index can also hold
 competitors (mca.skills.rivals) after the installed skills: they are scored, but they never
 count in the IDF and are never judged.
 
@@ -32,136 +29,27 @@ adjacent sentence terms found adjacent in the description (phrases).
 
 from __future__ import annotations
 
-import collections
-import functools
 import heapq
-import itertools
 import math
 import re
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mca.skills import sections
-from mca.skills.glossary import english, spans
-from mca.skills.lexicon import stop_words
+from mca.skills.terms import counts, negative_text, terms, without_negatives
 from mca.skills.words import Links, shares
 
 FIELDS = ("name", "desc", "neg", "when")
 WEIGHTS = {"name": 3.0, "desc": 1.0}  # BM25F field weights (neg is not scored)
 K1, B = 1.2, 0.5
 BACKGROUND_DOCS = 200.0  # documents the background stands for
-MAX_TERM = 40  # longer "words" (hashes, base64) are not terms
-MAX_TEXT = 8192  # characters of a field that are indexed
 
-_RUN = re.compile(r"[^\W_]+")
-_CJK = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)")
-# A clause that tells when NOT to use the skill, up to the end of its sentence.
-_NEG = re.compile(
-    r"(?:\bnot\s+(?:for|to\s+be\s+used|intended|suitable|meant|when|use|trigger)\b"
-    r"|\b(?:do\s+not|don'?t|never|avoid)\s+(?:use|trigger|invoke|load|activate)\b"
-    r"|\bshould\s+not\b|\binstead\s+(?:use|of)\b|\bnot\s+(?:a|an|the)\b)"
-    r"[^.;\n]*"
-)
 # Where a description says when to use the skill: the words after it are its trigger surface.
 _WHEN = re.compile(
     r"\b(?:use\s+(?:this\s+skill\s+|it\s+)?(?:when|whenever|for|if|to)|triggers?\b|whenever"
     r"|when\s+(?:the\s+)?user|use\s+cases?|activate\s+when)",
     re.I,
 )
-_SUFFIXES = (("ization", "iz"), ("isation", "iz"), ("ation", "at"), ("ing", ""), ("ed", ""))
-
-
-@functools.lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """Light English stemming; anything not plain ASCII letters is left as it is."""
-    if len(word) <= 3 or not word.isascii() or not word.isalpha():
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    for suffix, repl in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)] + repl
-            if repl == "" and len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
-                word = word[:-1]  # running -> run
-            break
-    if word.endswith("er") and len(word) >= 6:
-        word = word[:-2]
-    if word.endswith("e") and len(word) >= 4:
-        word = word[:-1]
-    return word
-
-
-def terms(text: str) -> list[str]:
-    """The text's terms, in order (stems, and character pairs for unspaced scripts)."""
-    low = unicodedata.normalize("NFKC", text[:MAX_TEXT]).lower()
-    stops = stop_words()
-    if _CJK.search(low) is None:  # the common case, and a quarter of the time
-        return [
-            stem(w)
-            for w in _RUN.findall(low)
-            if w not in stops and 2 <= len(w) <= MAX_TERM and not w.isdigit()
-        ]
-    out: list[str] = []
-    for run in _RUN.findall(low):
-        for i, part in enumerate(_CJK.split(run)):
-            if not part:
-                continue
-            if i % 2:  # an unspaced script: overlapping pairs (a lone character stands alone)
-                out += [part] if len(part) == 1 else [part[j : j + 2] for j in range(len(part) - 1)]
-                out += [stem(w) for w in english(part)]  # and the English it says
-            elif part not in stops and 2 <= len(part) <= MAX_TERM and not part.isdigit():
-                out.append(stem(part))
-    return out
-
-
-def links(text: str) -> Links:
-    """Which of the text's terms are pieces of one written word: the overlapping character
-    pairs of a CJK run that follow each other (数据 and 据库 of 数据库), and a glossary word's
-    English with the pairs inside it (冲突 and "conflict"). Latin words link to nothing."""
-    out: Links = {}
-    for part in _cjk_parts(text):
-        pairs = [part[j : j + 2] for j in range(len(part) - 1)]
-        ties = list(itertools.pairwise(pairs))
-        ties += [(stem(eng), p) for i, j, eng in spans(part) for p in pairs[i : j - 1]]
-        for a, b in ties:
-            if a != b:
-                out.setdefault(a, set()).add(b)
-                out.setdefault(b, set()).add(a)
-    return out
-
-
-def glossed(text: str) -> dict[str, int]:
-    """The terms the glossary adds to a text (mca.skills.glossary), with their counts."""
-    return counts([stem(w) for part in _cjk_parts(text) for w in english(part)])
-
-
-def _cjk_parts(text: str) -> list[str]:
-    """The text's runs of CJK script, normalised as `terms` reads them."""
-    low = unicodedata.normalize("NFKC", text[:MAX_TEXT]).lower()
-    return [p for run in _RUN.findall(low) for p in _CJK.split(run)[1::2]]
-
-
-def surface(text: str) -> dict[str, str]:
-    """term -> the first word of the text it came from (what `why` shows a person)."""
-    low = unicodedata.normalize("NFKC", text[:MAX_TEXT]).lower()
-    out: dict[str, str] = {}
-    for run in _RUN.findall(low):
-        for word in _CJK.split(run)[::2]:
-            if word:
-                out.setdefault(stem(word), word)
-    return out
-
-
-def counts(items: Sequence[str]) -> dict[str, int]:
-    return dict(collections.Counter(items))
-
-
-def negative_text(description: str) -> str:
-    """The description's "not for / do not use for" clauses, joined."""
-    return " ".join(m.group(0) for m in _NEG.finditer(description.lower()))
 
 
 @dataclass(frozen=True)
@@ -198,9 +86,9 @@ def make_doc(name: str, description: str, body: str = "") -> Doc:
 def _field_texts(name: str, description: str, use: str = "", avoid: str = "") -> dict[str, str]:
     """The text each field is indexed from; `use` and `avoid` are the body's sections."""
     neg = negative_text(description)
-    positive = _NEG.sub(" ", description.lower()) if neg else description
+    positive = without_negatives(description) if neg else description
     use_neg = negative_text(use)  # a "when to use" list may also say what it is not for
-    use_pos = _NEG.sub(" ", use.lower()) if use_neg else use
+    use_pos = without_negatives(use) if use_neg else use
     cue = _WHEN.search(positive)
     return {
         "name": name.replace("-", " ").replace("_", " "),

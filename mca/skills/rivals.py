@@ -21,7 +21,8 @@ import math
 from collections.abc import Callable
 from importlib import resources
 
-from mca.skills.relevance import MAX_TERM, Doc
+from mca.skills.relevance import Doc
+from mca.skills.terms import MAX_TERM
 
 TABLE = "rivals.tsv"
 CLOSE = 0.5  # cosine of term vectors above which a profile is the same skill (dev grid)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mca.errors import SkillsRefused
 from mca.events import CatalogCut, EventSink, SkillCandidates, SkillDiagnostic, SkillRoot
-from mca.fsutil import is_dir, sha256
+from mca.fs.careful import is_dir, sha256
 from mca.skills.cache import FitsMemo, ParseCache
 from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, changes, char_fits, discover, session_roots
@@ -16,8 +16,8 @@ from mca.skills.model import STRICT_CODES, displayer
 from mca.skills.policy import PRODUCTION, Policy
 from mca.skills.stage import SkillStage
 from mca.skills.writers import writers
+from mca.text.counts import plural
 from mca.tokens import Estimator
-from mca.words import plural
 
 __all__ = [
     "SkillRuntime",
@@ -30,9 +30,9 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SkillsConfig:
-    """What the skill runtime needs, built once from the settings (mca/wiring.py)."""
+    """What the skill runtime needs, built once from the settings (mca/assembly/wiring.py)."""
 
     workspace: Path
     home: Path  # $MCA_HOME: user skills, the caches

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mca.fsutil import exists, resolved
-from mca.project import project_dirs
+from mca.context.project import project_dirs
+from mca.fs.careful import exists, resolved
 from mca.skills.cache import ParseCache
 from mca.skills.model import SKILL_FILE, Candidate, Diagnostic, Root
 from mca.skills.parse import read_skill_file, split_frontmatter

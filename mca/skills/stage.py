@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from mca.context.provenance import defang
 from mca.errors import ToolError
 from mca.events import (
     EventSink,
@@ -18,11 +19,10 @@ from mca.events import (
     SkillReplaced,
     SkillsInjected,
 )
-from mca.fsutil import ContainmentError, NotRegularFile, is_dir, read_head
-from mca.provenance import defang
+from mca.fs.careful import ContainmentError, NotRegularFile, is_dir, read_head
 from mca.skills.gates import Decision, gate_read
 from mca.skills.inject import Block, stage_two_text
-from mca.skills.model import Hit, Skill, xml_escape
+from mca.skills.model import SKILL_FILE, Hit, Skill, xml_escape
 from mca.skills.policy import PRODUCTION, Policy
 from mca.skills.switches import withhold
 from mca.skills.trigger import SkillSet, sentence_paths
@@ -279,6 +279,10 @@ class SkillStage:
             self._inodes = {k: s.name for s in self._skills.values() if (k := _inode(s.path))}
         name = self._files.get(_real(target))
         return name if name is not None or st is None else self._inodes.get(_key(st))
+
+    def skill_in(self, directory: Path) -> str | None:
+        """The loaded skill whose SKILL.md is in this directory, or None."""
+        return self.skill_named(directory / SKILL_FILE)
 
     def activate(
         self, name: str, turn: int, history: Sequence[Message]

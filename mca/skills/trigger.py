@@ -7,12 +7,13 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 
-from mca.globs import glob_match, literal_prefix
+from mca.fs.globs import glob_match, literal_prefix
 from mca.skills.judgment import Model, choose, default_model
 from mca.skills.lexicon import stop_words
 from mca.skills.model import Hit, Reason, Skill
-from mca.skills.relevance import Doc, Index, make_doc, terms
+from mca.skills.relevance import Doc, Index, make_doc
 from mca.skills.switches import model_invocable
+from mca.skills.terms import terms
 
 __all__ = [
     "DESCRIPTION_POINTS",
@@ -94,7 +95,7 @@ def one_word(name: str) -> bool:
     return bool(re.fullmatch(r"[^\W\d_]+", unicodedata.normalize("NFC", name)))
 
 
-# Scripts written without spaces (as mca.skills.relevance cuts them): a name may follow one
+# Scripts written without spaces (as mca.skills.terms cuts them): a name may follow one
 # of their characters directly ("请用triage技能"), where a letter of a spaced script would make
 # it part of a longer word.
 _UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"

@@ -1,6 +1,6 @@
 """Which matched terms are pieces of one written word, so that a word counts once.
 
-Chinese, Japanese and Korean are indexed as overlapping character pairs (mca.skills.relevance),
+Chinese, Japanese and Korean are indexed as overlapping character pairs (mca.skills.terms),
 plus the English the glossary gives for their words: 数据库 is 数据, 据库 and "database". A
 sentence and a description both in those scripts share every piece of a word they share, so
 without this a near-miss in the skill's own domain matched like a request for it (issue 35).

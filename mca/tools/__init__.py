@@ -16,8 +16,8 @@ from mca.tools.files import (
     read_file,
     search_text,
 )
+from mca.tools.line_window import LINE_CHARS
 from mca.tools.plan import STATUSES, update_plan
-from mca.tools.window import LINE_CHARS
 from mca.types import ToolSpec
 
 __all__ = ["REGISTRY", "TOOL_NAMES", "get_tool", "tool_specs"]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from mca.errors import ToolError
 from mca.events import EventSink, Notice
 from mca.modes import DEFAULT_MODE
+from mca.text.diff import FileDiff
 from mca.tools.allow import AlwaysRules, Answer, CommandQuestion
 from mca.tools.schema import check_object
 from mca.types import Message
@@ -44,6 +45,11 @@ class SkillAccess(Protocol):
 
     def skill_named(self, target: Path, st: os.stat_result | None = None) -> str | None: ...
 
+    def skill_in(self, directory: Path) -> str | None:
+        """The loaded skill whose SKILL.md is in this directory, or None (the tools never name
+        a skill's file themselves: that is the skill runtime's to know)."""
+        ...
+
     def activate(
         self, name: str, turn: int, history: Sequence[Message]
     ) -> tuple[bool, str, Message | None]: ...
@@ -62,6 +68,9 @@ class NoSkills:
     def skill_named(self, target: Path, st: os.stat_result | None = None) -> str | None:
         return None
 
+    def skill_in(self, directory: Path) -> str | None:
+        return None
+
     def activate(
         self, name: str, turn: int, history: Sequence[Message]
     ) -> tuple[bool, str, Message | None]:
@@ -76,9 +85,9 @@ class Asker(Protocol):
 
     def approve(self, question: CommandQuestion) -> Answer: ...  # a command
 
-    def approve_write(self, path: str, reason: str, diff: str) -> bool: ...  # protected paths
+    def approve_write(self, path: str, reason: str, diff: FileDiff) -> bool: ...  # protected
 
-    def approve_edit(self, path: str, diff: str) -> bool: ...  # each edit in "ask" mode
+    def approve_edit(self, path: str, diff: FileDiff) -> bool: ...  # each edit, "ask" mode
 
 
 @dataclass

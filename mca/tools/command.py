@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from mca import events
 from mca.errors import ToolError
-from mca.sandbox.policy import Grant
-from mca.sanitize import MAX_APPROVAL_LINES
+from mca.sandbox.rights import Grant
+from mca.text.sanitize import MAX_APPROVAL_LINES
 from mca.tools.allow import Answer, CommandQuestion, key_for
 from mca.tools.base import READ_ONLY, ToolEnv, TurnState, arg_int, arg_str
 from mca.tools.live import LiveOutput
 
 if TYPE_CHECKING:
     from mca.sandbox.box import Launch, Sandbox
-    from mca.sandbox.spawn import Process
+    from mca.sandbox.spawning.client import Process
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -127,7 +127,7 @@ def _start_sandboxed(
     sandbox: Sandbox, launch: Launch, argv: list[str], pipes: dict[str, Any]
 ) -> Process:
     """From the sandbox's spawner; where it cannot start the command, one line says why."""
-    from mca.sandbox.spawn import SpawnError
+    from mca.sandbox.spawning.client import SpawnError
 
     try:
         return sandbox.popen(argv, launch, **pipes)

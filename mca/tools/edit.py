@@ -6,10 +6,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mca.diff import unified
 from mca.errors import PathRefused, ToolError
 from mca.events import FileChanged
-from mca.fsutil import (
+from mca.fs.careful import (
     ContainmentError,
     FileTooLarge,
     NotRegularFile,
@@ -17,9 +16,10 @@ from mca.fsutil import (
     is_dir,
     read_regular,
 )
+from mca.text.counts import plural
+from mca.text.diff import MAX_DIFF_LINES, FileDiff, file_diff, fold
 from mca.tools import eol
 from mca.tools.base import READ_ONLY, ToolEnv, TurnState, arg_str
-from mca.words import plural
 from mca.workspace.paths import relative_label, resolve_in
 from mca.workspace.protect import protected_reason
 
@@ -63,8 +63,8 @@ def _old_bytes(env: ToolEnv, target: Path, path: str) -> bytes | None:
         raise ToolError(f"{path}: cannot read ({e.strerror})") from None
 
 
-def _confirm_protected(env: ToolEnv, reason: str, rel: str, old: bytes | None, data: bytes) -> None:
-    if not env.approvals.ask.approve_write(rel, reason, unified(rel, old, data, limit=None)):
+def _confirm_protected(env: ToolEnv, reason: str, rel: str, diff: FileDiff) -> None:
+    if not env.approvals.ask.approve_write(rel, reason, diff):
         raise ToolError(
             f"{rel}: not written: it is a protected path ({reason}) and the user did not approve"
             " this write"
@@ -90,12 +90,10 @@ def _commit(
         raise ToolError(f"{rel}: content is {len(data)} bytes, over the {MAX_WRITE_BYTES} limit")
     reason = protected_reason(rel, target, env.home, env.root, env.skill_roots)
     asked = reason is not None or (mode == "ask" and own is None)  # the diff goes with it
-    if reason is not None:
-        _confirm_protected(env, reason, rel, old, data)
-    elif asked and not env.approvals.ask.approve_edit(
-        rel,
-        unified(rel, old, data, limit=None),  # what is asked about is shown whole
-    ):
+    whole = file_diff(rel, old, data, limit=None) if asked else None  # asked about: whole
+    if reason is not None and whole is not None:
+        _confirm_protected(env, reason, rel, whole)
+    elif whole is not None and not env.approvals.ask.approve_edit(rel, whole):
         raise ToolError(f"{rel}: not written: the user declined this edit")
     try:
         bits = target.stat().st_mode & 0o777 if old is not None else None
@@ -112,7 +110,8 @@ def _commit(
     except OSError as e:  # the directory vanished, the disk is full, ...: the old file stays
         raise ToolError(f"{rel}: not written ({e.strerror or e}); the file is unchanged") from None
     turn.touched.add(rel)
-    env.emit(FileChanged(rel, len(data), unified(rel, old, data), asked))
+    shown = fold(whole, MAX_DIFF_LINES) if whole is not None else file_diff(rel, old, data)
+    env.emit(FileChanged(rel, len(data), shown, asked))
 
 
 def count_lines(text: str) -> int:

@@ -11,12 +11,11 @@ from typing import Any
 
 from mca.errors import PathRefused, ToolError
 from mca.events import SkillResourceLoaded
-from mca.fsutil import ContainmentError, NotRegularFile, is_dir, open_regular, read_head
-from mca.globs import glob_match
-from mca.skills.model import SKILL_FILE
+from mca.fs.careful import ContainmentError, NotRegularFile, is_dir, open_regular, read_head
+from mca.fs.globs import glob_match
+from mca.text.counts import plural
 from mca.tools.base import ToolEnv, TurnState, arg_int, arg_str
-from mca.tools.window import Line, Window, read_window
-from mca.words import plural
+from mca.tools.line_window import Line, Window, read_window
 from mca.workspace.ignore import Ignore
 from mca.workspace.paths import inside, relative_label, resolve_in, resolve_in_skill
 
@@ -161,7 +160,7 @@ def _resource_event(
         for parent in target.parents:
             if not inside(parent, env.root.resolve()):
                 return
-            if (skill := env.skills.skill_named(parent / SKILL_FILE)) is not None:
+            if (skill := env.skills.skill_in(parent)) is not None:
                 base = parent
                 break
     if skill is None or base is None:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from mca.events import CommandOutput, EventSink
-from mca.sanitize import StreamScrubber
+from mca.text.sanitize import StreamScrubber
 
 INTERVAL = 0.1  # seconds between two events of one command, at least
 MAX_PENDING = 16_384  # characters kept between two events: a flood shows its end

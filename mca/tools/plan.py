@@ -7,7 +7,7 @@ from typing import Any
 
 from mca.errors import ToolError
 from mca.events import PlanUpdated
-from mca.plans import render_plan
+from mca.text.plans import render_plan
 from mca.tools.base import ToolEnv, TurnState
 
 STATUSES = ("pending", "in_progress", "completed")

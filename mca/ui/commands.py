@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from mca.errors import McaError
+from mca.text.counts import plural
 from mca.turn import MOST_STEPS
 from mca.ui.render import ledger_summary, ledger_table, snapshot_lines, tools_text, undo_lines
-from mca.words import plural
 
 if TYPE_CHECKING:
     from mca.models.options import ModelOptions
-    from mca.session import Session
+    from mca.session.session import Session
     from mca.skills.model import Skill
     from mca.ui.terminal import ReplUI
     from mca.usage import Totals
@@ -142,7 +142,7 @@ class SlashCommands:
         self.say(undo_lines(self.repl.session.undo(force=arg.strip() == "--force")))
 
     def rewind(self, arg: str) -> None:
-        from mca.ui.rewind import rewind
+        from mca.ui.rewind_picker import rewind
 
         rewind(self.repl.session, self.repl.ui, arg.strip())
 
@@ -150,13 +150,14 @@ class SlashCommands:
         self.say(snapshot_lines(self.repl.session.undoable()))
 
     def diff(self, arg: str) -> None:
-        from mca.diff import session_diff
+        from mca.text.diff import session_diffs
+        from mca.ui.diff_view import draw_diffs
 
         changes = self.repl.session.changes()
         if not changes:
             self.say("no file changes in this session (or all of them were undone)")
             return
-        self.repl.ui.show_diff(session_diff(changes))
+        self.repl.ui.show_diff(draw_diffs(session_diffs(changes)))
         self.say(f"{plural(len(changes), 'file')} changed this session")
 
     def clear(self, arg: str) -> None:
@@ -194,7 +195,7 @@ class SlashCommands:
         self.repl.running = False
 
     def skills(self, arg: str) -> None:
-        from mca.skills.report import discovery_text
+        from mca.skills.views import discovery_text
 
         sk = self.repl.session.skills
         catalog = sk.discovery.catalog.text
@@ -206,7 +207,7 @@ class SlashCommands:
         )
 
     def why(self, arg: str) -> None:
-        from mca.skills.report import stage_text
+        from mca.skills.views import stage_text
 
         sk = self.repl.session.skills
         if not sk.stage.history:
@@ -233,7 +234,7 @@ class SlashCommands:
         self.say(cost_text(repl.totals, session.model.model, *prices, repl.resumed))
 
     def thinking(self, arg: str) -> None:
-        from mca.sanitize import exact
+        from mca.text.sanitize import exact
 
         replies = self.repl.session.thinking()
         if not replies:
@@ -273,7 +274,7 @@ class SlashCommands:
         self.repl.resume(" ".join(w for w in words if w != "--fork"), fork)
 
     def export(self, arg: str) -> None:
-        from mca.sanitize import scrub
+        from mca.text.sanitize import scrub
         from mca.ui.export import conversation_markdown
 
         session = self.repl.session
@@ -288,7 +289,7 @@ class SlashCommands:
 
     def init(self, arg: str) -> None:
         from mca.errors import ToolError
-        from mca.initdoc import AGENTS_FILE
+        from mca.session.initdoc import AGENTS_FILE
 
         session = self.repl.session
         workspace = session.config.workspace
@@ -321,7 +322,7 @@ class SlashCommands:
     def _draft(self) -> tuple[str, str] | None:
         """/init's text and where it came from: the model's draft when one is configured,
         mca's template otherwise (None: Ctrl-C while the model drafted)."""
-        from mca.initdoc import draft_request, template, unfence
+        from mca.session.initdoc import draft_request, template, unfence
 
         session = self.repl.session
         s, c = session.model, session.config

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from mca.text.counts import plural
 from mca.types import (
     KIND_CANCELLED,
     KIND_REFERENCE,
@@ -14,7 +15,6 @@ from mca.types import (
     KIND_UNDONE,
     Message,
 )
-from mca.words import plural
 
 MAX_RESULT_LINES = 40
 

@@ -1,5 +1,5 @@
 """What a face (the REPL, -p) knows before and beside its session: built once from the
-settings at assembly (mca/wiring.py); the faces never read the settings."""
+settings at assembly (mca/assembly/wiring.py); the faces never read the settings."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 __all__ = ["FaceConfig", "ModelSwitch"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FaceConfig:
     """The workspace and mca's home, the keys never shown, and how to show a session."""
 
@@ -33,7 +33,7 @@ class FaceConfig:
 
 class ModelSwitch(Protocol):
     """/model: what is configured, and the model another name means (the assembly's
-    mca/chooser.py; the REPL never reads the settings)."""
+    mca/assembly/chooser.py; the REPL never reads the settings)."""
 
     def available(self) -> list[str]: ...
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from prompt_toolkit.history import History, InMemoryHistory
 
-from mca.fsutil import open_private, private_dir, read_tail
-from mca.sanitize import scrub
+from mca.fs.careful import open_private, private_dir, read_tail
+from mca.text.sanitize import scrub
 
 MAX_HISTORY_BYTES = 4 * 1024 * 1024
 

@@ -13,17 +13,13 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TextIO
 
-from mca.events import (
-    ApprovalAnswered,
-    ApprovalAsked,
-    Event,
-    SessionStarted,
-    TextDelta,
-    ThinkingDelta,
-)
-from mca.sanitize import StreamScrubber, scrub, scrub_data
+from mca.events import Event, FileChanged, SessionStarted, ThinkingDelta
+from mca.text.diff import FileDiff
+from mca.text.sanitize import StreamScrubber, scrub, scrub_data
 from mca.tools.allow import Answer, CommandQuestion
 from mca.tools.base import Asker
+from mca.ui.diff_view import draw_diff
+from mca.ui.stream_events import ApprovalAnswered, ApprovalAsked, TextDelta
 
 
 class JsonLines:
@@ -35,8 +31,10 @@ class JsonLines:
         self.lock = threading.Lock()  # a line is never interleaved with another
 
     def record(self, event: Event) -> dict[str, object]:
-        """The line's object, scrubbed."""
-        data = scrub_data({"type": event.kind, **event.to_json()}, self.secrets)
+        """The line's object, scrubbed. A file.changed line also carries its diff drawn as the
+        terminal shows it (`diff`: what a consumer read before the diff came as data)."""
+        drawn = {"diff": draw_diff(event.diff)} if isinstance(event, FileChanged) else {}
+        data = scrub_data({"type": event.kind, **event.to_json(), **drawn}, self.secrets)
         assert isinstance(data, dict)
         return data
 
@@ -113,14 +111,14 @@ class StreamUI:
             self._asked("command", question.command, detail, lambda: self.asker.approve(question))
         )
 
-    def approve_write(self, path: str, reason: str, diff: str) -> bool:
+    def approve_write(self, path: str, reason: str, diff: FileDiff) -> bool:
         def ask() -> str:
             return "yes" if self.asker.approve_write(path, reason, diff) else "no"
 
         return self._asked("protected-write", path, reason, ask) == "yes"
 
-    def approve_edit(self, path: str, diff: str) -> bool:
+    def approve_edit(self, path: str, diff: FileDiff) -> bool:
         def ask() -> str:
             return "yes" if self.asker.approve_edit(path, diff) else "no"
 
-        return self._asked("edit", path, diff, ask) == "yes"
+        return self._asked("edit", path, draw_diff(diff), ask) == "yes"

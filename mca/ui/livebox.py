@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import TextIO
 
-from mca.sanitize import StreamScrubber, for_terminal
+from mca.text.sanitize import StreamScrubber, for_terminal
 from mca.ui.ansi import SGR, clear_rows_above
 
 TAIL_LINES = 5

@@ -7,23 +7,19 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from mca import signals
 from mca.errors import McaError, error_line
-from mca.events import (
-    Failed,
-    LedgerRecorded,
-    SessionResumed,
-    TurnEnded,
-    UsageReported,
-)
+from mca.events import LedgerRecorded, SessionResumed
 from mca.ledger import TurnLedger
-from mca.sanitize import (
+from mca.process import signals
+from mca.session.faces import UI
+from mca.session.session import Session
+from mca.text.counts import plural
+from mca.text.sanitize import (
     for_terminal,
     scrub,
     scrub_data,
     visible,
 )
-from mca.session import UI, Session
 from mca.turn import StopReason, TurnResult
 from mca.ui.face import FaceConfig
 from mca.ui.jsonl import StreamUI
@@ -31,7 +27,7 @@ from mca.ui.outcome import cancelled
 from mca.ui.render import ledger_table
 from mca.ui.spinner import ASKING
 from mca.ui.stderr_ui import StderrUI
-from mca.words import plural
+from mca.ui.stream_events import Failed, TurnEnded, UsageReported
 
 __all__ = ["EXIT_INTERRUPTED", "OneShot", "Opener", "StderrUI", "turn_json"]
 
@@ -126,7 +122,7 @@ class OneShot:
     def resume(self, session: Session, wanted: str, fork: bool = False) -> SessionResumed:
         """Go on with a saved conversation (an id, or 'last'), under its id (`fork`: a copy,
         under a new one)."""
-        from mca.sessions import pick
+        from mca.state.conversations import pick
 
         if not wanted:
             raise McaError(

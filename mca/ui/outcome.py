@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from mca import signals
 from mca.cancel import said
+from mca.process import signals
 from mca.turn import StopReason, TurnResult
 
 ROLLED_BACK = "the conversation is as it was before this turn"

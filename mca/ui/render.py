@@ -6,10 +6,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mca.plans import render_plan
-from mca.sanitize import command_block, exact, exact_line, visible
-from mca.ui.ansi import CYAN, GREEN, RED, RESET
-from mca.words import plural
+from mca.text.counts import plural
+from mca.text.plans import render_plan
+from mca.text.sanitize import command_block, exact, exact_line
+from mca.ui.diff_view import draw_diff
 
 if TYPE_CHECKING:  # this module is on the path to the first prompt: import nothing heavy
     from mca.events import Event
@@ -18,10 +18,8 @@ if TYPE_CHECKING:  # this module is on the path to the first prompt: import noth
     from mca.workspace.report import Rewound, Undoable, UndoReport
 
 __all__ = [
-    "DIFF_STYLES",
     "MAX_RESULT_PREVIEW",
     "THINKING_SHOWN",
-    "colour_diff",
     "describe_call",
     "fold_thinking",
     "ledger_summary",
@@ -97,7 +95,7 @@ def progress_line(event: Event) -> str:
         case FileChanged(asked=True):
             return ""  # the diff was shown with the question: once is enough
         case FileChanged(diff=diff):
-            return diff
+            return draw_diff(diff)
     return ""
 
 
@@ -300,18 +298,3 @@ def ledger_summary(entries: Sequence[TurnLedger]) -> str:
             f" {e.model_calls:>5}  {note}"
         )
     return "\n".join(lines)
-
-
-DIFF_STYLES = {"+": GREEN, "-": RED, "@": CYAN}  # a diff line's style by its first character
-
-
-def colour_diff(diff: str, colour: bool) -> str:
-    """A unified diff for the terminal: each line made safe first, then coloured (+ green,
-    - red, @@ cyan) when colour is on."""
-    out = []
-    for line in diff.split("\n"):  # only there: a diff's lines hold no other break
-        safe = visible(line)
-        key = "" if line.startswith(("+++", "---")) else line[:1]
-        style = DIFF_STYLES.get(key, "") if colour else ""
-        out.append(f"{style}{safe}{RESET}" if style else safe)
-    return "\n".join(out)

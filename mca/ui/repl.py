@@ -14,23 +14,24 @@ from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
-from mca import signals
 from mca.errors import McaError
+from mca.process import signals
 from mca.turn import TurnResult
 from mca.ui import outcome
 from mca.ui.ansi import use_colour
 from mca.ui.commands import Command, SlashCommands
 from mca.ui.face import FaceConfig, ModelSwitch
 from mca.ui.history import load_history
-from mca.ui.keys import RawHold, TurnKeys, turn_keyboard
+from mca.ui.keyboard import RawHold, TurnKeys, turn_keyboard
+from mca.ui.line_editor import McaCompleter, key_bindings
 from mca.ui.render import ledger_table
 from mca.ui.startup import DeferredSummary, LazySession, skills_summary
-from mca.ui.terminal import McaCompleter, ReplUI, key_bindings
+from mca.ui.terminal import ReplUI
 from mca.usage import Totals
 
 if TYPE_CHECKING:  # imported when the session is built, after the prompt is on screen
     from mca.models.options import ModelOptions
-    from mca.session import Session
+    from mca.session.session import Session
 
 __all__ = ["Repl"]
 
@@ -272,7 +273,7 @@ class Repl:
     def _bug(self, error: Exception) -> None:
         if self.face.debug:
             raise error
-        from mca.crash import report_bug
+        from mca.state.crash import report_bug
 
         self.ui.say(report_bug(error, self.face.home, self.face.secrets))
 

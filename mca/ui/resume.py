@@ -9,13 +9,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from mca.sanitize import visible
+from mca.text.counts import plural
+from mca.text.sanitize import visible
 from mca.types import KIND_CHAT, KIND_SHELL
-from mca.words import plural
 
 if TYPE_CHECKING:
-    from mca.session import Session
-    from mca.sessions import Saved
+    from mca.session.session import Session
+    from mca.state.conversations import Saved
     from mca.types import Message
     from mca.ui.terminal import ReplUI
 
@@ -56,7 +56,7 @@ def last_turns(messages: Sequence[Message], columns: int) -> list[str]:
 
 def _choose(session: Session, ui: ReplUI, ask: Callable[[str], str]) -> Saved | None:
     """The person picks from the newest saved conversations here (None: nothing picked)."""
-    from mca.sessions import find_saved, listing
+    from mca.state.conversations import find_saved, listing
 
     here = session.config.workspace
     where = session.config.home / "sessions"
@@ -86,7 +86,7 @@ def resume(
 ) -> int | None:
     """Go on with a saved conversation: 'last', an id, or '' to pick from a list (`fork`: a
     copy, under a new id). Returns how many turns it had (None: nothing resumed)."""
-    from mca.sessions import pick
+    from mca.state.conversations import pick
 
     if wanted:
         saved = pick(session.config.home / "sessions", session.config.workspace, wanted)

@@ -7,7 +7,7 @@ import codecs
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mca.session import Session
+    from mca.session.session import Session
     from mca.ui.terminal import ReplUI
 
 MAX_SHELL_CHARS = 16_000  # of a !command's output added to the conversation

@@ -1,4 +1,4 @@
-"""What the REPL prints as it starts: the banner (mca/sandboxing.py builds it), then the
+"""What the REPL prints as it starts: the banner (mca/assembly/sandboxing.py builds it), then the
 skills summary.
 
 On a terminal the summary is prepared in a thread once the first prompt is on screen
@@ -19,7 +19,7 @@ from mca.errors import McaError
 from mca.ui.spinner import ASKING, STARTING
 
 if TYPE_CHECKING:  # built after the prompt is on screen
-    from mca.session import Session
+    from mca.session.session import Session
     from mca.ui.spinner import Spinner
 
 

@@ -8,11 +8,11 @@ import os
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-from mca.sanitize import scrub
-from mca.words import plural
+from mca.text.counts import plural
+from mca.text.sanitize import scrub
 
 if TYPE_CHECKING:
-    from mca.session import Session
+    from mca.session.session import Session
 
 MAX_NAMES = 12  # skill names listed per status line; /skills has them all
 ASSUMED = "assumed: no setting, catalog entry or server says; MCA_CONTEXT_WINDOW sets it"
@@ -59,7 +59,7 @@ def context_lines(session: Session) -> list[str]:
 
 def instruction_lines(session: Session) -> list[str]:
     """Each instructions file in the system prompt: its path, its size, its tokens."""
-    from mca.prompt import project_doc_dirs
+    from mca.context.prompt import project_doc_dirs
 
     c = session.config
     top, _ = project_doc_dirs(c.workspace, c.user_home)

@@ -14,7 +14,8 @@ from mca.events import (
     ModelWaiting,
     ThinkingDelta,
 )
-from mca.sanitize import (
+from mca.text.diff import FileDiff
+from mca.text.sanitize import (
     command_block,
     exact_line,
     for_terminal,
@@ -22,6 +23,7 @@ from mca.sanitize import (
     scrub,
 )
 from mca.tools.allow import Answer, CommandQuestion
+from mca.ui.diff_view import draw_diff
 from mca.ui.face import FaceConfig
 from mca.ui.livebox import CommandBox
 from mca.ui.questions import ANSWER_WORDS, YES_NO, line_answer, read_key, reads_keys
@@ -115,9 +117,10 @@ class StderrUI:
         self._say(f"run_command wants to run exactly this ({where}):\n{shown}")
         return Answer.YES if self._ask("run it?") else Answer.NO
 
-    def approve_write(self, path: str, reason: str, diff: str) -> bool:
+    def approve_write(self, path: str, reason: str, diff: FileDiff) -> bool:
         """Protected paths: --yes does not cover them; without a terminal they are refused."""
-        self._say(f"{exact_line(path)} is a protected path: {reason}.\nthe change, whole:\n{diff}")
+        whole = draw_diff(diff)
+        self._say(f"{exact_line(path)} is a protected path: {reason}.\nthe change, whole:\n{whole}")
         if not self.stdin.isatty():
             self._say(
                 f"mca: not writing {exact_line(path)}: protected paths need a yes on a terminal"
@@ -126,9 +129,9 @@ class StderrUI:
             return False
         return self._ask(f"write {exact_line(path)} anyway?")
 
-    def approve_edit(self, path: str, diff: str) -> bool:
+    def approve_edit(self, path: str, diff: FileDiff) -> bool:
         """The "ask" mode: the diff, then a question (refused without a terminal)."""
-        self._say(f"the change to {exact_line(path)}, whole:\n{diff}")
+        self._say(f"the change to {exact_line(path)}, whole:\n{draw_diff(diff)}")
         if not self.stdin.isatty():
             self._say(f"mca: not writing {exact_line(path)}: --mode ask needs a terminal to ask on")
             return False

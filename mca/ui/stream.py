@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TextIO
 
-from mca.sanitize import StreamScrubber, visible
+from mca.text.sanitize import StreamScrubber, visible
 
 if TYPE_CHECKING:  # -p never renders Markdown: it need not import prompt_toolkit
     from mca.ui.markdown import MarkdownStream

@@ -1,114 +1,33 @@
-"""prompt_toolkit pieces the REPL is built from: completion, key bindings, history, and the
-object that shows a session's events and asks before commands run."""
+"""What the REPL shows and asks on a terminal: ReplUI draws a session's events (streamed text,
+commands and their live output, diffs, progress) and puts the questions before commands and
+edits (the prompt's own line editing is mca/ui/line_editor.py)."""
 
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from pathlib import Path
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TextIO
 
-from prompt_toolkit.completion import CompleteEvent, Completer, Completion
-from prompt_toolkit.document import Document
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-
-from mca.sanitize import command_block, exact_line, for_terminal, one_line, scrub
+from mca.text.sanitize import command_block, exact_line, for_terminal, one_line, scrub
 from mca.ui.ansi import CLEAR_LINE_BELOW, DIM, RESET, line_below
+from mca.ui.diff_view import colour_diff, draw_diff
 from mca.ui.livebox import CommandBox, fit
 from mca.ui.markdown import MarkdownStream
 from mca.ui.questions import ANSWER_WORDS, YES_NO, line_answer
-from mca.ui.render import colour_diff, fold_thinking, progress_line, wrap_words
+from mca.ui.render import fold_thinking, progress_line, wrap_words
 from mca.ui.spinner import Spinner, counts_down
 from mca.ui.stream import StreamWriter
 
 if TYPE_CHECKING:  # on the path to the first prompt: imported when first needed
     from mca.events import Event
+    from mca.text.diff import FileDiff
     from mca.tools.allow import Answer, CommandQuestion
 
 # (keys, show) -> the key pressed after show() put the question up ('' for Enter), or None when
 # the keyboard is not read key by key (then the question takes a line).
 KeyQuestion = Callable[[str, Callable[[], None]], str | None]
-MAX_PATH_COMPLETIONS = 200
-MAX_META = 60  # cells of a completion's description
-SKIP_COMPLETE = {".git", "node_modules", "__pycache__", ".venv", ".mca"}
-
-
-class McaCompleter(Completer):
-    """Slash commands and skill names at the start of the line; skill names after $;
-    workspace paths after @. Each command and skill shows what it does beside it (`commands`
-    and `skills` map each name to its one line)."""
-
-    def __init__(
-        self,
-        root: Path,
-        commands: Callable[[], Mapping[str, str]],
-        skills: Callable[[], Mapping[str, str]] = dict,
-    ) -> None:
-        self.root = root
-        self.commands = commands
-        self.skills = skills
-
-    def get_completions(self, document: Document, event: CompleteEvent) -> Iterable[Completion]:
-        text = document.text_before_cursor
-        if text.startswith("/") and " " not in text:
-            commands, skills = self.commands(), self.skills()
-            named = {f"/{s}": f"skill: {about}" for s, about in skills.items()} | dict(commands)
-            for name in sorted(named):
-                if name.startswith(text):
-                    about = fit(one_line(named[name]), MAX_META)
-                    yield Completion(name, start_position=-len(text), display_meta=about)
-            return
-        word = text.rsplit(None, 1)[-1] if text.strip() and not text[-1].isspace() else ""
-        if word.startswith("@"):
-            yield from self._paths(word[1:])
-        elif word.startswith("$"):
-            for name, about in sorted(self.skills().items()):
-                if name.startswith(word[1:]):
-                    meta = fit(one_line(f"skill: {about}"), MAX_META)
-                    yield Completion(f"${name}", start_position=-len(word), display_meta=meta)
-
-    def _paths(self, partial: str) -> Iterable[Completion]:
-        head, _, stem = partial.rpartition("/")
-        base = (self.root / head).resolve()
-        if not base.is_relative_to(self.root.resolve()) or not base.is_dir():
-            return
-        try:
-            names = sorted(os.listdir(base))
-        except OSError:
-            return
-        shown = 0
-        for name in names:
-            if not name.startswith(stem) or name in SKIP_COMPLETE:
-                continue
-            if name.startswith(".") and not stem.startswith("."):
-                continue
-            suffix = "/" if (base / name).is_dir() else ""
-            full = f"{head}/{name}" if head else name
-            yield Completion(full + suffix, start_position=-len(partial))
-            shown += 1
-            if shown >= MAX_PATH_COMPLETIONS:
-                return
-
-
-def key_bindings() -> KeyBindings:
-    kb = KeyBindings()
-
-    @kb.add("escape", "enter")
-    def _newline(event: KeyPressEvent) -> None:
-        event.current_buffer.insert_text("\n")
-
-    @kb.add("c-c")
-    def _interrupt(event: KeyPressEvent) -> None:
-        buf = event.current_buffer
-        if buf.text:
-            buf.reset()  # Ctrl-C on a line with text clears it
-        else:
-            event.app.exit(exception=KeyboardInterrupt())
-
-    return kb
 
 
 def _columns() -> int:
@@ -174,15 +93,15 @@ class ReplUI:
             pass  # a typed line that is no answer: asked again
         return {"y": Answer.YES, "a": Answer.ALWAYS}.get(answer, Answer.NO)
 
-    def approve_edit(self, path: str, diff: str) -> bool:
+    def approve_edit(self, path: str, diff: FileDiff) -> bool:
         """The "ask" mode: the diff, then a yes/no for this edit."""
-        self.show_diff(diff)
+        self.show_diff(draw_diff(diff))
         return self.confirm(f"apply this change to {exact_line(path)}?")
 
-    def approve_write(self, path: str, reason: str, diff: str) -> bool:
+    def approve_write(self, path: str, reason: str, diff: FileDiff) -> bool:
         """Protected paths: the diff, then a yes/no that neither yolo nor 'always' answers."""
         self.say(f"{exact_line(path)} is a protected path: {reason}.\nthe change, whole:")
-        self.show_diff(diff)
+        self.show_diff(draw_diff(diff))
         return self.confirm(f"write {exact_line(path)} anyway?")
 
     def confirm(self, question: str) -> bool:
@@ -370,6 +289,7 @@ class ReplUI:
         self._write((f"{DIM}{safe}{RESET}" if self.colour else safe) + "\n")
 
     def show_diff(self, diff: str) -> None:
+        """A drawn diff (mca/ui/diff_view.py), scrubbed and coloured."""
         self._write(colour_diff(scrub(diff, self.secrets), self.colour) + "\n")
 
     def raw(self, text: str) -> None:

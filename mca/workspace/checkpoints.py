@@ -13,10 +13,10 @@ from pathlib import Path
 
 from mca.errors import UndoError
 from mca.workspace.records import Trees
-from mca.workspace.scan import Caps, Scanner, Tree
 from mca.workspace.trees import TreeStore
 from mca.workspace.undo import uncovered_notes
 from mca.workspace.update import skipped, update
+from mca.workspace.walk import Caps, Scanner, Tree
 from mca.workspace.watch import Watcher
 
 __all__ = ["Walker"]

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from mca.fsutil import read_regular
-from mca.globs import UnclosedClass, translate
+from mca.fs.careful import read_regular
+from mca.fs.globs import UnclosedClass, translate
 
 __all__ = ["MAX_IGNORE_BYTES", "Ignore", "Rule", "parse_rules"]
 

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from mca.errors import UndoError
-from mca.fsutil import atomic_write, read_regular, unlink_contained
+from mca.fs.careful import atomic_write, read_regular, unlink_contained
 from mca.workspace.records import (
     STEM,
     Record,

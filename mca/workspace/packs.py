@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from mca.fsutil import open_regular, read_regular, sha256, unlink_contained
+from mca.fs.careful import open_regular, read_regular, sha256, unlink_contained
 
 PACK_MAX_BLOB = 256 * 1024  # larger blobs are files of their own
 PACK_MAX_BYTES = 64 * 1024 * 1024  # a pack is written when its pending blobs reach this

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
-from mca.fsutil import resolved
+from mca.fs.careful import resolved
 
 __all__ = ["HOME", "PROTECTED", "PROTECTED_NAMES", "SKILLS_DIR", "protected_reason"]
 

@@ -23,7 +23,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from mca.errors import UndoError
-from mca.fsutil import sha256
+from mca.fs.careful import sha256
 
 __all__ = [
     "HASH",

@@ -4,11 +4,11 @@ Each change says what a path should be (an Entry, or None: absent) and what it i
 in the way goes first, deepest first (a file the turn put where a directory was, a directory
 where a file was); then what must exist is made, parents first. Every step goes through a
 handle on the parent directory, opened once per directory and checked to be inside the
-workspace (resolve_in refuses a parent that leads out of it; fsutil checks the opened handle):
-a restore of 60,000 paths checks each directory once, not each path. Files are written
-atomically with their mode, links are made as links. "over" entries (larger than the caps)
-are never touched. Names that were one file (hard links) when the tree was taken are made one
-file again. Paths below a directory a tree did not list whole are never compared (Cover).
+workspace (resolve_in refuses a parent that leads out of it; mca/fs/careful.py checks the
+opened handle): a restore of 60,000 paths checks each directory once, not each path. Files
+are written atomically with their mode, links are made as links. "over" entries (larger than
+the caps) are never touched. Names that were one file (hard links) when the tree was taken are
+made one file again. Paths below a directory a tree did not list whole are never compared (Cover).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mca.errors import PathRefused, UndoError
-from mca.fsdir import atomic_write_at, link_at, mkdir_at, symlink_at, unlink_at
-from mca.fsutil import open_dir
+from mca.fs.at import atomic_write_at, link_at, mkdir_at, symlink_at, unlink_at
+from mca.fs.careful import open_dir
 from mca.workspace.paths import resolve_in
-from mca.workspace.scan import DIR, FILE, LINK, OVER, Entry, Tree
+from mca.workspace.walk import DIR, FILE, LINK, OVER, Entry, Tree
 
 OPEN_DIRS = 64  # directory handles a restore keeps open at once
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from mca.errors import PathRefused, UndoError
-from mca.fsutil import atomic_write, read_regular, read_regular_stat, sha256, unlink_contained
+from mca.fs.careful import atomic_write, read_regular, read_regular_stat, sha256, unlink_contained
 from mca.workspace.journal import Journal
 from mca.workspace.paths import resolve_in
 from mca.workspace.records import HASH, FileEntry, Record, Writes, checked_object

@@ -23,17 +23,17 @@ import tempfile
 from pathlib import Path
 
 from mca.errors import UndoError
-from mca.fsutil import atomic_write, private_dir, sha256
+from mca.fs.careful import atomic_write, private_dir, sha256
 from mca.workspace.checkpoints import Walker
 from mca.workspace.journal import Journal
 from mca.workspace.records import Kind, Record, Trees, Writes
 from mca.workspace.report import Rewound, Touched, Undoable, UndoReport
 from mca.workspace.restore import Change, Cover, same
-from mca.workspace.scan import Caps, Tree
 from mca.workspace.snapshots import Change as FileChange
 from mca.workspace.snapshots import Copies
 from mca.workspace.trees import TreeStore
 from mca.workspace.undo import Undo, fill, link_notes, not_covered
+from mca.workspace.walk import Caps, Tree
 
 __all__ = ["KEEP_SESSIONS", "LEGACY_DIR", "WorkspaceStore", "store_dir"]
 

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from mca.errors import UndoError
-from mca.fsutil import atomic_write, private_dir, read_regular, sha256, unlink_contained
+from mca.fs.careful import atomic_write, private_dir, read_regular, sha256, unlink_contained
 from mca.workspace.packs import PACK_MAX_BLOB, Packs
 from mca.workspace.records import HASH, BadRecord, check_rel, checked_object
-from mca.workspace.scan import KINDS, Entry, Link, Tree
+from mca.workspace.walk import KINDS, Entry, Link, Tree
 
 __all__ = ["MAX_CHAIN", "TreeStore", "write_unsynced"]
 

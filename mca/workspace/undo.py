@@ -5,7 +5,7 @@ The Trees half: every path that differs between the trees before and after the t
 still as the turn left it goes back (restore.py); one changed since is left alone unless forced.
 The Writes half: each file a file tool wrote goes back to its stored old bytes (or away, when it
 is new) if it still holds a state mca wrote; a killed write's temp file beside it is removed.
-Both write only through the contained, no-follow paths of mca.fsutil.
+Both write only through the contained, no-follow paths of mca.fs.careful.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mca.errors import PathRefused, UndoError
-from mca.fsutil import atomic_write, read_regular, sha256, unlink_contained
+from mca.fs.careful import atomic_write, read_regular, sha256, unlink_contained
 from mca.workspace.paths import resolve_in
 from mca.workspace.records import FileEntry, Kind, Record, Trees, Writes
 from mca.workspace.report import UndoReport
 from mca.workspace.restore import Change, Cover, Outcome, Restorer, same
-from mca.workspace.scan import Tree
+from mca.workspace.walk import Tree
 
 __all__ = [
     "MAX_SNAPSHOT_BYTES",

@@ -18,7 +18,7 @@ import os
 from pathlib import PurePosixPath
 from stat import S_ISDIR
 
-from mca.workspace.scan import (
+from mca.workspace.walk import (
     DIR,
     FILE,
     OVER,

@@ -11,9 +11,9 @@ import json
 import sys
 from pathlib import Path
 
-from mca.assemble import open_session
-from mca.config import load_settings
-from mca.session import HeadlessUI
+from mca.assembly.assemble import open_session
+from mca.config.settings import load_settings
+from mca.session.faces import HeadlessUI
 from tests.helpers import FakeModel, call, say
 
 TURN_1 = "ln src/calc.js notes.lnk"

@@ -9,10 +9,11 @@ import re
 import subprocess
 from pathlib import Path
 
-from mca.assemble import open_session
-from mca.config import load_settings
+from mca.assembly.assemble import open_session
+from mca.config.settings import load_settings
 from mca.events import Event, Notice
-from mca.session import HeadlessUI, Session
+from mca.session.faces import HeadlessUI
+from mca.session.session import Session
 from mca.workspace.store import WorkspaceStore
 from tests.helpers import FakeModel, Reply
 from tests.workspace.world import State, command_turn, state
@@ -74,7 +75,7 @@ def test_a_tree_deeper_than_the_budget_is_said_and_left_as_it_is(ws: Path) -> No
 def test_undo_never_touches_what_a_walk_did_not_know(ws: Path, tmp_path: Path) -> None:
     """The walk after the turn runs out of entries before z/ (a new b/ came first in name
     order): z/'s files are absent from that tree but not gone, so /undo leaves them."""
-    from mca.workspace.scan import Budget, Caps
+    from mca.workspace.walk import Budget, Caps
 
     (ws / ".gitignore").write_text("*.o\n")
     for d in "az":
@@ -82,7 +83,7 @@ def test_undo_never_touches_what_a_walk_did_not_know(ws: Path, tmp_path: Path) -
         for i in range(5):
             (ws / d / f"f{i}").write_text(f"{d}{i}\n")
     original = state(ws)
-    caps = Caps(1 << 20, 1 << 30, Budget(entries=13))
+    caps = Caps(file=1 << 20, total=1 << 30, walk=Budget(entries=13))
     store = WorkspaceStore(ws, tmp_path / "store", "s1", "20260101T000000", caps)
     store.start()
     store.before_change(1)  # 13 entries: all of it

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from mca.agent import Agent
+from mca.assembly.wiring import model_options
 from mca.errors import McaError
 from mca.models.anthropic import AnthropicModel
 from mca.models.http import HttpModel
 from mca.models.openai import OpenAIModel
 from mca.models.retry import RetryPolicy
 from mca.tools.base import ToolEnv
-from mca.wiring import model_options
 from tests.fakeserver import Received, Reply, serve
 from tests.faults.cases import CASES, Case
 from tests.helpers import FakeModel, engine, say, settings_for

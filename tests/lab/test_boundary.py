@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import REPO
 
 MCA = REPO / "mca"
-ALLOWED = ("mca/selftest.py", "mca/cli_args.py", "mca/launch.py")  # the command line
+ALLOWED = ("mca/cli/selftest.py", "mca/cli/args.py", "mca/cli/start.py")  # the command line
 
 
 def _module_of(path: Path) -> str:

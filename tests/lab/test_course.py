@@ -13,10 +13,10 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from mca.cli_args import command_parser, parse_command, repl_parser
+from mca.cli.args import command_parser, parse_command, repl_parser
+from mca.cli.selftest import parser as selftest_parser
 from mca.errors import McaError
 from mca.lab.roster import RosterError, parse_roster
-from mca.selftest import parser as selftest_parser
 from tests.lab.answers import ALL_HONEST
 from tests.lab.test_grading import STARTER, grade_flags, hand_in, lab, read_csv
 

@@ -21,7 +21,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from mca.cli_args import parse_command
+from mca.cli.args import parse_command
 from mca.errors import ConfigError
 from mca.lab.cli import run
 from mca.lab.grade import Plan, grade
@@ -29,9 +29,9 @@ from mca.lab.launch import Limits
 from mca.lab.outputs import COLUMNS, Writer
 from mca.lab.progress import Progress
 from mca.sandbox.check import check_system, refusal
-from mca.sandbox.policy import Mode
 from mca.sandbox.probe import Mechanisms, probe
 from mca.sandbox.properties import LAB_NEEDS
+from mca.sandbox.rights import Mode
 from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST
 from tests.ptyscreen import as_a_terminal

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from mca.cli_args import parse_command
+from mca.cli.args import parse_command
 from mca.errors import McaError
 from mca.lab.cli import run
 from mca.lab.grade import Plan, grade

@@ -9,11 +9,11 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
+from mca.cli.selftest import parser, run
 from mca.lab.grade import Plan, grade
 from mca.lab.launch import Limits
 from mca.lab.outputs import gradescope, row
 from mca.sandbox.probe import probe
-from mca.selftest import parser, run
 from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST
 

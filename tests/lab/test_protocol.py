@@ -16,7 +16,7 @@ from mca.lab.calls import CODECS
 from mca.lab.checks import Lab
 from mca.lab.handin import run_handin
 from mca.lab.launch import Isolation, Limits
-from mca.lab.report import combine
+from mca.lab.results import combine
 from mca.lab.suite import CHECKS
 from mca.lab.variant import Variants
 from mca.lab.wire import WireError
@@ -149,7 +149,7 @@ def test_nothing_to_borrow_in_the_child(variants: Variants, kind: str) -> None:
 HELPERS_ONLY_AN_ANSWER_USES = """
 from mca.skills.gates import gate_read
 from mca.skills.trigger import has_word, PATH_POINTS
-from mca.globs import glob_match
+from mca.fs.globs import glob_match
 
 
 def apply_gates(hits, budget, render, in_context, held=None):

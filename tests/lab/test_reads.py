@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from mca.cli_args import parse_command
+from mca.cli.args import parse_command
 from mca.lab.cli import run
 from mca.lab.grade import Plan, grade
 from mca.lab.launch import Limits

@@ -11,12 +11,12 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
+from mca.cli.selftest import parser, run
 from mca.lab.checks import CheckFailed, Lab
 from mca.lab.exercises import BY_TRAP, EXERCISES
 from mca.lab.outputs import COLUMNS, Graded, Status, row
-from mca.lab.report import combine, to_junit, to_text
+from mca.lab.results import combine, to_junit, to_text
 from mca.lab.suite import CHECKS, Check, run_suite, trapped
-from mca.selftest import parser, run
 from mca.skills.policy import PRODUCTION
 from tests.conftest import REPO
 

@@ -17,7 +17,7 @@ from mca.lab.grade import Plan, grade, trial
 from mca.lab.launch import Isolation, Launcher, Limits, Unsandboxed
 from mca.lab.outputs import Status
 from mca.lab.variant import Variants
-from mca.sandbox.spawn import Process
+from mca.sandbox.spawning.client import Process
 from tests.conftest import REPO
 
 LIMITS = Limits(seconds=30, check_seconds=10, memory_mb=1024)

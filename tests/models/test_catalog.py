@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from mca.config import Settings, load_settings
+from mca.assembly.wiring import model_options
+from mca.config.settings import Settings, load_settings
 from mca.errors import ConfigError
-from mca.models import catalog, describe_reasoning
-from mca.models.catalog import ADAPTIVE, BUDGET, EFFORT, RESPONSES, Price
+from mca.models import describe_reasoning, known
+from mca.models.known import ADAPTIVE, BUDGET, EFFORT, RESPONSES, Price
 from mca.models.registry import PROVIDERS
 from mca.usage import Totals, TurnUsage, cost_text, turn_line, usd
-from mca.wiring import model_options
 
 KEY = "k" * 24
 
@@ -25,7 +25,7 @@ def settings(tmp_path: Path, **env: str) -> Settings:
 
 
 def test_the_records_are_dated_and_sourced() -> None:
-    assert catalog.TAKEN == "2026-08-21" and "genai-prices" in catalog.SOURCE
+    assert known.TAKEN == "2026-08-21" and "genai-prices" in known.SOURCE
     prefixes = [m.prefix for s in PROVIDERS for m in s.models]
     assert len(prefixes) == len(set(prefixes))  # one record per model family
     for spec in PROVIDERS:

@@ -10,18 +10,18 @@ import httpx
 import pytest
 
 from mca.agent import Agent
-from mca.config import Settings
+from mca.assembly.wiring import model_options
+from mca.config.settings import Settings
 from mca.errors import ModelError, ModelHTTPError, StreamError
 from mca.models import anthropic as anth
 from mca.models import openai as oai
 from mca.models.http import HttpModel
 from mca.models.retry import RetryPolicy
 from mca.models.sse import sse_events
-from mca.sanitize import EXCERPT_CHARS
+from mca.text.sanitize import EXCERPT_CHARS
 from mca.tools import tool_specs
 from mca.tools.base import ToolEnv
 from mca.types import Message, Request, ToolCall, Usage
-from mca.wiring import model_options
 from tests.helpers import WIRE_KEY, engine, settings_for
 from tests.models.wire import (
     Call,

@@ -11,7 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from mca.config import Settings
+from mca.assembly.wiring import model_options
+from mca.config.settings import Settings
 from mca.errors import ModelHTTPError, StreamError
 from mca.models import anthropic as anth
 from mca.models import build_model
@@ -21,7 +22,6 @@ from mca.models.retry import RetryPolicy
 from mca.models.sse import read_stream
 from mca.tools import tool_specs
 from mca.types import Message, Reasoning, Request, ToolCall
-from mca.wiring import model_options
 from tests.helpers import WIRE_KEY, settings_for
 from tests.models.wire import Recorder, sse, through
 from tests.prompt_cache import PromptCache

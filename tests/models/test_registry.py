@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from mca.chooser import ModelChooser
-from mca.config import Settings, load_settings
+from mca.assembly.chooser import ModelChooser
+from mca.assembly.wiring import model_options
+from mca.cli.start import repl_for
+from mca.config.settings import Settings, load_settings
 from mca.errors import ConfigError
-from mca.launch import repl_for
 from mca.models import build_model
-from mca.models.catalog import ModelInfo, Price
+from mca.models.known import ModelInfo, Price
 from mca.models.options import ModelOptions, Notice
 from mca.models.registry import PROVIDERS, ProviderSpec
 from mca.types import Message, Request, Response, TextSink, Usage
-from mca.wiring import model_options
 from tests.helpers import piped_repl
 
 ENTER, CTRL_D = "\r", "\x04"

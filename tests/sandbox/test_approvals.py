@@ -15,8 +15,8 @@ from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from mca.config import load_settings
-from mca.launch import repl_for
+from mca.cli.start import repl_for
+from mca.config.settings import load_settings
 from mca.sandbox.probe import probe
 
 ENTER, CTRL_D = "\r", "\x04"

@@ -16,10 +16,10 @@ import pytest
 
 from mca.sandbox.box import Launch, Sandbox
 from mca.sandbox.check import check, lines, refusal
-from mca.sandbox.policy import Grant, Mode, build_policy
 from mca.sandbox.probe import Mechanisms, probe
 from mca.sandbox.properties import LAB_NEEDS, Prop, expected, weaker_line
-from mca.sandbox.spawn import Setup
+from mca.sandbox.rights import Grant, Mode, build_policy
+from mca.sandbox.spawning.client import Setup
 from tests.sandbox.mechanisms import chosen, used
 
 pytestmark = pytest.mark.slow  # each property tried in a real child

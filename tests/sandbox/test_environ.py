@@ -11,7 +11,7 @@ import pytest
 
 CHILD = """
 import os
-from mca.process import scrub_environ_block
+from mca.process.harden import scrub_environ_block
 n = scrub_environ_block(["OPENAI_API_KEY", "OTHER_API_KEY"])
 block = open("/proc/self/environ", "rb").read()
 print(n, b"sk-planted" in block, os.environ["OPENAI_API_KEY"], b"KEEP=this" in block)

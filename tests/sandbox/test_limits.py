@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from mca.sandbox.box import Sandbox
-from mca.sandbox.policy import Grant, Mode, build_policy
 from mca.sandbox.probe import probe
+from mca.sandbox.rights import Grant, Mode, build_policy
 
 MECH = probe()
 pytestmark = [

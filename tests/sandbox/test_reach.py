@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from mca.assembly.sandboxing import engine_warning
 from mca.sandbox import sockets
 from mca.sandbox.box import Sandbox
-from mca.sandbox.policy import SECRET_PATHS, Mode, build_policy
 from mca.sandbox.probe import Mechanisms, probe
-from mca.sandboxing import engine_warning
+from mca.sandbox.rights import SECRET_PATHS, Mode, build_policy
 from tests.sandbox.world import World, build_world
 
 FULL = probe()

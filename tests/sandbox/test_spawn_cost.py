@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from mca.sandbox.box import Sandbox
-from mca.sandbox.policy import Grant, Mode, build_policy
 from mca.sandbox.probe import probe
-from mca.sandbox.spawn import shared
+from mca.sandbox.rights import Grant, Mode, build_policy
+from mca.sandbox.spawning.client import shared
 from mca.tools.command import execute
 from tests.leftovers import marker, opening, released, zombie_child
 

@@ -1,5 +1,6 @@
-"""The spawner (mca/sandbox/spawner.py): sandboxed commands start from a small single-threaded
-helper made once per process, not from a fork of mca (threaded, large) with preexec_fn.
+"""The spawner (mca/sandbox/spawning/spawner.py): sandboxed commands start from a small
+single-threaded helper made once per process, not from a fork of mca (threaded, large) with
+preexec_fn.
 
 Judged from outside, in /proc: who forked each command and how many threads it has, what the
 helper holds, what is left running after mca is killed, after a time limit, after Ctrl-C, and
@@ -27,9 +28,9 @@ from mca.lab.childkit import ensure_kit
 from mca.lab.launch import Limits, Unsandboxed
 from mca.sandbox.box import Sandbox
 from mca.sandbox.linux import CLONE_NEWNET, ChildPlan
-from mca.sandbox.policy import Grant, Mode, build_policy
 from mca.sandbox.probe import Mechanisms, probe
-from mca.sandbox.spawn import Setup, Spawner, SpawnError, plan_to_wire, shared
+from mca.sandbox.rights import Grant, Mode, build_policy
+from mca.sandbox.spawning.client import Setup, Spawner, SpawnError, plan_to_wire, shared
 from mca.tools.command import CommandInterrupted, execute
 from tests.leftovers import held, marker, opening, running
 
@@ -132,9 +133,9 @@ KILLED_MCA = """
 import os, subprocess, sys
 from pathlib import Path
 from mca.sandbox.box import Sandbox
-from mca.sandbox.policy import Grant, Mode, build_policy
+from mca.sandbox.rights import Grant, Mode, build_policy
 from mca.sandbox.probe import probe
-from mca.sandbox.spawn import shared
+from mca.sandbox.spawning.client import shared
 tmp, alive, kind = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 mech = probe(namespaces=kind == "namespaces")
 sb = Sandbox(build_policy(Mode.WORKSPACE_WRITE, tmp, tmp / "home", tmp / "mh"), mech)
@@ -236,7 +237,7 @@ def test_a_spawner_that_cannot_start_is_one_line(
     assert "could not start" in str(raised.value) and "\n" not in str(raised.value)
     box.finish(launch, 0)
     monkeypatch.setattr(sys, "executable", "/bin/false")
-    monkeypatch.setattr("mca.sandbox.spawn._shared", Spawner())
+    monkeypatch.setattr("mca.sandbox.spawning.client._shared", Spawner())
     with pytest.raises(ToolError) as said:
         execute("echo never", "/", 10, sandbox=box)
     text = str(said.value)
@@ -321,13 +322,12 @@ def test_a_threaded_process_probes_through_the_spawner() -> None:
 
 def test_the_spawner_imports_only_the_set_up() -> None:
     """What the helper loads: the child's set-up (linux, landlock, seccomp; nproc, which counts
-    this user's tasks before a start) and its own modules (spawner, spawnchild, spawnwire);
-    nothing of the rest of mca, no threads, no
-    subprocess."""
-    from mca.sandbox.spawn import MCA_PARENT
+    this user's tasks before a start) and its own modules (spawning: spawner, child, frames,
+    started: the commands it started); nothing of the rest of mca, no threads, no subprocess."""
+    from mca.sandbox.spawning.client import MCA_PARENT
 
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import mca.sandbox.spawner;"
+        "import sys; sys.path.insert(0, sys.argv[1]); import mca.sandbox.spawning.spawner;"
         " print(' '.join(sorted(sys.modules)))"
     )
     out = subprocess.run(
@@ -338,7 +338,8 @@ def test_the_spawner_imports_only_the_set_up() -> None:
         env={},
     ).stdout.split()
     ours = {m for m in out if m.startswith("mca.")}
-    allowed = {"linux", "landlock", "seccomp", "spawner", "spawnchild", "spawnwire", "nproc"}
+    allowed = {"linux", "landlock", "seccomp", "nproc", "spawning"}
+    allowed |= {"spawning.spawner", "spawning.child", "spawning.frames", "spawning.started"}
     assert ours <= {f"mca.sandbox.{m}" for m in allowed} | {"mca.sandbox"}, ours
     assert not {"threading", "subprocess", "pathlib"} & set(out), out
 

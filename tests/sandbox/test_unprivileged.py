@@ -260,7 +260,7 @@ def test_paths_stay_contained_without_proc(tmp_path: Path) -> None:
     (outside / "secret.txt").write_text("SECRET\n")
     (ws / "link").symlink_to(outside)
     code = (
-        "import sys; from pathlib import Path; from mca.fsutil import read_head\n"
+        "import sys; from pathlib import Path; from mca.fs.careful import read_head\n"
         "try:\n"
         f"    print(read_head(Path({str(ws / 'link' / 'secret.txt')!r}),"
         f" Path({str(ws)!r}), limit=100))\n"

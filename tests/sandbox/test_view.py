@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from mca.sandbox.box import Sandbox
-from mca.sandbox.policy import Grant, Mode, build_policy
 from mca.sandbox.probe import Mechanisms, probe
+from mca.sandbox.rights import Grant, Mode, build_policy
 from mca.sandbox.view import DIR, FILE, LINK, MASK, TREE, WRITABLE, layout, python_runtime
-from mca.sanitize import REDACTED, scrub
+from mca.text.sanitize import REDACTED, scrub
 
 FULL = probe()
 

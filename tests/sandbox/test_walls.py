@@ -14,20 +14,21 @@ from pathlib import Path
 
 import pytest
 
-from mca.config import load_settings
+from mca.config.settings import load_settings
 from mca.errors import ConfigError, ToolError
 from mca.events import Event
 from mca.sandbox.box import Sandbox
-from mca.sandbox.policy import Grant, Mode, Policy, build_policy, secret_paths, unwritable
 from mca.sandbox.probe import probe
+from mca.sandbox.rights import Grant, Mode, Policy, build_policy, secret_paths, unwritable
 from mca.sandbox.walls import command_paths, find, refused_paths
-from mca.session import HeadlessUI
+from mca.session.faces import HeadlessUI
+from mca.text.diff import FileDiff
 from mca.tools import get_tool
 from mca.tools.allow import Answer, CommandQuestion
 from mca.tools.base import Approvals, Asker, ToolEnv, TurnState
 from mca.tools.command import execute
-from mca.workspace.scan import OFF
 from mca.workspace.store import WorkspaceStore
+from mca.workspace.walk import OFF
 from tests.sandbox.mechanisms import chosen, used
 from tests.sandbox.world import World, build_world, wait_gone
 from tests.security.world import tree_digest
@@ -229,10 +230,10 @@ class Scripted:
         self.questions.append(question)
         return self.answers.pop(0)
 
-    def approve_write(self, path: str, reason: str, diff: str) -> bool:
+    def approve_write(self, path: str, reason: str, diff: FileDiff) -> bool:
         return False
 
-    def approve_edit(self, path: str, diff: str) -> bool:
+    def approve_edit(self, path: str, diff: FileDiff) -> bool:
         return True
 
 

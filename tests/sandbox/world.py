@@ -35,8 +35,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mca.sandbox.box import Sandbox
-from mca.sandbox.policy import Grant, Mode, Policy, build_policy
 from mca.sandbox.probe import Mechanisms
+from mca.sandbox.rights import Grant, Mode, Policy, build_policy
 from mca.tools.command import Outcome, execute
 from tests.leftovers import commands_left, held, marker, opening
 from tests.security.world import tree_digest

@@ -14,8 +14,8 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 
-from mca.config import Settings
-from mca.fsutil import sha256
+from mca.config.settings import Settings
+from mca.fs.careful import sha256
 from mca.workspace.store import store_dir
 from tests.fakeserver import serve
 from tests.security.world import CTRL_D, ENTER, PLANTED, World
@@ -231,8 +231,8 @@ def undo_when_target_became_fifo(w: World) -> None:
 # -- 4. concurrent sessions and pruning --------------------------------------------------------
 @scenario
 def second_session_does_not_prune_a_live_one(w: World) -> None:
-    from mca.assemble import open_session
-    from mca.session import HeadlessUI
+    from mca.assembly.assemble import open_session
+    from mca.session.faces import HeadlessUI
     from tests.helpers import FakeModel, call, say
 
     (w.ws / "keep.txt").write_text("the original\n")
@@ -712,6 +712,6 @@ def legacy_store_and_live_session_and_escapes(w: World) -> None:
 
 # -- helpers -----------------------------------------------------------------------------------
 def load(w: World) -> Settings:
-    from mca.config import load_settings
+    from mca.config.settings import load_settings
 
     return load_settings({**w.env(), "MOCK": "1"}, workspace=w.ws)

@@ -25,10 +25,10 @@ from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from mca.chooser import ModelChooser
-from mca.config import load_settings
+from mca.assembly.chooser import ModelChooser
+from mca.cli.start import oneshot_for, repl_for
+from mca.config.settings import load_settings
 from mca.errors import ConfigError
-from mca.launch import oneshot_for, repl_for
 from mca.models.options import ModelOptions
 from mca.models.registry import ANTHROPIC, OPENAI, PROVIDERS, Registry
 from tests.fakeserver import Received, Reply, serve, sse

@@ -131,7 +131,7 @@ from mca.sandbox.probe import probe
 from mca.tools import get_tool
 from mca.events import drop
 from mca.tools.base import Approvals, ToolEnv, TurnState
-from mca.workspace.scan import OFF
+from mca.workspace.walk import OFF
 from mca.workspace.store import WorkspaceStore
 from mca.skills.stage import read_reference
 class Refuse:
@@ -192,8 +192,8 @@ def _within(seconds: float, fn: Callable[[], object]) -> object:
 
 
 def test_a_fifo_anywhere_is_refused_at_once(env: ToolEnv, ws: Path) -> None:
+    from mca.context.prompt import read_agents_md
     from mca.errors import ToolError
-    from mca.prompt import read_agents_md
     from mca.skills.parse import read_skill_file
     from mca.skills.stage import read_reference
 

@@ -34,8 +34,8 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from mca.cli import main
-from mca.config import load_settings
-from mca.launch import repl_for
+from mca.cli.start import repl_for
+from mca.config.settings import load_settings
 from tests.fakeserver import FakeServer, Received, Reply, openai_reply
 
 PLANTED = {

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mca.sandbox import spawn
+from mca.sandbox.spawning import client
 from mca.skills.ahead import Ahead, start
 from mca.skills.cache import FitsMemo
 from mca.skills.discover import Discovery
@@ -34,7 +34,7 @@ def _alone() -> None:
     """Earlier tests in the same pytest process (and a session a test opened) leave threads
     behind: the shared sandbox spawner's reader (it starts again at the next request) and the
     tokenizer's preload (under load, still running)."""
-    spawn.shared().close()
+    client.shared().close()
     _join_tokenizer()
     assert threading.active_count() == 1, threading.enumerate()
 
@@ -60,7 +60,15 @@ def _config(tmp_path: Path, make_skill: MakeSkill, window: int | None = 128_000)
     (b / "linked" / "SKILL.md").symlink_to(a / "s0" / "SKILL.md")
     ws = tmp_path / "ws"
     ws.mkdir()
-    return SkillsConfig(ws, home, tmp_path / "user", 20_000, "o200k_base", (a, b), window=window)
+    return SkillsConfig(
+        workspace=ws,
+        home=home,
+        user_home=tmp_path / "user",
+        budget=20_000,
+        encoding="o200k_base",
+        skills_dirs=(a, b),
+        window=window,
+    )
 
 
 def _gone(pid: int) -> bool:
@@ -155,7 +163,13 @@ def test_another_config_gives_none_and_the_child_is_stopped(
         raise AssertionError("never reached")
 
     config = _config(tmp_path, make_skill, window=None)
-    other = SkillsConfig(config.workspace, config.home, config.user_home, 1, "o200k_base")
+    other = SkillsConfig(
+        workspace=config.workspace,
+        home=config.home,
+        user_home=config.user_home,
+        budget=1,
+        encoding="o200k_base",
+    )
     assert _take(other, start(config, slow)) is None
 
 
@@ -175,7 +189,12 @@ def test_a_child_slower_than_the_wait_gives_none(tmp_path: Path, make_skill: Mak
 def test_a_lab_policy_is_never_discovered_ahead(tmp_path: Path, make_skill: MakeSkill) -> None:
     config = _config(tmp_path, make_skill, window=None)
     lab = SkillsConfig(
-        config.workspace, config.home, config.user_home, 1, "o200k_base", policy=Policy("lab")
+        workspace=config.workspace,
+        home=config.home,
+        user_home=config.user_home,
+        budget=1,
+        encoding="o200k_base",
+        policy=Policy("lab"),
     )
     assert start(lab) is None
 
@@ -194,10 +213,10 @@ def test_no_fork_while_another_thread_runs(tmp_path: Path, make_skill: MakeSkill
 
 
 def test_a_one_shot_session_takes_the_child_s_skills(tmp_path: Path, make_skill: MakeSkill) -> None:
-    from mca.assemble import open_session
-    from mca.config import load_settings
-    from mca.launch import discover_ahead
-    from mca.session import HeadlessUI
+    from mca.assembly.assemble import open_session
+    from mca.cli.start import discover_ahead
+    from mca.config.settings import load_settings
+    from mca.session.faces import HeadlessUI
 
     config = _config(tmp_path, make_skill)
     env = {"MOCK": "1", "MCA_HOME": str(config.home), "HOME": str(tmp_path)}
@@ -220,9 +239,9 @@ def test_a_one_shot_session_takes_the_child_s_skills(tmp_path: Path, make_skill:
 def test_a_session_that_fails_before_it_takes_leaves_no_child(
     tmp_path: Path, make_skill: MakeSkill
 ) -> None:
-    from mca.config import load_settings
-    from mca.launch import _opener, discover_ahead
-    from mca.session import HeadlessUI
+    from mca.cli.start import _opener, discover_ahead
+    from mca.config.settings import load_settings
+    from mca.session.faces import HeadlessUI
 
     config = _config(tmp_path, make_skill)
     env = {"MOCK": "1", "MCA_HOME": str(config.home), "HOME": str(tmp_path)}
@@ -258,7 +277,13 @@ def test_no_fork_on_one_core(tmp_path: Path, make_skill: MakeSkill) -> None:
 def test_no_fork_where_no_root_exists(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    none = SkillsConfig(ws, tmp_path / "home", tmp_path / "user", 1, "o200k_base")
+    none = SkillsConfig(
+        workspace=ws,
+        home=tmp_path / "home",
+        user_home=tmp_path / "user",
+        budget=1,
+        encoding="o200k_base",
+    )
     assert start(none) is None
     (tmp_path / "home" / "skills").mkdir(parents=True)  # an empty root is still a root
     assert _take(none, start(none)) is not None
@@ -268,8 +293,8 @@ def test_no_child_when_a_server_will_be_asked_for_its_window(
     tmp_path: Path, make_skill: MakeSkill
 ) -> None:
     """Its answer changes the skills' config, so the child's work would go unused."""
-    from mca.config import load_settings
-    from mca.launch import discover_ahead
+    from mca.cli.start import discover_ahead
+    from mca.config.settings import load_settings
 
     make_skill(tmp_path / "home" / "skills", "mine")
     env = {"MCA_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}

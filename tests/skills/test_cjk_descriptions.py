@@ -2,7 +2,7 @@
 against a CJK description shares character pairs on both sides, so one written word (数据库:
 数据 and 据库, with the glossary's "database") used to count as several matched terms, and a
 near-miss in the skill's domain matched like a request for it. The pieces of one written word
-now count once (relevance.links and shares); English-described skills are judged as before.
+now count once (terms.links and shares); English-described skills are judged as before.
 Dev data only, deterministic."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import pytest
 from bench import judge_data
 from bench.triggers import Case, mca_judge, run_single
 from mca.skills import background, judgment
-from mca.skills.relevance import Index, links, make_doc, stem, terms
+from mca.skills.relevance import Index, make_doc
 from mca.skills.script import CJK, family
+from mca.skills.terms import links, stem, terms
 from mca.skills.words import shares
 
 pytestmark = pytest.mark.xdist_group("cjk-descriptions")  # its module fixture is built once

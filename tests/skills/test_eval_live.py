@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from mca.events import Event, SkillDecision, SkillRead
+from mca.skills.eval_live import Asked, LiveRun, score_live
 from mca.skills.evals import EvalFile, EvalItem
-from mca.skills.live import Asked, LiveRun, score_live
 from tests.fakeserver import FakeServer, Received, Reply, openai_reply, serve
 from tests.skills.conftest import MakeSkill, skill_text
 from tests.strict_rules import chat_refusal

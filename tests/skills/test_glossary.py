@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mca.skills import glossary
-from mca.skills.relevance import glossed, stem, terms
+from mca.skills.terms import glossed, stem, terms
 
 
 def test_cjk_words_bring_their_english_terms() -> None:

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from mca.skills import background, judgment
 from mca.skills.model import Skill
-from mca.skills.relevance import Index, make_doc, negative_text, stem, surface, terms
+from mca.skills.relevance import Index, make_doc
 from mca.skills.stage import evaluate
+from mca.skills.terms import negative_text, stem, surface, terms
 from mca.skills.trigger import SkillSet, described, judge, mentioned, one_word
 
 XLSX = (

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from mca.assembly.wiring import skills_config
 from mca.skills.catalog import Budget, build_catalog
 from mca.skills.discover import char_fits, discover
 from mca.skills.model import Root, Skill, display_path
@@ -18,7 +19,6 @@ from mca.skills.scan import (
     resolve_collisions,
     scan_roots,
 )
-from mca.wiring import skills_config
 from tests.conftest import REPO
 from tests.skills.conftest import MakeSkill, skill_text
 
@@ -336,7 +336,7 @@ def test_a_script_that_cannot_run_is_a_diagnostic_not_a_command(tmp_path: Path) 
 
 
 def test_strict_skills_refuses_what_was_not_used_as_written(tmp_path: Path) -> None:
-    from mca.config import load_settings
+    from mca.config.settings import load_settings
     from mca.errors import SkillsRefused
     from mca.skills.runtime import refuse_if_strict, run_discovery
     from mca.tokens import Estimator

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from mca.skills import background, judgment, sections
 from mca.skills.model import Skill
-from mca.skills.relevance import Index, make_doc, stem, terms
+from mca.skills.relevance import Index, make_doc
+from mca.skills.terms import stem, terms
 from mca.skills.trigger import judge
 
 FLAKY = "Debug flaky tests."

@@ -139,10 +139,10 @@ def test_skills_list_json_gives_each_skill_its_catalog_cost_and_the_budget_used(
 
 
 def _catalog_text(ws: Path, root: Path) -> str:
-    from mca.config import load_settings
+    from mca.assembly.wiring import skills_config
+    from mca.config.settings import load_settings
     from mca.skills.runtime import run_discovery
     from mca.tokens import Estimator
-    from mca.wiring import skills_config
 
     env = {"HOME": str(ws), "MCA_HOME": str(ws / ".mca-home")}
     settings = load_settings(env, workspace=ws, overrides={"skills_dirs": (root,)})
@@ -210,9 +210,9 @@ def test_the_roots_say_who_can_write_each(tmp_path: Path, make_skill: MakeSkill)
 def test_clear_forgets_the_last_turn_file_paths(tmp_path: Path) -> None:
     """After /clear, a sentence that names no file loads no skill: the paths the cleared
     conversation read picked calc-conventions again (1,403 characters) before."""
-    from mca.assemble import open_session
-    from mca.config import load_settings
-    from mca.session import HeadlessUI
+    from mca.assembly.assemble import open_session
+    from mca.config.settings import load_settings
+    from mca.session.faces import HeadlessUI
 
     ws = tmp_path / "ws"
     (ws / "src").mkdir(parents=True)

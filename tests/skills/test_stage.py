@@ -434,9 +434,9 @@ def test_a_convention_in_context_keeps_its_domain_in_later_turns(env: ToolEnv) -
 def test_reading_a_skill_is_an_activation(ws: Path) -> None:
     """read_file skill:NAME (or the SKILL.md path) goes through the same gates, dedup and
     protection as a matched body, and the ledger shows it."""
-    from mca.assemble import open_session
-    from mca.config import load_settings
-    from mca.session import HeadlessUI
+    from mca.assembly.assemble import open_session
+    from mca.config.settings import load_settings
+    from mca.session.faces import HeadlessUI
     from tests.helpers import FakeModel, call, say
 
     calc_md = str(LAB / "calc-conventions" / "SKILL.md")
@@ -503,9 +503,9 @@ def test_naming_a_rival_replaces_the_held_skill(ws: Path) -> None:
 
 
 def test_the_catalog_follows_skills_changing_on_disk(ws: Path, tmp_path: Path) -> None:
-    from mca.assemble import open_session
-    from mca.config import load_settings
-    from mca.session import HeadlessUI
+    from mca.assembly.assemble import open_session
+    from mca.config.settings import load_settings
+    from mca.session.faces import HeadlessUI
     from tests.helpers import FakeModel, say
 
     events: list[str] = []
@@ -539,9 +539,9 @@ def test_the_catalog_follows_skills_changing_on_disk(ws: Path, tmp_path: Path) -
 def test_a_skill_body_passes_its_gates_by_any_name(ws: Path, tmp_path: Path) -> None:
     """A hard link to a SKILL.md is that skill (reading it activates it, gates and all), and
     search_text does not return a loaded skill's body."""
-    from mca.assemble import open_session
-    from mca.config import load_settings
-    from mca.session import HeadlessUI
+    from mca.assembly.assemble import open_session
+    from mca.config.settings import load_settings
+    from mca.session.faces import HeadlessUI
 
     root = ws / ".agents" / "skills"
     for name, priority, body in (("alpha", 20, "ALPHA-BODY"), ("beta", 10, "BETA-SECRET")):

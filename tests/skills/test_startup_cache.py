@@ -101,7 +101,14 @@ def test_start_up_writes_its_caches_in_mca_home_and_nothing_in_the_workspace(
     for i in range(3):
         make_skill(ws / ".mca" / "skills", f"s{i}", skill_text(name=f"s{i}", triggers="[x]"))
     before = sorted(str(p) for p in ws.rglob("*"))
-    config = SkillsConfig(ws, home, tmp_path / "user", 20_000, "o200k_base", window=128_000)
+    config = SkillsConfig(
+        workspace=ws,
+        home=home,
+        user_home=tmp_path / "user",
+        budget=20_000,
+        encoding="o200k_base",
+        window=128_000,
+    )
     for _ in range(2):  # the first run writes the caches, the second reads them
         found, _ = open_discovery(config, Estimator())
         assert sorted(found.skills) == ["s0", "s1", "s2"]

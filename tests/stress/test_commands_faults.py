@@ -12,12 +12,12 @@ import httpx
 import pytest
 
 from mca.agent import Agent
+from mca.assembly.wiring import model_options
 from mca.errors import ModelError
 from mca.models.openai import OpenAIModel
 from mca.models.retry import RetryPolicy
 from mca.tools.base import ToolEnv
 from mca.ui.render import progress_line
-from mca.wiring import model_options
 from tests.helpers import engine, settings_for
 from tests.models.wire import Recorder, openai_json, openai_sse, sse
 from tests.peak import run_measured

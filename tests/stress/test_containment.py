@@ -18,14 +18,14 @@ import pytest
 
 from mca.errors import ToolError
 from mca.events import drop
-from mca.session import HeadlessUI
+from mca.session.faces import HeadlessUI
 from mca.skills.catalog import Budget
 from mca.skills.discover import char_fits, discover
 from mca.skills.model import Root
 from mca.tools import get_tool
 from mca.tools.base import Approvals, ToolEnv, TurnState
-from mca.workspace.scan import OFF
 from mca.workspace.store import WorkspaceStore
+from mca.workspace.walk import OFF
 from tests.helpers import SkillDirs
 
 pytestmark = [

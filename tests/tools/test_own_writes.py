@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 
 from mca.errors import McaError
-from mca.exports import write_export
+from mca.session.exports import write_export
+from mca.text.diff import FileDiff
 from mca.tools import get_tool
 from mca.tools.allow import Answer, CommandQuestion
 from mca.tools.base import Approvals, ToolEnv, TurnState
+from mca.ui.diff_view import draw_diff
 from mca.workspace.protect import protected_reason
 
 
@@ -22,16 +24,16 @@ class Asked:
 
     def __init__(self, answer: bool) -> None:
         self.answer = answer
-        self.writes: list[tuple[str, str]] = []
+        self.writes: list[tuple[str, str]] = []  # the path and the diff as the person saw it
 
     def approve(self, question: CommandQuestion) -> Answer:
         raise AssertionError("no command here")
 
-    def approve_write(self, path: str, reason: str, diff: str) -> bool:
-        self.writes.append((path, diff))
+    def approve_write(self, path: str, reason: str, diff: FileDiff) -> bool:
+        self.writes.append((path, draw_diff(diff)))
         return self.answer
 
-    def approve_edit(self, path: str, diff: str) -> bool:
+    def approve_edit(self, path: str, diff: FileDiff) -> bool:
         raise AssertionError("the person's own write is not asked about in ask mode")
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from mca.errors import PathRefused, ToolError
 from mca.events import Event, PlanUpdated
-from mca.globs import glob_match
-from mca.session import HeadlessUI
+from mca.fs.globs import glob_match
+from mca.session.faces import HeadlessUI
 from mca.tools import REGISTRY, TOOL_NAMES, get_tool, tool_specs
 from mca.tools.base import Approvals, ToolEnv, TurnState
 from mca.tools.command import Capture

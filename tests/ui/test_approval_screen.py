@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mca.diff import unified
+from mca.text.diff import file_diff
 from mca.tools.allow import CommandQuestion
 from mca.ui.face import FaceConfig
 from mca.ui.oneshot import StderrUI
@@ -100,7 +100,7 @@ def test_a_protected_write_shows_the_new_file_whole(content: str) -> None:
     out = io.StringIO()
     ui = ReplUI(out, lambda q: "n")
     ui.approve_write(
-        ".git/config", "git runs it", unified(".git/config", None, content.encode(), None)
+        ".git/config", "git runs it", file_diff(".git/config", None, content.encode(), None)
     )
     check_new_file(out.getvalue(), content)
 
@@ -110,8 +110,10 @@ def test_a_protected_write_shows_the_new_file_whole(content: str) -> None:
 @given(text)
 def test_an_ask_mode_write_shows_the_new_file_whole_without_a_terminal_too(content: str) -> None:
     err = io.StringIO()
-    ui = StderrUI(FaceConfig(Path("."), Path(".")), err=err, stdin=io.StringIO())  # no terminal
-    ui.approve_edit("f.txt", unified("f.txt", None, content.encode(), None))
+    ui = StderrUI(
+        FaceConfig(workspace=Path("."), home=Path(".")), err=err, stdin=io.StringIO()
+    )  # no terminal
+    ui.approve_edit("f.txt", file_diff("f.txt", None, content.encode(), None))
     check_new_file(err.getvalue(), content)
 
 
@@ -125,7 +127,7 @@ def subsequence(lines: list[str], rows: list[str]) -> bool:
 @given(text, text)
 def test_an_edit_shows_each_side_line_by_line(before: str, after: str) -> None:
     out = io.StringIO()
-    diff = unified("f.txt", before.encode(), after.encode(), None)
+    diff = file_diff("f.txt", before.encode(), after.encode(), None)
     ReplUI(out, lambda q: "n").approve_edit("f.txt", diff)
     rows = screen(out.getvalue())
     if "f.txt: no change" in rows:
@@ -162,7 +164,7 @@ def test_the_question_names_the_path_exactly(path: str) -> None:
         asked.append(question)
         return "n"
 
-    ReplUI(io.StringIO(), no).approve_write(path, "r", "")
+    ReplUI(io.StringIO(), no).approve_write(path, "r", file_diff(path, b"", b""))
     rows = screen(asked[0])
     question = rows[0]
     assert question.startswith("write ") and question.endswith(" anyway? [y]es / [N]o:")

@@ -15,11 +15,11 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from mca.chooser import ModelChooser
-from mca.config import load_settings
+from mca.assembly.chooser import ModelChooser
+from mca.assembly.wiring import model_options
+from mca.config.settings import load_settings
 from mca.errors import ConfigError
-from mca.sessions import list_saved, read_saved
-from mca.wiring import model_options
+from mca.state.conversations import list_saved, read_saved
 
 MCA = Path(sys.executable).parent / "mca"
 PLANTED = "sk-planted-0123456789abcdef0123456789"

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from mca.chooser import ModelChooser
+from mca.assembly.chooser import ModelChooser
 from mca.cli import main
-from mca.config import load_settings
-from mca.launch import repl_for
+from mca.cli.start import repl_for
+from mca.config.settings import load_settings
 from mca.ledger import Calibration
-from mca.words import plural
+from mca.text.counts import plural
 
 
 def repl(ws: Path, lines: str, **env: str) -> str:

@@ -23,12 +23,12 @@ from prompt_toolkit.input.typeahead import get_typeahead
 from prompt_toolkit.keys import Keys
 
 from mca.events import CommandOutput, CommandStarted, Event, ToolReturned
-from mca.log import SessionLog
+from mca.state.log import SessionLog
 from mca.tools import get_tool
 from mca.tools.allow import Answer, CommandQuestion
 from mca.tools.base import ToolEnv, TurnState
 from mca.tools.live import MAX_PENDING, LiveOutput
-from mca.ui.keys import RawHold, TurnKeys, typed
+from mca.ui.keyboard import RawHold, TurnKeys, typed
 from mca.ui.livebox import TAIL_LINES, CommandBox, fit
 from mca.ui.terminal import ReplUI
 from tests.ptyscreen import wait_until

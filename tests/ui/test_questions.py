@@ -11,7 +11,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from mca.cli_args import repl_parser
+from mca.cli.args import repl_parser
 from mca.modes import DEFAULT_MODE, MODES
 from tests.conftest import REPO
 from tests.ptyscreen import MCA, Screen

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prompt_toolkit.utils import get_cwidth
 
-from mca.sanitize import REDACTED, StreamScrubber, visible
+from mca.text.sanitize import REDACTED, StreamScrubber, visible
 from mca.ui.markdown import MarkdownStream
 from mca.ui.spinner import Spinner
 

@@ -16,15 +16,16 @@ from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from mca.config import Settings, load_settings
+from mca.cli.start import repl_for
+from mca.config.settings import Settings, load_settings
 from mca.errors import McaError
-from mca.launch import repl_for
 from mca.ledger import TurnLedger
-from mca.session import Session
-from mca.sessions import SessionStore
+from mca.session.session import Session
+from mca.state.conversations import SessionStore
 from mca.types import Message
+from mca.ui.line_editor import McaCompleter
 from mca.ui.repl import Repl
-from mca.ui.terminal import McaCompleter, ReplUI
+from mca.ui.terminal import ReplUI
 from tests.helpers import piped_repl
 
 RunRepl = Callable[..., tuple[str, Repl]]  # keys (and env) -> what it printed, the REPL
@@ -158,7 +159,7 @@ def test_at_the_step_limit_a_yes_lets_the_turn_go_on(run_repl: RunRepl, tmp_path
 
 
 def test_a_bug_in_a_turn_is_one_line_and_the_session_goes_on(ws: Path) -> None:
-    from mca.assemble import open_session
+    from mca.assembly.assemble import open_session
     from tests.helpers import FakeModel, piped_repl, say
 
     home = ws.parent / "home"
@@ -182,7 +183,7 @@ class _FullDisk(SessionStore):
 def test_a_failure_after_the_turn_was_saved_says_the_turn_was_kept(ws: Path) -> None:
     """The turn ran and was checkpointed; saving it failed: the REPL must not claim the
     conversation is as it was before the turn (it is not: the turn is in it)."""
-    from mca.assemble import open_session
+    from mca.assembly.assemble import open_session
     from tests.helpers import FakeModel, piped_repl, say
 
     def failing(settings: Settings, ui: ReplUI) -> Session:
@@ -200,7 +201,7 @@ def test_a_failure_after_the_turn_was_saved_says_the_turn_was_kept(ws: Path) -> 
 
 
 def test_a_failure_before_the_turn_was_kept_says_it_was_rolled_back(ws: Path) -> None:
-    from mca.assemble import open_session
+    from mca.assembly.assemble import open_session
     from mca.errors import ModelError
     from tests.helpers import FakeModel, piped_repl
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mca.sessions import list_saved
+from mca.state.conversations import list_saved
 from tests.ptyscreen import MCA, Screen, child_env
 from tests.ui.test_daily import mca, sessions
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mca.sessions import read_saved
+from mca.state.conversations import read_saved
 from tests.conftest import REPO
 from tests.workspace.world import state
 

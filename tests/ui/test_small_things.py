@@ -21,8 +21,8 @@ from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
 from mca.models.window import PROBES_SECONDS, discover_window
+from mca.ui.line_editor import McaCompleter
 from mca.ui.render import wrap_words
-from mca.ui.terminal import McaCompleter
 from tests.fakeserver import FakeServer, Received, Reply, openai_reply, serve
 from tests.ptyscreen import MCA, Screen, as_a_terminal, child_env
 from tests.ui.test_live_pty import start

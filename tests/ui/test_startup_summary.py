@@ -15,11 +15,11 @@ from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from mca.assemble import open_session
-from mca.config import load_settings
+from mca.assembly.assemble import open_session
+from mca.assembly.wiring import face_config
+from mca.config.settings import load_settings
 from mca.ui.repl import Repl
 from mca.ui.terminal import ReplUI
-from mca.wiring import face_config
 from tests.ptyscreen import MCA, Screen
 from tests.ui.test_terminal_pty import env_for
 

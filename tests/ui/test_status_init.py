@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from mca.assemble import open_session
-from mca.config import Settings, load_settings
-from mca.launch import repl_for
-from mca.prompt import build_system_prompt, read_agents_md
-from mca.session import Session
+from mca.assembly.assemble import open_session
+from mca.cli.start import repl_for
+from mca.config.settings import Settings, load_settings
+from mca.context.prompt import build_system_prompt, read_agents_md
+from mca.session.session import Session
 from mca.ui.status import safe_url
 from mca.ui.terminal import ReplUI
 from tests.helpers import FakeModel, say, settings_for

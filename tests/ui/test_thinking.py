@@ -17,9 +17,9 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from mca.cli import main
-from mca.config import load_settings
+from mca.cli.start import repl_for
+from mca.config.settings import load_settings
 from mca.events import SessionStarted, ThinkingDelta
-from mca.launch import repl_for
 from mca.ui.jsonl import StreamUI
 from mca.ui.render import fold_thinking
 from mca.ui.terminal import ReplUI

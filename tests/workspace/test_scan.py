@@ -6,8 +6,8 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from mca.fsutil import sha256
-from mca.workspace.scan import DIR, FILE, LINK, OVER, Budget, Caps, Scanner, Tree
+from mca.fs.careful import sha256
+from mca.workspace.walk import DIR, FILE, LINK, OVER, Budget, Caps, Scanner, Tree
 
 BIG = Caps(file=1 << 20, total=1 << 30)
 

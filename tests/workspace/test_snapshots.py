@@ -11,8 +11,8 @@ from mca.errors import UndoError
 from mca.tools import get_tool
 from mca.tools.base import ToolEnv, TurnState
 from mca.workspace.report import UndoReport
-from mca.workspace.scan import OFF
 from mca.workspace.store import WorkspaceStore
+from mca.workspace.walk import OFF
 
 
 def write(env: ToolEnv, path: str, content: str, turn: int = 1) -> None:

@@ -12,9 +12,9 @@ import pytest
 from mca.errors import UndoError
 from mca.workspace.packs import PACK_MAX_BLOB
 from mca.workspace.records import Record, Trees
-from mca.workspace.scan import FILE, OFF, Entry, Tree
 from mca.workspace.store import WorkspaceStore
 from mca.workspace.trees import TreeStore
+from mca.workspace.walk import FILE, OFF, Entry, Tree
 
 
 def _store(tmp_path: Path) -> WorkspaceStore:

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from mca.fsutil import sha256
-from mca.workspace.scan import Caps, Scanner
+from mca.fs.careful import sha256
 from mca.workspace.trees import MAX_CHAIN, TreeStore
 from mca.workspace.update import update
+from mca.workspace.walk import Caps, Scanner
 from mca.workspace.watch import Watcher
 
 CAPS = Caps(file=1 << 20, total=1 << 30)

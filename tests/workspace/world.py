@@ -7,9 +7,10 @@ import os
 import stat
 from pathlib import Path
 
-from mca.assemble import open_session
-from mca.config import load_settings
-from mca.session import HeadlessUI, Session
+from mca.assembly.assemble import open_session
+from mca.config.settings import load_settings
+from mca.session.faces import HeadlessUI
+from mca.session.session import Session
 from tests.helpers import FakeModel, Reply, call, say
 
 State = dict[str, tuple[str, int, bytes]]

@@ -1,0 +1,145 @@
+"""How text becomes terms, the same way for skills and sentences: NFKC, lower case, light
+English stemming ("creating", "creates", "created" -> "creat"), function words dropped, and runs
+of Chinese, Japanese or Korean script cut into overlapping character pairs (those scripts write
+no spaces between words, so pairs are the unit that matches), plus the English words a small
+glossary gives for them (mca.skills.glossary: "日历" also says "calendar", so a sentence in
+Chinese can match a skill described in English); which terms are pieces of one written word
+(`links`); and a description's "do not use for ..." clauses, read apart. Pure functions.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import itertools
+import re
+import unicodedata
+from collections.abc import Sequence
+
+from mca.skills.glossary import english, spans
+from mca.skills.lexicon import stop_words
+from mca.skills.words import Links
+
+__all__ = [
+    "MAX_TERM",
+    "MAX_TEXT",
+    "counts",
+    "glossed",
+    "links",
+    "negative_text",
+    "stem",
+    "surface",
+    "terms",
+    "without_negatives",
+]
+
+MAX_TERM = 40  # longer "words" (hashes, base64) are not terms
+MAX_TEXT = 8192  # characters of a field that are indexed
+
+_RUN = re.compile(r"[^\W_]+")
+_CJK = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)")
+# A clause that tells when NOT to use the skill, up to the end of its sentence.
+_NEG = re.compile(
+    r"(?:\bnot\s+(?:for|to\s+be\s+used|intended|suitable|meant|when|use|trigger)\b"
+    r"|\b(?:do\s+not|don'?t|never|avoid)\s+(?:use|trigger|invoke|load|activate)\b"
+    r"|\bshould\s+not\b|\binstead\s+(?:use|of)\b|\bnot\s+(?:a|an|the)\b)"
+    r"[^.;\n]*"
+)
+_SUFFIXES = (("ization", "iz"), ("isation", "iz"), ("ation", "at"), ("ing", ""), ("ed", ""))
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """Light English stemming; anything not plain ASCII letters is left as it is."""
+    if len(word) <= 3 or not word.isascii() or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix, repl in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)] + repl
+            if repl == "" and len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+                word = word[:-1]  # running -> run
+            break
+    if word.endswith("er") and len(word) >= 6:
+        word = word[:-2]
+    if word.endswith("e") and len(word) >= 4:
+        word = word[:-1]
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """The text's terms, in order (stems, and character pairs for unspaced scripts)."""
+    low = unicodedata.normalize("NFKC", text[:MAX_TEXT]).lower()
+    stops = stop_words()
+    if _CJK.search(low) is None:  # the common case, and a quarter of the time
+        return [
+            stem(w)
+            for w in _RUN.findall(low)
+            if w not in stops and 2 <= len(w) <= MAX_TERM and not w.isdigit()
+        ]
+    out: list[str] = []
+    for run in _RUN.findall(low):
+        for i, part in enumerate(_CJK.split(run)):
+            if not part:
+                continue
+            if i % 2:  # an unspaced script: overlapping pairs (a lone character stands alone)
+                out += [part] if len(part) == 1 else [part[j : j + 2] for j in range(len(part) - 1)]
+                out += [stem(w) for w in english(part)]  # and the English it says
+            elif part not in stops and 2 <= len(part) <= MAX_TERM and not part.isdigit():
+                out.append(stem(part))
+    return out
+
+
+def links(text: str) -> Links:
+    """Which of the text's terms are pieces of one written word: the overlapping character
+    pairs of a CJK run that follow each other (数据 and 据库 of 数据库), and a glossary word's
+    English with the pairs inside it (冲突 and "conflict"). Latin words link to nothing."""
+    out: Links = {}
+    for part in _cjk_parts(text):
+        pairs = [part[j : j + 2] for j in range(len(part) - 1)]
+        ties = list(itertools.pairwise(pairs))
+        ties += [(stem(eng), p) for i, j, eng in spans(part) for p in pairs[i : j - 1]]
+        for a, b in ties:
+            if a != b:
+                out.setdefault(a, set()).add(b)
+                out.setdefault(b, set()).add(a)
+    return out
+
+
+def glossed(text: str) -> dict[str, int]:
+    """The terms the glossary adds to a text (mca.skills.glossary), with their counts."""
+    return counts([stem(w) for part in _cjk_parts(text) for w in english(part)])
+
+
+def _cjk_parts(text: str) -> list[str]:
+    """The text's runs of CJK script, normalised as `terms` reads them."""
+    low = unicodedata.normalize("NFKC", text[:MAX_TEXT]).lower()
+    return [p for run in _RUN.findall(low) for p in _CJK.split(run)[1::2]]
+
+
+def surface(text: str) -> dict[str, str]:
+    """term -> the first word of the text it came from (what `why` shows a person)."""
+    low = unicodedata.normalize("NFKC", text[:MAX_TEXT]).lower()
+    out: dict[str, str] = {}
+    for run in _RUN.findall(low):
+        for word in _CJK.split(run)[::2]:
+            if word:
+                out.setdefault(stem(word), word)
+    return out
+
+
+def counts(items: Sequence[str]) -> dict[str, int]:
+    return dict(collections.Counter(items))
+
+
+def negative_text(description: str) -> str:
+    """The description's "not for / do not use for" clauses, joined."""
+    return " ".join(m.group(0) for m in _NEG.finditer(description.lower()))
+
+
+def without_negatives(text: str) -> str:
+    """The text, lower case, with its "not for / do not use for" clauses blanked."""
+    return _NEG.sub(" ", text.lower())

@@ -1,0 +1,1 @@
+"""Text as data: the sanitiser and scrubber, diffs, counts, plans. Pure functions."""
