@@ -17,7 +17,7 @@ from mca.session.faces import HeadlessUI
 from mca.tools.base import Approvals, ToolEnv, TurnState
 from mca.workspace.store import WorkspaceStore
 from mca.workspace.walk import OFF
-from tests.leftovers import has_children, reap_zombies, running_children
+from tests.leftovers import commands_left, has_children, reap_zombies, running_children
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -61,9 +61,13 @@ def nothing_left_running() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def no_zombies() -> Iterator[None]:
     """What ended under this process (a command's orphan, a test's child) is reaped after each
-    test, so none stays a zombie for the rest of the run."""
+    test, so none stays a zombie for the rest of the run; and no command a test ran through
+    this process's spawner left a process running once the test is done (so that a test that
+    asks the spawner counts only its own)."""
     yield
     reap_zombies()
+    left = commands_left(5)
+    assert left == 0, f"{left} ended command(s) of this test still have a process running"
 
 
 @pytest.fixture(autouse=True)

@@ -19,7 +19,7 @@ from mca.sandbox.check import check, lines, refusal
 from mca.sandbox.probe import Mechanisms, probe
 from mca.sandbox.properties import LAB_NEEDS, Prop, expected, weaker_line
 from mca.sandbox.rights import Grant, Mode, build_policy
-from mca.sandbox.spawning.client import Setup
+from mca.sandbox.spawning.client import Setup, shared
 from tests.sandbox.mechanisms import chosen, used
 
 pytestmark = pytest.mark.slow  # each property tried in a real child
@@ -99,6 +99,7 @@ def test_the_trial_sees_a_sandbox_that_holds_nothing(tmp_path: Path) -> None:
         pytest.skip("no sandbox here to take apart")
     policy = build_policy(Mode.WORKSPACE_WRITE, tmp_path, tmp_path / "home", tmp_path / "mh")
     found = check(Sandbox(policy, FULL), make=Unsandboxed)
+    shared().close()  # what the trials left running, unconfined (the spawner kills their groups)
     held = {f.prop for f in found if f.held}
     # what the clean-up after a command still does, with nothing in the child: put .git back
     # (no namespaces: recorded and restored), stop what is left (cgroup, subreaper)

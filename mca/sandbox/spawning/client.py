@@ -294,7 +294,11 @@ class Spawner:
 
     def left(self) -> int:
         """How many commands that ended (without a PID namespace) still have a process running:
-        asked of the spawner, which holds every such process (no /proc read)."""
+        asked of the spawner, which holds every such process (no /proc read). 0 where no
+        spawner runs (none is started to ask: what one held was killed when it ended)."""
+        link = self._link
+        if link is None or link.dead or link.owner != os.getpid():
+            return 0
         return int(self._request("left", None, (), None))
 
     def close(self) -> None:
