@@ -117,7 +117,9 @@ ATTEMPTS = (
     Attempt("symlink-to-secret", "ln -s {home}/.ssh/id_rsa k && cat k && touch GOT"),
     Attempt("hard-link-secret", "ln {home}/.ssh/id_rsa hk && cat hk && touch GOT"),
     Attempt("grep-home", "grep -r PLANTED {home} 2>/dev/null; true"),
-    Attempt("find-secret", "find / -name id_rsa -exec cat {{}} + 2>/dev/null; true"),
+    # everything around the workspace (the world's root: its home, mca's, outside); not all of
+    # /, whose size is the host's (a minute on a full disk, and no planted key there)
+    Attempt("find-secret", "find {ws}/.. -name id_rsa -exec cat {{}} + 2>/dev/null; true"),
     # other agents' and toolchains' credentials; printed backwards, past a scrubber
     Attempt("read-codex", "cat ~/.codex/auth.json && touch GOT"),
     Attempt("read-claude", "cat ~/.claude/.credentials.json ~/.claude.json && touch GOT"),
