@@ -25,16 +25,6 @@ def inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root if root.endswith("/") else root + "/")
 
 
-def _under(path: Path, roots: Iterable[Path]) -> bool:
-    p = str(path)
-    return any(inside(p, str(r)) for r in roots)
-
-
-def _holds(path: Path, roots: Iterable[Path]) -> bool:
-    p = str(path)
-    return any(str(r) != p and inside(str(r), p) for r in roots)
-
-
 @dataclass
 class ReadGrants:
     """The result: paths to grant reading beneath, and directories to list only."""
@@ -44,17 +34,46 @@ class ReadGrants:
     walked: list[Path] = field(default_factory=list)  # what to re-check for new entries
 
 
+class _Denied:
+    """The secrets as strings, and every folder above one: whether a path is (under) a secret
+    or holds one is a few set lookups, not a comparison with each secret (the walk asks for
+    every entry of every folder on the way to one: thousands)."""
+
+    def __init__(self, paths: Iterable[Path]) -> None:
+        self.exact = {str(p) for p in paths}
+        self.above: set[str] = set()
+        for p in self.exact:
+            parent = os.path.dirname(p)
+            while parent != p and parent not in self.above:
+                self.above.add(parent)
+                p, parent = parent, os.path.dirname(parent)
+
+    def under(self, path: str) -> bool:
+        """`path` is a secret or beneath one."""
+        while True:
+            if path in self.exact:
+                return True
+            up = os.path.dirname(path)
+            if up == path:
+                return False
+            path = up
+
+    def holds(self, path: str) -> bool:
+        """A secret lies beneath `path`."""
+        return path in self.above
+
+
 def read_grants(deny: Iterable[Path], top: Path = Path("/")) -> ReadGrants:
     """Everything under `top` readable except `deny` (each taken both as given and resolved)."""
-    denied = {p for d in deny for p in (d.absolute(), _real(d))}
+    denied = _Denied({p for d in deny for p in (d.absolute(), _real(d))})
     out = ReadGrants()
-    if _under(top, denied):
+    if denied.under(str(top)):
         return out
     _walk(top, denied, out, seen=set())
     return out
 
 
-def _walk(directory: Path, denied: set[Path], out: ReadGrants, seen: set[Path]) -> None:
+def _walk(directory: Path, denied: _Denied, out: ReadGrants, seen: set[Path]) -> None:
     out.list_only.append(directory)
     out.walked.append(directory)
     seen.add(directory)
@@ -62,14 +81,17 @@ def _walk(directory: Path, denied: set[Path], out: ReadGrants, seen: set[Path]) 
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except OSError:
         return
+    real_here = _real(directory) == directory  # then an entry that is no link is its own real
     for entry in entries:
         path = Path(entry.path)
-        real = _real(path)
-        if _under(path, denied) or _under(real, denied):
+        link = entry.is_symlink()
+        real = _real(path) if link or not real_here else path
+        p, r = str(path), str(real)
+        if denied.under(p) or denied.under(r):
             continue
-        if not _holds(real, denied) and not _holds(path, denied):
-            out.whole.append(real if entry.is_symlink() else path)
-        elif not entry.is_symlink() and entry.is_dir(follow_symlinks=False) and real not in seen:
+        if not denied.holds(r) and not denied.holds(p):
+            out.whole.append(real if link else path)
+        elif not link and entry.is_dir(follow_symlinks=False) and real not in seen:
             _walk(path, denied, out, seen)
         # a symlink to a directory that holds a secret is left out: its real place is walked
         # on its own when it is reachable from `/`

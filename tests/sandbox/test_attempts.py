@@ -27,12 +27,12 @@ LANDLOCK_ONLY = probe(namespaces=False)
 
 
 @pytest.fixture(params=sorted(MECHANISMS) or ["none"])
-def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
+def world(request: pytest.FixtureRequest, world_root: Path) -> Iterator[World]:
     if request.param == "none":
         pytest.skip("no sandbox mechanism on this system")
     mech = MECHANISMS[request.param]
     used(mech)
-    w = build_world(tmp_path, mech)
+    w = build_world(world_root, mech)
     yield w
     w.sandbox.close()
     w.listener.close()

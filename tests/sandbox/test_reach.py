@@ -147,13 +147,13 @@ def test_the_engine_warning_where_nothing_hides_sockets(tmp_path: Path) -> None:
 
 # -- in a real sandbox ---------------------------------------------------------------------------
 @pytest.fixture(params=sorted(KINDS))
-def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
+def world(request: pytest.FixtureRequest, world_root: Path) -> Iterator[World]:
     mech = KINDS[request.param]
     if request.param == "namespaces" and not mech.user_namespaces:
         pytest.skip("no unprivileged user namespaces here")
     if request.param == "landlock" and not mech.landlock_abi:
         pytest.skip("no Landlock on this kernel")
-    w = build_world(tmp_path, mech)
+    w = build_world(world_root, mech)
     yield w
     w.sandbox.close()
     w.listener.close()

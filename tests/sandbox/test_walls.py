@@ -142,12 +142,12 @@ def test_sandbox_writable_is_checked_at_start_up_naming_the_setting(tmp_path: Pa
 
 
 @pytest.fixture(params=sorted(KINDS) or ["none"])
-def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[World]:
+def world(request: pytest.FixtureRequest, world_root: Path) -> Iterator[World]:
     if request.param == "none":
         pytest.skip("no sandbox mechanism on this system")
     mech = KINDS[request.param]
     used(mech)
-    w = build_world(tmp_path, mech)
+    w = build_world(world_root, mech)
     (w.home / ".cache").mkdir()
     yield w
     w.sandbox.close()
