@@ -23,9 +23,7 @@ from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST
 
 pytestmark = [
-    pytest.mark.xdist_group(
-        "install"
-    ),  # its module fixture is built once (make test runs on every core)
+    pytest.mark.xdist_group("install"),  # its session fixture: built on one worker
     pytest.mark.e2e,
     pytest.mark.slow,  # builds and installs the wheel
 ]
@@ -44,7 +42,7 @@ def copy_sources(dest: Path) -> Path:
     return dest
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once a run: xdist may put other tests between its own
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """bin/ of a fresh venv with only the built wheel (and its dependencies) installed."""
     root = tmp_path_factory.mktemp("install")

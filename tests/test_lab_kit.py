@@ -19,9 +19,7 @@ from tests.lab.answers import HARD_CODED, honest
 
 MCA = Path(sys.executable).parent / "mca"
 pytestmark = [
-    pytest.mark.xdist_group(
-        "lab-kit"
-    ),  # its module fixture is built once (make test runs on every core)
+    pytest.mark.xdist_group("lab-kit"),  # its session fixture: built on one worker
     pytest.mark.e2e,
     pytest.mark.skipif(not MCA.exists(), reason="mca is not installed"),
     pytest.mark.slow,  # the installed mca grades a class
@@ -45,7 +43,7 @@ def failed(out: str) -> set[int]:
     return {c["id"] for c in json.loads(out)["checks"] if not c["passed"]}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once a run: xdist may put other tests between its own
 def starter(tmp_path_factory: pytest.TempPathFactory) -> str:
     d = tmp_path_factory.mktemp("student")
     assert run("lab", "init", str(d / "kit")).returncode == 0

@@ -32,9 +32,7 @@ from tests.leftovers import commands_left
 
 MECH = probe()
 pytestmark = [
-    pytest.mark.xdist_group(
-        "lab-class"
-    ),  # its module fixture is built once (make test runs on every core)
+    pytest.mark.xdist_group("lab-class"),  # its session fixture: built on one worker
     pytest.mark.skipif(not MECH.available, reason="no Landlock on this kernel"),
     pytest.mark.slow,  # grades a whole class in sandboxes
 ]
@@ -81,7 +79,7 @@ def _listen(server: socket.socket, got: list[bytes], stop: threading.Event) -> N
         conn.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once a run: xdist may put other tests between its own
 def graded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Graded_]:
     root = tmp_path_factory.mktemp("lab-class")
     server = socket.create_server(("127.0.0.1", 0))

@@ -26,14 +26,14 @@ from tests.lab.answers import ALL_HONEST, honest, reexport
 from tests.lab.handins import BORROWERS, borrower
 from tests.lab.handins import WRAPPERS as HANDIN_WRAPPERS
 
-pytestmark = pytest.mark.xdist_group("lab-protocol")  # its module fixture is built once
+pytestmark = pytest.mark.xdist_group("lab-protocol")  # its session fixture is built on one worker
 
 STARTER = (REPO / "mca" / "lab" / "naive.py").read_text(encoding="utf-8")
 STARTER_FAILS = {1, 3, 6, 7, 8, 9, 10}
 EXERCISE_CHECKS = {1: {1, 2}, 2: {3, 4}, 3: {5, 6}, 4: {7, 8}, 5: {9, 10}}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once a run: xdist may put other tests between its own
 def variants() -> Iterator[Variants]:
     with Variants(REPO) as v:
         yield v

@@ -22,9 +22,7 @@ MCA = BIN / "mca"
 KEY = "sk-e2e-planted-key-0123456789"
 PROVIDER_KEY = "sk-e2e-provider-key-never-sent-42"
 pytestmark = [
-    pytest.mark.xdist_group(
-        "fakellm"
-    ),  # its module fixture is built once (make test runs on every core)
+    pytest.mark.xdist_group("fakellm"),  # its session fixture: built on one worker
     pytest.mark.e2e,
     pytest.mark.skipif(
         not FAKELLM.exists() or not MCA.exists(), reason="fakellm or mca not installed"
@@ -75,7 +73,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once a run: xdist may put other tests between its own
 def fakellm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     d = tmp_path_factory.mktemp("fakellm")
     (d / "rules.yaml").write_text(RULES)

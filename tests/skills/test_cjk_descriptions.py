@@ -17,12 +17,14 @@ from mca.skills.script import CJK, family
 from mca.skills.terms import links, stem, terms
 from mca.skills.words import shares
 
-pytestmark = pytest.mark.xdist_group("cjk-descriptions")  # its module fixture is built once
+pytestmark = pytest.mark.xdist_group(
+    "cjk-descriptions"
+)  # its session fixture is built on one worker
 
 MAX_FA = 0.10  # the target
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once a run: xdist may put other tests between its own
 def cjk_described() -> list[Case]:
     return [
         c for c in judge_data.dev_cases() if not c.multi and family(c.skills[0].description) == CJK
