@@ -9,9 +9,11 @@ trial saw is the answer.
 from __future__ import annotations
 
 import enum
+import os
 from dataclasses import dataclass
 
 from mca.sandbox.probe import Mechanisms
+from mca.sandbox.seccomp import GROUP_CALLS
 
 __all__ = ["LAB_NEEDS", "Expected", "Prop", "expected", "weaker_line"]
 
@@ -114,8 +116,19 @@ def _sockets(ns: bool, abi: int) -> Expected:
 def _survivors(mech: Mechanisms, root: bool) -> Expected:
     if mech.user_namespaces:
         return Expected(Prop.SURVIVORS, True, "a PID namespace of its own")
+    if mech.landlock_abi < 6:  # the command could end mca and its spawner before they clean up
+        return Expected(
+            Prop.SURVIVORS,
+            False,
+            f"nothing sure (Landlock ABI {mech.landlock_abi} has no signal scope: a command can"
+            " end mca before it cleans up)",
+        )
     if root and mech.pids_cgroup is not None:
         return Expected(Prop.SURVIVORS, True, "a pids cgroup")
+    if os.uname().machine not in GROUP_CALLS:
+        return Expected(
+            Prop.SURVIVORS, False, "its process group only (no seccomp program for this machine)"
+        )
     return Expected(
         Prop.SURVIVORS,
         True,

@@ -390,7 +390,7 @@ ESCAPES = {
     ),
     "fill-tmp-with-files": (
         "import os, tempfile\n"
-        "for i in range(2000):\n"
+        "for i in range(500):\n"
         "    with open(os.path.join(tempfile.gettempdir(), f'f{i}'), 'wb') as f:\n"
         "        f.write(b'0' * 4096)"
     ),

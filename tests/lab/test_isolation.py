@@ -214,7 +214,13 @@ def test_without_the_audit_hook_the_sandbox_still_holds(tmp_path: Path) -> None:
     assert found["read a classmate"] in ("PermissionError", "FileNotFoundError")  # or covered
     assert found["write the csv"] in ("PermissionError", "OSError", "FileNotFoundError")
     assert found["connect"] != "done"
-    assert found["forks"] <= LIMITS.processes - 2  # the sandbox's own two tasks come first
+    # the sandbox's own two tasks come first; without a user namespace RLIMIT_NPROC counts all
+    # of the user's tasks, counted at the start, and those that end meanwhile (a parallel
+    # suite's) leave as many more: there the ten are stopped short, not at an exact count
+    if MECH.user_namespaces or os.geteuid() == 0:
+        assert found["forks"] <= LIMITS.processes - 2
+    else:
+        assert found["forks"] < 10
     deadline = time.monotonic() + 5
     while survivors(token) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -128,4 +128,5 @@ def test_the_count_without_proc_is_the_kernels_and_two_starts_when_it_held() -> 
     before, after, again, guessed = json.loads(done.stdout)
     assert after == again == before + 5, (before, after, again)
     assert guessed == 2  # the guess was right: one start at it plus one, one at it
-    assert user_tasks(os.getuid()) > 0  # this process counts itself, however it counts
+    if PROC:  # (the count by spawning lowers its caller's limit: not in this threaded process)
+        assert user_tasks(os.getuid()) > 0  # this process counts itself

@@ -1,7 +1,7 @@
 """The wire between mca and its spawner (mca/sandbox/spawning/spawner.py), and between the
 spawner and its forkers: frames of `!II` (payload length, descriptors carried) and a marshal'd
-tuple, the descriptors carried with SCM_RIGHTS; and the few calls both ends of it make
-quietly."""
+tuple, the descriptors carried with SCM_RIGHTS; a ChildPlan read back from it; and the few
+calls both ends of it make quietly."""
 
 from __future__ import annotations
 
@@ -13,7 +13,19 @@ import socket
 import struct
 from typing import Any
 
-__all__ = ["HEADER", "MAX_FDS", "close_quietly", "drain", "frame", "kill_group", "send_to"]
+from mca.sandbox.linux import ChildPlan
+
+__all__ = [
+    "HEADER",
+    "MAX_FDS",
+    "close_quietly",
+    "drain",
+    "frame",
+    "kill_group",
+    "plan_fields",
+    "plan_from_wire",
+    "send_to",
+]
 
 HEADER = struct.Struct("!II")  # payload length, descriptors carried
 MAX_FDS = 64
@@ -54,3 +66,16 @@ def kill_group(pid: int) -> None:
     for kill in (os.killpg, os.kill):
         with contextlib.suppress(OSError):
             kill(pid, signal.SIGKILL)
+
+
+def plan_fields(plan: ChildPlan) -> dict[str, Any]:
+    """A ChildPlan's fields, to make another with some changed."""
+    return {name: getattr(plan, name) for name in plan.__dataclass_fields__}
+
+
+def plan_from_wire(wire: dict[str, Any], fds: list[int]) -> ChildPlan:
+    """The ChildPlan as mca made it, its Landlock ruleset the descriptor that came along."""
+    fields = dict(wire)
+    if fields.get("ruleset_fd", -1) >= 0:
+        fields["ruleset_fd"] = fds[-1]
+    return ChildPlan(**fields)

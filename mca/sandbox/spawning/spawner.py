@@ -46,7 +46,7 @@ from mca.sandbox.spawning.child import (
     probe_child,
     run_child,
 )
-from mca.sandbox.spawning.frames import HEADER, MAX_FDS, frame
+from mca.sandbox.spawning.frames import HEADER, MAX_FDS, frame, plan_fields, plan_from_wire
 from mca.sandbox.spawning.frames import close_quietly as _close
 from mca.sandbox.spawning.frames import drain as _drain
 from mca.sandbox.spawning.frames import kill_group as _kill_group
@@ -110,6 +110,7 @@ class _Helper:
                         self._from_forker(fd)
                 self.commands.reap()
         finally:  # mca is gone: nothing it started outlives it (what an ended command left too)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut this short
             forked = {p for f in self.forkers.values() for p in f.pids}
             for pid in self.commands.running | forked:
                 _kill_group(pid)
@@ -282,22 +283,28 @@ class _Helper:
     # -- a command ---------------------------------------------------------------------------
     def _spawn(self, spec: dict[str, Any], fds: list[int]) -> int:
         above_targets(fds, spec["targets"])
-        plan = _plan(spec["plan"], fds) if spec["plan"] is not None else None
+        plan = plan_from_wire(spec["plan"], fds) if spec["plan"] is not None else None
         if plan is not None and plan.nproc_room:
-            plan = self.commands.with_nproc(plan, _fields(plan))
+            plan = self.commands.with_nproc(plan, plan_fields(plan))
         enforce = self._enforce(spec) if spec["confine"] else _nothing
         joined, rest = self._joined(spec.get("share", ""), plan)
         ready_r, ready_w = os.pipe2(os.O_CLOEXEC)
         pid_ns = plan is not None and plan.namespaces & CLONE_NEWPID
         report_r, report_w = os.pipe2(os.O_CLOEXEC) if pid_ns else (-1, -1)
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover (the child; its outcome is the command's)
-            os.close(ready_r)
-            run_child(
-                spec, fds, plan, self.child, enforce, self.me, ready_w, joined, rest, report_w
-            )
-        os.close(ready_w)
-        self.commands.started(pid, own_group=not pid_ns)
+        # mca's death (SIGTERM) waits until the command is on the books: its clean-up kills it
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        try:
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover (the child; its outcome is the command's)
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
+                os.close(ready_r)
+                run_child(
+                    spec, fds, plan, self.child, enforce, self.me, ready_w, joined, rest, report_w
+                )
+            os.close(ready_w)
+            self.commands.started(pid, own_group=not pid_ns)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         if pid_ns:
             os.close(report_w)
             self.reports[report_r] = pid
@@ -325,7 +332,7 @@ class _Helper:
                 return [], plan
             self.namespaces[key] = joined
         rest = ChildPlan(
-            **{**_fields(plan), "namespaces": plan.namespaces & ~flags, "loopback_up": False}
+            **{**plan_fields(plan), "namespaces": plan.namespaces & ~flags, "loopback_up": False}
         )
         return joined, rest
 
@@ -362,18 +369,6 @@ def _end(signum: int, frame: object) -> None:
     kills every command's group (killed at once by SIGKILL, it would leave what they started
     running, adopted by whoever reaps orphans)."""
     raise SystemExit(0)
-
-
-def _fields(plan: ChildPlan) -> dict[str, Any]:
-    return {name: getattr(plan, name) for name in plan.__dataclass_fields__}
-
-
-def _plan(wire: dict[str, Any], fds: list[int]) -> ChildPlan:
-    """The ChildPlan as mca made it, its Landlock ruleset the descriptor that came along."""
-    fields = dict(wire)
-    if fields.get("ruleset_fd", -1) >= 0:
-        fields["ruleset_fd"] = fds[-1]
-    return ChildPlan(**fields)
 
 
 def main() -> None:

@@ -40,14 +40,21 @@ class Commands:
 
     def reap(self) -> None:
         """Every child that ended: the commands (their status said), and what they left running,
-        adopted here when its parent ended (killed with the command's group)."""
+        adopted here when its parent ended. A command's group is killed as its first process
+        ends, before that one is reaped: its zombie keeps the group's id taken meanwhile, so the
+        kill reaches only what the command started (once reaped, the id may be another's)."""
         while True:
             try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
+                found = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
             except ChildProcessError:
                 return
-            if pid == 0:
+            if found is None:
                 return
+            pid = found.si_pid
+            if pid in self.running and pid in self.groups:
+                with contextlib.suppress(OSError):
+                    os.killpg(pid, signal.SIGKILL)
+            _, status = os.waitpid(pid, 0)
             if pid in self.running:
                 self.running.discard(pid)
                 if pid in self.reported:
