@@ -35,6 +35,9 @@ NAMES = (
 ABIS = (1, 3, 5)
 
 _used: set[tuple[str, str, str]] = set()
+# Read once, when the tests are collected: each test runs with the MCA_* variables scrubbed
+# (tests/conftest.py's clean_env), these included.
+CELL = os.environ.get("MCA_TEST_CELL", "host")
 
 
 def key(mech: Mechanisms) -> str:
@@ -96,7 +99,7 @@ def chosen(
 def used(mech: Mechanisms) -> None:
     """Note that a test ran commands in this sandbox (written at the end of the run)."""
     user = "root" if os.geteuid() == 0 else "user"
-    _used.add((os.environ.get("MCA_TEST_CELL", "host"), user, key(mech)))
+    _used.add((CELL, user, key(mech)))
 
 
 def write_log() -> None:
