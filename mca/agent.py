@@ -118,7 +118,9 @@ class Agent:
         """Keep what the stopped turn completed, closed by a note, once a tool call had begun
         (mca/cancel.py); otherwise put the conversation back as it was."""
         result.stop = StopReason.INTERRUPTED
-        ran = stop.output if isinstance(stop, CommandInterrupted) else None  # printed so far
+        ran = None  # what the stopped command printed so far, and what was put back after it
+        if isinstance(stop, CommandInterrupted):
+            ran = "\n".join([stop.output.rstrip("\n"), *(f"[mca: {n}]" for n in stop.notes)])
         running = None if ran is None else self.redact(valid_text(ran))
         # where the turn begins now (compacting may have shortened what came before it)
         start = next((i for i, m in enumerate(self.messages) if m.turn == self.turn), len(before))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from mca.agent import Agent, AsksForSteps
 from mca.assembly.home import new_ids, open_log, open_store, open_workspace, prepare_home
-from mca.assembly.sandboxing import sandbox_for, unsandboxed_notice
+from mca.assembly.sandboxing import put_back_left, sandbox_for, unsandboxed_notice
 from mca.assembly.wiring import model_options, session_config, skills_config
 from mca.config.settings import Settings
 from mca.context.compact import Compactor
@@ -157,6 +157,7 @@ def open_session(
     gets its own config from the settings (mca/assembly/wiring.py)."""
     started, sid = new_ids()
     home_problem = prepare_home(settings.home)
+    put_back = [] if home_problem else put_back_left(settings)  # before anything reads .git
     on_disk = log_to_disk and not home_problem
     log = open_log(settings, f"{started}-{sid}", on_disk, ui.event)
 
@@ -176,7 +177,7 @@ def open_session(
     workspace, notices = open_workspace(settings, sid, started, home_problem)
     stage, env = _tools(settings, discovery, workspace, ui, emit)
     prompt, agents_problem = prompt_for(config, discovery.catalog.text)
-    notices = [*_startup_notices(settings, discovery, agents_problem), *notices]
+    notices = [*put_back, *_startup_notices(settings, discovery, agents_problem), *notices]
     notices += unsandboxed_notice(settings, env.sandbox)
     for notice in [*notices, window_note] if window_note else notices:
         emit(Notice(notice))

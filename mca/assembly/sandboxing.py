@@ -16,7 +16,24 @@ from mca.sandbox.rights import Mode, build_policy
 if TYPE_CHECKING:  # the banner is on the path to the first prompt: the rest loads with the session
     from mca.sandbox.box import Sandbox
 
-__all__ = ["banner", "banner_line", "engine_warning", "sandbox_for", "unsandboxed_notice"]
+__all__ = [
+    "banner",
+    "banner_line",
+    "engine_warning",
+    "put_back_left",
+    "sandbox_for",
+    "unsandboxed_notice",
+]
+
+
+def put_back_left(settings: Settings) -> list[str]:
+    """Before anything reads the workspace: the protected paths an earlier mca could not put
+    back after a sandboxed command (it ended during one), put back now and said."""
+    from mca.sandbox.rights import state_dir
+    from mca.workspace.pending import recover
+
+    ws = settings.workspace.resolve()
+    return recover(state_dir(settings.home, ws), ws)
 
 
 def sandbox_for(settings: Settings) -> Sandbox:

@@ -12,13 +12,25 @@ what mca would still write to it goes to /dev/null (a pipe or a file keeps getti
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import stat
 import threading
+from collections.abc import Callable, Iterator
 from types import FrameType
+from typing import Any
 
-__all__ = ["TERMINATING", "Terminated", "exit_code", "install", "name", "received", "why"]
+__all__ = [
+    "TERMINATING",
+    "Terminated",
+    "exit_code",
+    "held",
+    "install",
+    "name",
+    "received",
+    "why",
+]
 
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 _received: list[int] = []  # the signal that ended this process, once one came (process-wide)
@@ -89,3 +101,39 @@ def exit_code(interrupted: int) -> int:
     """128 + the signal for SIGTERM and SIGHUP; `interrupted` (130) for Ctrl-C."""
     signum = received()
     return 128 + signum if signum else interrupted
+
+
+@contextlib.contextmanager
+def held(*, drop: bool = False) -> Iterator[None]:
+    """Ctrl-C, Esc, SIGTERM and SIGHUP wait while the block runs (putting protected paths back
+    must not stop half way), then act as they would have: the first one's handler runs at the
+    block's end. With `drop`, the block runs while a stop is already under way: a signal's
+    handler still runs (SIGTERM is remembered, so mca still exits after the turn) but what it
+    raises is dropped, as the stop is already being raised. In the main thread only (Python
+    runs handlers there); elsewhere the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        came.append(signum)
+
+    old: dict[int, Callable[[int, FrameType | None], Any]] = {}
+    for sig in (signal.SIGINT, *TERMINATING):
+        handler = signal.getsignal(sig)
+        if callable(handler):
+            old[sig] = handler
+            signal.signal(sig, hold)
+    try:
+        yield
+    finally:
+        for signum, was in old.items():
+            signal.signal(signum, was)
+        if came and came[0] in old:
+            first = old[came[0]]
+            try:
+                first(came[0], None)
+            except KeyboardInterrupt:
+                if not drop:
+                    raise

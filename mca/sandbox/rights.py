@@ -32,6 +32,7 @@ __all__ = [
     "expand",
     "secret_paths",
     "shown",
+    "state_dir",
     "unwritable",
 ]
 
@@ -266,6 +267,13 @@ def secret_paths(
     return tuple(dict.fromkeys([*secrets, mca_home]))
 
 
+def state_dir(mca_home: Path, workspace: Path) -> Path:
+    """mca's own place for one workspace's sandbox state (records, git's object links)."""
+    import hashlib
+
+    return mca_home / "sandbox" / hashlib.sha256(bytes(workspace.resolve())).hexdigest()[:16]
+
+
 def build_policy(
     mode: Mode,
     workspace: Path,
@@ -291,16 +299,13 @@ def build_policy(
         real = d.resolve()
         if real != ws and real.is_relative_to(ws) and real not in protected:
             protected.append(real)
-    import hashlib
-
-    key = hashlib.sha256(bytes(ws)).hexdigest()[:16]
     return Policy(
         mode=mode,
         workspace=ws,
         user_home=user_home,
         deny_read=secrets,
         protected=tuple(protected),
-        state=mca_home / "sandbox" / key,
+        state=state_dir(mca_home, ws),
         network=network,
         extra=deny_read,
         writable=tuple(dict.fromkeys(_real(expand(str(p), user_home)) for p in writable)),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mca import events
 from mca.errors import ToolError
+from mca.process import signals
 from mca.sandbox.rights import Grant
 from mca.text.sanitize import MAX_APPROVAL_LINES
 from mca.tools.allow import Answer, CommandQuestion, key_for
@@ -80,11 +81,13 @@ class Capture:
 
 
 class CommandInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a command: the group was killed; `output` is what it printed so far."""
+    """Ctrl-C during a command: the group was killed; `output` is what it printed so far,
+    `notes` what the sandbox put back after it (protected paths), said as after any command."""
 
-    def __init__(self, output: str) -> None:
+    def __init__(self, output: str, notes: list[str] | None = None) -> None:
         super().__init__()
         self.output = output
+        self.notes = notes or []
 
 
 def child_env(base: Mapping[str, str]) -> dict[str, str]:
@@ -169,19 +172,25 @@ def execute(
         "stdout": subprocess.PIPE,
         "stderr": subprocess.STDOUT,
     }
-    launch = sandbox.prepare(grant or Grant(), env) if sandbox is not None else None
+    cap = Capture()
+    reader: threading.Thread | None = None
+    timed_out = False
+    launch = sandbox.prepare(grant or Grant(), env, command) if sandbox is not None else None
     proc: Process
     if sandbox is not None and launch is not None:
         proc = _start_sandboxed(sandbox, launch, argv, pipes)
     else:
         proc = subprocess.Popen(argv, start_new_session=True, env=env, **pipes)
-    cap = Capture()
-    reader: threading.Thread | None = None
-    timed_out = False
 
     def stop_leftovers() -> None:  # nothing a sandboxed command started outlives it
         if sandbox is not None and launch is not None:
             sandbox.stop_leftovers(proc.pid)
+
+    def finish(stopping: bool) -> list[str]:  # every ending puts the protected paths back
+        if sandbox is None or launch is None:
+            return []
+        with signals.held(drop=stopping):  # a second Esc waits until it is done
+            return sandbox.finish(launch, proc.pid)
 
     try:  # from the moment it runs: a Ctrl-C anywhere after this stops all of it
         reader = _reader(proc, cap, on_chunk)
@@ -195,17 +204,19 @@ def execute(
         if reader.is_alive():  # background children still hold the pipe
             _kill_group(proc)
             reader.join(timeout=2.0)
-    except KeyboardInterrupt:
-        _kill_group(proc)
-        stop_leftovers()
-        if reader is not None:
-            reader.join(timeout=1.0)
-        raise CommandInterrupted(cap.text()) from None
+    except KeyboardInterrupt:  # Esc, Ctrl-C, SIGTERM, SIGHUP (mca/process/signals.py)
+        with signals.held(drop=True):
+            _kill_group(proc)
+            stop_leftovers()
+            if reader is not None:
+                reader.join(timeout=1.0)
+            proc.wait()
+        raise CommandInterrupted(cap.text(), finish(stopping=True)) from None
     finally:
         proc.wait()
         if proc.stdout:
             proc.stdout.close()
-    notes = sandbox.finish(launch, proc.pid) if sandbox and launch else []
+    notes = finish(stopping=False)
     reports = launch.reports if sandbox and launch else []
     return Outcome(None if timed_out else proc.returncode, cap.text(), timed_out, notes, reports)
 
@@ -291,6 +302,8 @@ def _run(env: ToolEnv, command: str, timeout: int, box: Sandbox | None, grant: G
     except CommandInterrupted as stop:
         live.close()  # its last output comes before the line that says it was stopped
         env.emit(events.CommandInterrupted(command, stop.output))
+        for note in stop.notes:
+            env.emit(events.Notice(note))
         raise
     finally:
         live.close()

@@ -23,6 +23,7 @@ import os
 import shutil
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -169,23 +170,44 @@ def _remove(path: Path) -> None:
             os.unlink(path)
 
 
-def _put_back(path: Path, e: Entry) -> bool:
+def _mover(aside: Path | None, workspace: Path) -> Callable[[Path], None]:
+    """How what stands in the way goes: removed, or (`aside`) moved there, at its place below
+    the workspace, so a put-back made long after the command loses nothing made since."""
+    if aside is None:
+        return _remove
+
+    def move(path: Path) -> None:
+        if not os.path.lexists(path):
+            return
+        rel = path.relative_to(workspace) if path.is_relative_to(workspace) else path.name
+        dst = aside / rel
+        try:
+            dst.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            shutil.move(path, dst)  # a rename on one file system, else a copy
+        except OSError:
+            pass
+        _remove(path)
+
+    return move
+
+
+def _put_back(path: Path, e: Entry, remove: Callable[[Path], None] = _remove) -> bool:
     """Restore one entry; False when it cannot be (too large to have been kept). A folder
     that held it and is gone is made again (a nested repository's, removed with it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if stat.S_ISDIR(e.mode):
         if not os.path.isdir(path) or os.path.islink(path):
-            _remove(path)
+            remove(path)
             os.mkdir(path)
         os.chmod(path, stat.S_IMODE(e.mode))
         return True
     if e.link is not None:
-        _remove(path)
+        remove(path)
         os.symlink(e.link, path)
         return True
     if e.data is None:
         return False
-    _remove(path)
+    remove(path)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as f:
         f.write(e.data)
@@ -234,10 +256,13 @@ def _mend_way(path: Path, rec: Record, workspace: Path) -> tuple[bool, list[str]
     return os.path.realpath(path.parent) == real, said
 
 
-def restore(rec: Record, workspace: Path) -> list[str]:
+def restore(rec: Record, workspace: Path, aside: Path | None = None) -> list[str]:
     """Put the protected paths back as recorded; one line per protected path it had to mend.
     Nothing is done through a link the command made: one on the way to a protected path is
-    removed first; where the way still leads elsewhere, that path is said and left alone."""
+    removed first; where the way still leads elsewhere, that path is said and left alone.
+    With `aside`, what a put-back replaces or removes is moved there instead (mca/workspace/
+    pending.py: a record put back by the next mca, after changes made since)."""
+    remove = _mover(aside, workspace)
     undone: dict[Path, list[str]] = {}
     moved = set()
     for p in rec.existed:
@@ -249,7 +274,7 @@ def restore(rec: Record, workspace: Path) -> list[str]:
             undone.setdefault(p, []).append(_LINKED)
     for p, existed in rec.existed.items():
         if not existed and p not in moved and os.path.lexists(p):
-            _remove(p)
+            remove(p)
             undone.setdefault(p, []).append("created it")
     roots = [p for p, existed in rec.existed.items() if existed and p not in moved]
     if rec.entries:
@@ -257,7 +282,7 @@ def restore(rec: Record, workspace: Path) -> list[str]:
         for p in roots:
             now.update(_walk(p))
         for p in sorted(set(now) - set(rec.entries), key=lambda q: len(q.parts), reverse=True):
-            _remove(p)
+            remove(p)
             undone.setdefault(_root_of(p, roots), []).append(f"created {p.name}")
         for p in sorted(rec.entries, key=lambda q: len(q.parts)):
             if p in rec.objects or (p in now and _same(now[p], rec.entries[p])):
@@ -266,12 +291,12 @@ def restore(rec: Record, workspace: Path) -> list[str]:
                 continue  # below a path whose folder became a link
             what = "changed" if p in now else "removed"
             try:
-                ok = _put_back(p, rec.entries[p])
+                ok = _put_back(p, rec.entries[p], remove)
             except OSError as err:
                 ok, what = False, f"{what} (not restored: {err.strerror or err})"
             note = f"{what} {p.name}" + ("" if ok else " (too large to restore)")
             undone.setdefault(_root_of(p, roots), []).append(note)
-        for git, lost in _relink(rec.objects, roots).items():
+        for git, lost in _relink(rec.objects, roots, remove).items():
             undone.setdefault(git, []).append(f"removed {lost} object file{'s' * (lost != 1)}")
     return [_note(root, what, workspace) for root, what in undone.items()]
 
@@ -293,7 +318,9 @@ def _note(root: Path, what: list[str], workspace: Path) -> str:
     return f"the sandbox put {shown}/ back as it was (the command {listed})"
 
 
-def _relink(objects: dict[Path, Path], roots: list[Path]) -> dict[Path, int]:
+def _relink(
+    objects: dict[Path, Path], roots: list[Path], remove: Callable[[Path], None]
+) -> dict[Path, int]:
     """Put back object files that are gone or replaced, from their mirror links: how many,
     for each git directory."""
     n: dict[Path, int] = {}
@@ -306,7 +333,7 @@ def _relink(objects: dict[Path, Path], roots: list[Path]) -> dict[Path, int]:
         except OSError:
             pass
         try:
-            _remove(src)
+            remove(src)
             src.parent.mkdir(parents=True, exist_ok=True)
             os.link(dst, src, follow_symlinks=False)
             git = _root_of(src, roots)
