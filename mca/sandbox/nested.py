@@ -8,6 +8,7 @@ Only a command that may write the workspace needs this: in read-only mode nothin
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,12 +20,25 @@ __all__ = ["Before", "Repositories", "report"]
 MAX_LINES = 8  # settings named one by one; the rest are counted
 
 
+Identity = tuple[int, int]  # a git directory's device and inode: what it is wherever it is
+
+
 @dataclass(frozen=True)
 class Before:
-    """The repositories before one command, and what in them ran programs already."""
+    """The repositories before one command, and what in each made git run programs already,
+    by the git directory's identity (a repository moved or renamed is still itself; a new one
+    at an old one's place is not). Each danger's file is named inside its git directory."""
 
     found: Found = field(default_factory=Found)
-    dangers: dict[Path, frozenset[Danger]] = field(default_factory=dict)
+    dangers: dict[Identity, frozenset[Danger]] = field(default_factory=dict)
+
+
+def _identity(path: Path) -> Identity | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 @dataclass
@@ -39,16 +53,21 @@ class Repositories:
         if self.finder is None:
             self.finder = Finder(self.workspace)
 
-    def before(self, writable: bool) -> tuple[Before, list[str]]:
-        """The repositories now (their settings too when the command may write them: a
-        protected-paths grant), and what to say once per session about the search."""
+    def before(self) -> tuple[Before, list[str]]:
+        """The repositories now and what in each runs a program (read from their files,
+        whether or not the command may write them), and what to say once per session about
+        the search."""
         assert self.finder is not None
         found = self.finder.find()
         notes = []
         if found.missed and found.missed not in self.said:
             self.said.add(found.missed)
             notes.append(found.missed)
-        known = {d: self._dangers(d) for d in found.git_dirs} if writable else {}
+        known = {}
+        for d in found.git_dirs:
+            ident = _identity(d)
+            if ident is not None:
+                known[ident] = dangers(d, "")
         return Before(found, known), notes
 
     def protect(self, found: Found, already: list[Path]) -> tuple[list[Path], list[Path]]:
@@ -63,25 +82,24 @@ class Repositories:
         return dirs, pointers
 
     def after(self, before: Before) -> list[str]:
-        """What makes git run a program now that did not before the command: in a repository
-        it made, or (when it could write them) in one that was there."""
+        """What makes git run a program now that did not before the command, compared by what
+        the files say, in every git directory there is now: a new one, one moved or renamed,
+        one put in the place of another (a mount kept the old one, wherever it went), one the
+        command could write."""
         assert self.finder is not None
         now = self.finder.find()
-        old = set(before.found.git_dirs)
         new: list[tuple[str, str, str]] = []
         for d in now.git_dirs:
-            if d in old and d not in before.dangers:
-                continue  # read-only for the command, or put back
+            ident = _identity(d)
+            was = before.dangers.get(ident, frozenset()) if ident is not None else frozenset()
             folder = self._shown(d.parent if d.name == ".git" else d)
-            added = self._dangers(d) - before.dangers.get(d, frozenset())
-            new += [(folder, file, what) for file, what in sorted(added)]
+            shown = self._shown(d)
+            added = dangers(d, "") - was
+            new += [(folder, f"{shown}{file}", what) for file, what in sorted(added)]
         return report(new)
 
     def _shown(self, path: Path) -> str:
         return path.relative_to(self.workspace).as_posix() if path != self.workspace else "."
-
-    def _dangers(self, git_dir: Path) -> frozenset[Danger]:
-        return dangers(git_dir, self._shown(git_dir))
 
 
 def report(found: list[tuple[str, str, str]]) -> list[str]:

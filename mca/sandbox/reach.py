@@ -52,7 +52,7 @@ class Reach:
         if self.policy.writes_workspace:
             if self.repos is None:
                 self.repos = Repositories(self.policy.workspace)
-            seen.before, notes = self.repos.before(writable=grant.write_protected)
+            seen.before, notes = self.repos.before()
             seen.reports += notes
             if not grant.write_protected:
                 dirs, pointers = self.repos.protect(seen.before.found, self._protected())

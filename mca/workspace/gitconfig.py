@@ -14,88 +14,18 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["CONFIG_FILES", "Danger", "dangers", "parse", "runs_program"]
+from mca.workspace.gitsettings import known, runs_program
+
+__all__ = ["CONFIG_FILES", "Danger", "dangers", "known", "parse", "runs_program"]
 
 CONFIG_FILES = ("config", "config.worktree")  # read by git from a git directory
 MAX_CONFIG_BYTES = 1 << 20
+RACY_NS = 100_000_000  # a file changed this recently may change again within its clock tick
 Danger = tuple[str, str]  # (the file, the setting or what the file is)
-
-# section.name (no subsection), section.*.name (any subsection) and section.* (any name):
-# settings whose value is a program git starts (or where it reads more configuration from)
-_ALWAYS = {
-    "core.hookspath",
-    "core.sshcommand",
-    "core.pager",
-    "core.editor",
-    "core.askpass",
-    "core.gitproxy",
-    "core.alternaterefscommand",
-    "sequence.editor",
-    "diff.external",
-    "diff.*.textconv",
-    "diff.*.command",
-    "merge.*.driver",
-    "filter.*.clean",
-    "filter.*.smudge",
-    "filter.*.process",
-    "gpg.program",
-    "gpg.*.program",
-    "gpg.ssh.defaultkeycommand",
-    "mergetool.*.cmd",
-    "mergetool.*.path",
-    "difftool.*.cmd",
-    "difftool.*.path",
-    "man.*.cmd",
-    "man.*.path",
-    "browser.*.cmd",
-    "browser.*.path",
-    "web.browser",
-    "sendemail.sendmailcmd",
-    "sendemail.tocmd",
-    "sendemail.cccmd",
-    "remote.*.uploadpack",
-    "remote.*.receivepack",
-    "trailer.*.command",
-    "trailer.*.cmd",
-    "imap.tunnel",
-    "hook.*.command",
-    "include.path",
-    "includeif.*.path",
-}
-_NOT_BOOLEAN = {"core.fsmonitor", "pager.*"}  # true/false are not programs
-_BANG = {"alias.*", "submodule.*.update"}  # only a value starting with "!" runs a shell
-_BOOLEANS = {"", "true", "false", "yes", "no", "on", "off", "1", "0"}
-
-
-def _pattern(key: str) -> str:
-    """'filter.lfs.clean' -> 'filter.*.clean' (the subsection is any text, dots included)."""
-    first, _, rest = key.partition(".")
-    if "." not in rest:
-        return key
-    return f"{first}.*.{rest.rsplit('.', 1)[1]}"
-
-
-def runs_program(key: str, value: str | None) -> bool:
-    """Whether this setting (key as `parse` gives it) makes git run a program."""
-    pattern, section = _pattern(key.lower()), key.split(".", 1)[0].lower()
-    text = (value or "").strip()
-    if pattern in _ALWAYS:
-        return True
-    if pattern in _NOT_BOOLEAN or f"{section}.*" in _NOT_BOOLEAN:
-        return value is not None and text.lower() not in _BOOLEANS
-    if pattern in _BANG or f"{section}.*" in _BANG:
-        return text.startswith("!")
-    if section == "credential" and key.lower().endswith(".helper"):
-        first = text.split(maxsplit=1)[0] if text else ""
-        return first.startswith("!") or "/" in first
-    if key.lower() == "protocol.ext.allow":
-        return text.lower() != "never"
-    if section == "remote" and key.lower().rsplit(".", 1)[-1] in ("url", "pushurl"):
-        return text.lower().startswith("ext::")
-    return False
 
 
 class _Text:
@@ -224,19 +154,39 @@ def _shown(value: str | None) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+_read: dict[tuple[int, ...], list[str]] = {}  # a file's findings, by what only the kernel sets
+_MAX_READ = 4096
+
+
 def _config_dangers(path: Path) -> list[str]:
+    """The settings in one configuration file that run a program. Read again whenever its
+    inode, size or change time differs (a change time cannot be set back): every command
+    looks at every repository's, most unchanged."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return []
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
             return []
+        stamp = (st.st_dev, st.st_ino, st.st_size, st.st_ctime_ns, st.st_mtime_ns)
+        if stamp in _read and time.time_ns() - st.st_ctime_ns > RACY_NS:
+            return _read[stamp]
         text = f.read(MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
+    out = _findings(text)
+    if len(_read) >= _MAX_READ:
+        _read.clear()
+    _read[stamp] = out
+    return out
+
+
+def _findings(text: str) -> list[str]:
     out = []
     for key, value in parse(text):
         if runs_program(key, value):
-            out.append(f"{key} = {_shown(value)}" if value is not None else key)
+            said = f"{key} = {_shown(value)}" if value is not None else key
+            out.append(said if known(key) else f"{said} (a setting not known to be inert)")
     return out
 
 

@@ -4,10 +4,12 @@ and a bare repository (a folder with HEAD, objects/ and refs/). git runs configu
 from each of them by itself, so the sandbox keeps them as it keeps the workspace's own `.git`.
 
 Found by a walk that follows no link and has a budget (entries, depth, repositories): what it
-did not cover is said, not guessed. It looks again only in directories whose entries changed
-since the last walk (a directory's mtime moves when an entry is added, removed or renamed in
-it); one changed within RACY_NS of the walk is looked at again next time, as its stamp could
-hide a second change in the same clock tick.
+did not cover is said, not guessed. It looks again only in directories whose entries may have
+changed since the last walk: a directory's change time (ctime) moves when an entry is added,
+removed or renamed in it, and only the kernel sets it (mtime would not do: `touch -d` puts it
+back, and a new repository would hide behind its folder's old stamp); one changed within
+RACY_NS of the walk is looked at again next time, as its stamp could hide a second change in
+the same clock tick.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ class Found:
 
 @dataclass
 class _Dir:
-    stamp: tuple[int, int, int]  # mtime_ns (-1: look again), inode, device
+    stamp: tuple[int, int, int]  # ctime_ns (-1: look again), inode, device
     subdirs: tuple[str, ...]
     entries: int
     dot_git: str  # "dir", "file", "link" or ""
@@ -109,11 +111,11 @@ class Finder:
             return None
         if not stat.S_ISDIR(st.st_mode):
             return None
-        stamp = (st.st_mtime_ns, st.st_ino, st.st_dev)
+        stamp = (st.st_ctime_ns, st.st_ino, st.st_dev)
         old = self._dirs.get(path)
         if old is not None and old.stamp == stamp:
             return old
-        if now - st.st_mtime_ns < RACY_NS:
+        if now - st.st_ctime_ns < RACY_NS:
             stamp = (-1, st.st_ino, st.st_dev)
         try:
             with os.scandir(path) as it:

@@ -187,6 +187,52 @@ def test_a_repository_moved_and_changed_is_said(world: World) -> None:
 
 
 @pytest.mark.slow
+def test_a_repository_behind_a_folder_whose_time_was_put_back_is_said(world: World) -> None:
+    """The walk looked again only where a folder's mtime moved; `touch -d` puts it back (main:
+    nothing was said, and `git status` in src/ ran the payload)."""
+    world.run("true")  # the first walk: src/ is known, with no repository in it
+    done = world.run(
+        "old=$(stat -c %y src); git init -q src"
+        " && git -C src config core.fsmonitor 'touch {outside}/pwn'"
+        ' && touch -d "$old" src && echo ok'
+    )
+    assert "ok" in done.output, done.output
+    assert any("src/.git/config sets core.fsmonitor" in r for r in done.reports), done.reports
+
+
+@pytest.mark.slow
+def test_a_repository_put_in_the_place_of_a_kept_one_is_said(world: World) -> None:
+    """Renaming the parent moves the kept repository (and its read-only mount) away; a new one
+    made at its place is not the one kept (main: skipped as read-only, never named)."""
+    world.run("true")
+    done = world.run(
+        "mv vendor vendor_old && mkdir -p vendor/lib && git -C vendor/lib init -q"
+        " && git -C vendor/lib config core.fsmonitor 'touch {outside}/pwn' && echo ok"
+    )
+    assert "ok" in done.output, done.output
+    config = (world.ws / "vendor" / "lib" / ".git" / "config").read_text()
+    said = any("vendor/lib/.git/config sets core.fsmonitor" in r for r in done.reports)
+    assert said or "fsmonitor" not in config, (done.reports, config)
+    assert not any("vendor_old" in r for r in done.reports), done.reports  # moved, unchanged
+
+
+@pytest.mark.slow
+def test_settings_nobody_listed_as_inert_are_said(world: World) -> None:
+    """An allow-list, not a deny list: `interactive.diffFilter` (run by `git add -p`), an
+    `sendemail.smtpServer` that is a path, and a key mca has never heard of."""
+    done = world.run(
+        "git init -q n3 && git -C n3 config interactive.diffFilter 'touch {outside}/pwn'"
+        " && git -C n3 config sendemail.smtpServer /tmp/x && git -C n3 config zz.brandnew y"
+        " && git clone -q n3 n4 2>/dev/null; echo ok"
+    )
+    assert "ok" in done.output, done.output
+    (line,) = [r for r in done.reports if "n3/" in r]
+    assert "interactive.difffilter = touch" in line and "sendemail.smtpserver = /tmp/x" in line
+    assert "zz.brandnew = y (a setting not known to be inert)" in line
+    assert not any("n4/" in r for r in done.reports), done.reports  # a clone's own: inert
+
+
+@pytest.mark.slow
 def test_the_tool_result_the_model_sees_names_it(world: World) -> None:
     from mca.tools.command import Outcome, _result
 

@@ -78,10 +78,53 @@ def test_configuration_is_read_as_git_reads_it(tmp_path: Path, text: str) -> Non
         ("remote.origin.uploadpack", "evil", True),
         ("core.autocrlf", "true", False),
         ("user.name", "me", False),
+        ("interactive.difffilter", "x", True),
+        ("interactive.singlekey", "true", False),
+        ("sendemail.smtpserver", "/usr/bin/evil", True),
+        ("sendemail.smtpserver", "smtp.example.com", False),
+        ("init.templatedir", "../t", True),
+        ("lfs.customtransfer.x.path", "x", True),
+        ("zz.brandnew", "y", True),  # not known to be inert: reported
+        ("core.brandnew", "true", True),
+        ("remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*", False),
+        ("branch.main.merge", "refs/heads/main", False),
+        ("submodule.x.url", "../x", False),
     ],
 )
 def test_which_settings_make_git_run_a_program(key: str, value: str | None, runs: bool) -> None:
     assert runs_program(key, value) is runs
+
+
+@pytest.mark.skipif(GIT is None, reason="no git here")
+def test_what_git_itself_writes_is_known_to_be_inert(tmp_path: Path) -> None:
+    """`git init`, `git clone` and `git worktree add` leave no setting the allow-list lacks:
+    an ordinary new repository is never reported."""
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    run = {"check": True, "env": env, "capture_output": True}
+    subprocess.run(["git", "init", "-q", str(tmp_path / "a")], **run)  # type: ignore[call-overload]
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(tmp_path / "a"),
+            "-c",
+            "user.name=x",
+            "-c",
+            "user.email=x@x",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
+        **run,  # type: ignore[call-overload]
+    )
+    subprocess.run(["git", "clone", "-q", str(tmp_path / "a"), str(tmp_path / "b")], **run)  # type: ignore[call-overload]
+    subprocess.run(
+        ["git", "-C", str(tmp_path / "b"), "worktree", "add", "-q", str(tmp_path / "w")], **run
+    )  # type: ignore[call-overload]
+    for repo in ("a", "b"):
+        assert dangers(tmp_path / repo / ".git", repo) == frozenset()
 
 
 def test_dangers_name_the_file_and_the_setting(tmp_path: Path) -> None:
