@@ -18,7 +18,7 @@ from mca.models.mock import ScriptedModel
 from mca.skills.cache import FitsMemo, ParseCache, derived_from, plausible
 from mca.skills.parse import parse_text
 from mca.state.checked import ledger_from, message_from
-from mca.state.conversations import find_saved, load_saved, pick
+from mca.state.conversations import Unreadable, find_saved, load_saved, pick, read_saved
 from mca.types import Request
 from mca.ui.history import PrivateHistory, load_history
 
@@ -295,3 +295,15 @@ def test_a_shared_directory_is_never_made_mca_s_own(tmp_path: Path, mode: int) -
     assert stat.S_IMODE(shared.stat().st_mode) == mode and not any(shared.iterdir())
     private_dir(shared / "own")  # below it, a directory of mca's own is fine
     assert stat.S_IMODE((shared / "own").stat().st_mode) == 0o700
+
+
+@pytest.mark.parametrize("sid", ["../../x", "a/b", "x\x1b[2Jy", "..", "", 7, "a" * 65])
+def test_a_tampered_id_is_not_gone_on_with(tmp_path: Path, sid: object) -> None:
+    """A session file's id names files in mca's state when the conversation goes on (main
+    used '../' as given): one that is not what mca makes is unreadable, and said."""
+    path = _session(tmp_path / "sessions", "abc", [], tmp_path)
+    meta = json.loads(path.read_text().splitlines()[0])
+    path.write_text(json.dumps({**meta, "id": sid}) + "\n")
+    with pytest.raises(Unreadable, match=r"not one mca makes|no meta line"):
+        load_saved(path)
+    assert read_saved(path) is None

@@ -217,8 +217,25 @@ def _known_writable(path: Path, policy: Policy) -> bool:
     return any(real == d or real.is_relative_to(d) for d in policy.writable)
 
 
+def _exists(path: Path) -> bool:
+    """Whether something is there; True where this user may not look (a folder closed to it,
+    another user's /proc): it may well be, and looking further up would guess. Never raises:
+    the output of a command names any path, and mca only reads it."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _is_dir(path: Path) -> bool:
+    return os.path.isdir(path)  # False where it cannot look
+
+
 def _existing(path: Path) -> Path:
-    while not path.exists() and path != path.parent:
+    while not _exists(path) and path != path.parent:
         path = path.parent
     return path
 
@@ -237,18 +254,18 @@ def _directory_for(path: Path, is_directory: bool = False) -> Path:
     when it is (or is being made as) a directory, the directory holding it when it is a file
     or its parent exists, else the first missing directory on the way to it (mca makes a
     missing one when the person says yes)."""
-    if path.is_dir():
+    if _is_dir(path):
         return Path(os.path.realpath(path))
     target = path / "x" if is_directory else path
     first_missing = list(_ancestors(target))[-1]
-    if path.exists() or first_missing == target:
+    if _exists(path) or first_missing == target:
         return Path(os.path.realpath(path.parent))
     return Path(os.path.realpath(first_missing.parent)) / first_missing.name
 
 
 def _ancestors(path: Path) -> Iterator[Path]:
     """From `path` up to (not including) the nearest ancestor that exists."""
-    while not path.parent.exists() and path.parent != path:
+    while not _exists(path.parent) and path.parent != path:
         yield path
         path = path.parent
     yield path

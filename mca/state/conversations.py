@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -189,10 +190,20 @@ def _lines(path: Path, cap: int) -> Iterator[bytes | None]:
         raise Unreadable(e.strerror or str(e)) from None
 
 
+# What a conversation's id may be: it names files in mca's state (records, their stems), so a
+# file whose id could step out of a folder or carry escapes is not a conversation to go on with.
+SESSION_ID = re.compile(r"[0-9A-Za-z_][0-9A-Za-z_-]{0,63}")
+
+
 def _meta(path: Path, record: dict[str, Any]) -> Saved:
+    sid = record["id"]
+    for value in (sid or None, record.get("from", ""), record.get("forked_from", "")):
+        if not isinstance(value, str) or (value and not SESSION_ID.fullmatch(value)):
+            shown = repr(value)[:40]
+            raise Unreadable(f"its id {shown} is not one mca makes (letters, digits, - and _)")
     return Saved(
         path,
-        str(record["id"]),
+        sid,
         str(record["workspace"]),
         float(record["started"]),
         str(record.get("model", "")),

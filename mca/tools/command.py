@@ -320,7 +320,11 @@ def _maybe_again(env: ToolEnv, command: str, timeout: int, box: Sandbox, done: O
     from mca.sandbox.walls import find
 
     failed = done.timed_out or done.code != 0
-    wall = find(done.output, done.notes, command, box.policy, failed=failed)
+    try:
+        wall = find(done.output, done.notes, command, box.policy, failed=failed)
+    except OSError as e:  # what it printed is the model's all the same
+        _tell(env, done, f"mca could not tell which of the sandbox's walls it met: {e}")
+        return done
     closed = [f"the sandbox: {line}" for line in wall.closed]
     for line in closed:
         _tell(env, done, line)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -348,3 +349,32 @@ def test_a_wall_inside_the_workspace_is_not_a_write_outside(tmp_path: Path) -> N
     )
     wall = find("touch: cannot touch '../o/x': Permission denied", [], "", policy, failed=False)
     assert not wall.grant  # a command that succeeded is offered nothing
+
+
+UNREADABLE = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from mca.sandbox.rights import Mode, build_policy
+from mca.sandbox.walls import find
+if os.geteuid() == 0:  # everything imported first: the interpreter may be under root's home
+    os.setresgid(65534, 65534, 65534)
+    os.setresuid(65534, 65534, 65534)
+policy = build_policy(Mode.WORKSPACE_WRITE, Path("/nonexistent/ws"), Path("/nonexistent"),
+                      Path("/nonexistent/.mca"))
+out = "ls: cannot access '/proc/1/fd/7/x': Permission denied\\n"
+wall = find(out, [], "ls /proc/1/fd/7/x", policy, failed=True)
+print("ok", wall.what)
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/1/fd"), reason="no /proc here")
+def test_a_path_this_user_may_not_look_at_does_not_fail_the_command() -> None:
+    """A command that prints a path under another user's /proc (or any folder closed to this
+    user): looking at what exists there raises EACCES in pathlib, and main failed the whole
+    run_command (the model lost the output). Run as an ordinary user (root sees everything)."""
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", UNREADABLE, str(repo)], capture_output=True, text=True, cwd="/"
+    )
+    assert done.returncode == 0 and done.stdout.startswith("ok"), done.stderr
