@@ -99,16 +99,20 @@ def check(box: Sandbox, make: Callable[[Policy, Mechanisms], Sandbox] = Sandbox)
 
 
 def _one(trial: Sandbox, w: World, prop: Prop, means: Expected) -> Finding:
-    held, saw = TRIALS[prop](w, lambda command: _run(trial, w.ws, command, w.env))
+    def run(command: str, stop_at: str = "") -> str:
+        return _run(trial, w.ws, command, w.env, stop_at)
+
+    held, saw = TRIALS[prop](w, run)
     return Finding(prop, held, means.by, saw)
 
 
-def _run(box: Sandbox, ws: Path, command: str, more: dict[str, str]) -> str:
-    """One command the way run_command runs it: prepared, started, waited for, cleaned up
-    after (leftovers stopped, protected paths put back)."""
+def _run(box: Sandbox, ws: Path, command: str, more: dict[str, str], stop_at: str = "") -> str:
+    """One command the way run_command runs it: prepared, started, waited for (or, with
+    `stop_at`, stopped as Esc stops it once it printed that), cleaned up after (leftovers
+    stopped, protected paths put back)."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(ws), "LC_ALL": "C"}
     env.update(more)
-    launch = box.prepare(Grant(), env)
+    launch = box.prepare(Grant(), env, command)
     proc = box.popen(
         ["/bin/bash", "-c", command],
         launch,
@@ -117,11 +121,21 @@ def _run(box: Sandbox, ws: Path, command: str, more: dict[str, str]) -> str:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
+    out = b""
+    if stop_at:
+        assert proc.stdout is not None
+        while stop_at.encode() not in out and (chunk := os.read(proc.stdout.fileno(), 4096)):
+            out += chunk
+        _kill(proc.pid)
     try:
-        out, _ = proc.communicate(timeout=30)
+        rest, _ = proc.communicate(timeout=30)
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
+        _kill(proc.pid)
+        rest, _ = proc.communicate()
     box.finish(launch, proc.pid)
-    return (out or b"").decode(errors="replace")
+    return (out + (rest or b"")).decode(errors="replace")
+
+
+def _kill(group: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal.SIGKILL)

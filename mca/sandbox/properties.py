@@ -71,7 +71,10 @@ def expected(mech: Mechanisms, *, root: bool, read_only: bool = False) -> list[E
         Expected(
             Prop.PROTECTED,
             True,
-            "read-only bind mounts" if ns else "recorded before, put back after each command",
+            "read-only bind mounts"
+            if ns
+            else "recorded before each command (on disk), put back however it ends (by the"
+            " next mca if this one is killed)",
         ),
         _processes(mech, root),
         _signals(ns, abi),

@@ -18,9 +18,9 @@ import struct
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from mca.sandbox import sockets
 from mca.sandbox.properties import Prop
@@ -146,7 +146,12 @@ def trial_policy(base: Policy, w: World) -> Policy:
     )
 
 
-Run = Callable[[str], str]
+class Run(Protocol):
+    """Runs one trial command the way run_command does and returns what it printed; with
+    `stop_at`, the command is stopped as Esc stops one (its group killed, then cleaned up
+    after) once its output holds that text."""
+
+    def __call__(self, command: str, stop_at: str = "") -> str: ...
 
 
 def _writes(w: World, run: Run) -> tuple[bool, str]:
@@ -256,11 +261,19 @@ def _quote(text: str) -> str:
 
 
 def _protected(w: World, run: Run) -> tuple[bool, str]:
-    run("for c in .git/config vendor/lib/.git/config; do echo '[alias] x = !touch p' >> $c; done")
-    for config in (".git/config", "vendor/lib/.git/config"):
-        if (w.ws / config).read_text() != "[core]\n":
-            return False, f"{config} kept what the command wrote"
-    return True, ".git/config and a nested repository's were as before when the command ended"
+    """A command that ends by itself, and one stopped as Esc stops it while it sleeps after
+    writing (mca killed meanwhile is the next mca's to put back: tests/sandbox/test_put_back)."""
+    tamper = "for c in .git/config vendor/lib/.git/config; do echo '[alias] x = !p' >> $c; done"
+    for how, stop_at in (("ended", ""), ("was stopped", "TAMPERED")):
+        then = "; echo TAMPERED; sleep 30" if stop_at else ""
+        run(tamper + then, stop_at=stop_at)
+        for config in (".git/config", "vendor/lib/.git/config"):
+            if (w.ws / config).read_text() != "[core]\n":
+                return False, f"{config} kept what a command wrote when it {how}"
+    return True, (
+        ".git/config and a nested repository's were as before when a command ended and when"
+        " one was stopped"
+    )
 
 
 def _processes(w: World, run: Run) -> tuple[bool, str]:

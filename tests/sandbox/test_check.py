@@ -89,8 +89,8 @@ def test_the_trial_agrees_with_the_table(name: str, tmp_path: Path) -> None:
 class Unsandboxed(Sandbox):
     """A sandbox that contains nothing: the trial's oracles must say so for every property."""
 
-    def prepare(self, grant: Grant, env: Mapping[str, str]) -> Launch:
-        launch = super().prepare(grant, env)
+    def prepare(self, grant: Grant, env: Mapping[str, str], command: str = "") -> Launch:
+        launch = super().prepare(grant, env, command)
         return dataclasses.replace(launch, setup=Setup(None, confine=False))
 
 
