@@ -35,7 +35,6 @@ from mca.sandbox.rulesets import Rulesets
 from mca.sandbox.spawning.client import Setup, Spawned, shared
 from mca.sandbox.tasks import kill_cgroup, make_cgroup, remove_cgroup
 from mca.workspace import guard
-from mca.workspace.pending import Pending
 
 __all__ = ["SETUP_FAILED", "TMP_DIRS", "Launch", "Sandbox"]
 
@@ -75,7 +74,6 @@ class Sandbox:
     _share: str = ""
     _read_only: Sandbox | None = None
     _view: Path | None = None
-    _pending: Pending | None = None
     _reach: Reach = field(init=False)
 
     def __post_init__(self) -> None:
@@ -149,8 +147,8 @@ class Sandbox:
 
     def prepare(self, grant: Grant, env: Mapping[str, str], command: str = "") -> Launch:
         """Everything one command's child needs, built in mca (the child only makes calls).
-        The protected paths' record is on disk before it returns (mca/workspace/pending.py):
-        if mca ends before `finish`, the next mca in the workspace puts them back."""
+        The protected paths' record is on disk before it returns (reach.py): if mca ends
+        before `finish`, the next mca in the workspace puts them back."""
         network = self.policy.network or grant.network
         extra = self._writable(grant)
         bound = (
@@ -175,12 +173,8 @@ class Sandbox:
         reals = tuple(Path(p.decode()) for p in self._protected_reals(named))
         protected = (*named, *(r for r in reals if r not in named))
         record = self._reach.record(
-            protected, seen, contents=not self.namespaces, mirror=self._mirror()
+            protected, seen, contents=not self.namespaces, mirror=self._mirror(), command=command
         )
-        if self.policy.state is not None:
-            if self._pending is None:
-                self._pending = Pending(self.policy.state, self.policy.workspace)
-            self._pending.save(record, command)
         # the child's calls, made in the spawner's child: the plan, then no_new_privs, Landlock
         # and seccomp; with namespaces a chdir to the workspace through the new mounts (so the
         # read-only ones apply). A failure is said on the command's stderr, exit 126.
@@ -346,8 +340,6 @@ class Sandbox:
         paths back. Returns what a person should hear (one line each)."""
         self.stop_leftovers(pid)
         notes = guard.restore(launch.record, self.policy.workspace)
-        if self._pending is not None:
-            self._pending.clear()
         self._reach.after(launch.seen)
         return notes
 
@@ -371,9 +363,7 @@ class Sandbox:
         if self._read_only is not None:
             self._read_only.close()
             self._read_only = None
-        if self._pending is not None:
-            self._pending.close()
-            self._pending = None
+        self._reach.close()
         if self._share:
             shared().release(self._share)
             self._share, self._ready = "", False

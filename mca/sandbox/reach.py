@@ -17,6 +17,7 @@ from mca.sandbox import sockets
 from mca.sandbox.nested import Before, Repositories
 from mca.sandbox.rights import Grant, Policy
 from mca.workspace import guard
+from mca.workspace.pending import Pending
 
 __all__ = ["Reach", "Seen"]
 
@@ -41,6 +42,7 @@ class Reach:
     last: guard.Record | None = None  # the last record with contents (unchanged files reused)
     listing: sockets.Listing = field(default_factory=sockets.Listing)  # folders with sockets
     deny: list[Path] | None = None
+    pending: Pending | None = None  # the record on disk while a command runs
 
     def look(
         self, grant: Grant, env: Mapping[str, str], *, tmp: Path, covered: list[str] | None
@@ -85,15 +87,32 @@ class Reach:
         return out
 
     def record(
-        self, protected: tuple[Path, ...], seen: Seen, *, contents: bool, mirror: Path | None
+        self,
+        protected: tuple[Path, ...],
+        seen: Seen,
+        *,
+        contents: bool,
+        mirror: Path | None,
+        command: str = "",
     ) -> guard.Record:
         """The protected paths (and, with no mount to keep them, the repositories inside the
-        workspace) as they are before the command."""
+        workspace) as they are before the command, kept on disk until it is over (pending.py:
+        if mca ends meanwhile, the next mca in the workspace puts them back)."""
         paths = (*protected, *seen.kept) if contents else protected
         base = self.policy.workspace
         rec = guard.record(paths, contents=contents, mirror=mirror, base=base, previous=self.last)
         if rec.entries:
             self.last = rec
+        if self.policy.state is not None:
+            if self.pending is None:
+                self.pending = Pending(self.policy.state, self.policy.workspace)
+            try:
+                self.pending.save(rec, command)
+            except OSError as e:  # the command runs; what is lost if mca dies is said
+                seen.reports.append(
+                    f"mca could not keep the protected paths' record on disk ({e.strerror or e}):"
+                    " if mca ends during this command, the next one cannot put them back"
+                )
         return rec
 
     def env(self, seen: Seen, env: Mapping[str, str], tmp: Path, tmp_inside: str) -> dict[str, str]:
@@ -109,7 +128,16 @@ class Reach:
         return {"XDG_RUNTIME_DIR": f"{tmp_inside}/runtime"}
 
     def after(self, seen: Seen) -> None:
-        """After the command (and after the protected paths were put back): what it left in
-        a repository that makes git run a program, added to `seen.reports`."""
+        """After the command (and after the protected paths were put back): nothing is
+        pending; what it left in a repository that makes git run a program, added to
+        `seen.reports`."""
+        if self.pending is not None:
+            self.pending.clear()
         if seen.before is not None and self.repos is not None:
             seen.reports.extend(self.repos.after(seen.before))
+
+    def close(self) -> None:
+        """The session's sandbox is done: its record on disk goes."""
+        if self.pending is not None:
+            self.pending.close()
+            self.pending = None

@@ -268,3 +268,14 @@ def test_a_record_that_names_a_path_outside_the_workspace_puts_nothing_back(
     assert Path("/etc/passwd").exists() and ws.is_dir()
     assert "fsmonitor" in (ws / ".git" / "config").read_text()  # nothing put back from it
     assert path.with_suffix(".unreadable").exists()
+
+
+def test_a_record_that_cannot_be_kept_on_disk_is_said_and_the_command_runs(
+    world: World,
+) -> None:
+    """$MCA_HOME's sandbox folder is not one (a full disk, a file in the way): the command
+    runs, and what is lost if mca dies during it is said beside its output."""
+    (world.root / "mcahome" / "sandbox").write_text("in the way\n")
+    done = world.run("echo ran")
+    assert "ran" in done.output
+    assert any("could not keep the protected paths' record" in r for r in done.reports)
