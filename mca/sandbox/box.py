@@ -145,8 +145,12 @@ class Sandbox:
         # without namespaces has them.
         return self._rulesets.get(network or self.namespaces, writable, kept)
 
-    def prepare(self, grant: Grant, env: Mapping[str, str]) -> Launch:
-        """Everything one command's child needs, built in mca (the child only makes calls)."""
+    def prepare(
+        self, grant: Grant, env: Mapping[str, str], mca_env: Mapping[str, str] | None = None
+    ) -> Launch:
+        """Everything one command's child needs, built in mca (the child only makes calls):
+        `env` is its environment; the sockets `mca_env` names (mca's own, which holds what the
+        command's lost: $SSH_AUTH_SOCK) are hidden too."""
         network = self.policy.network or grant.network
         extra = self._writable(grant)
         bound = (
@@ -154,7 +158,8 @@ class Sandbox:
             if self.namespaces
             else None
         )
-        seen = self._reach.look(grant, env, tmp=self.tmp(), covered=bound)
+        looked = env if mca_env is None else {**mca_env, **env}
+        seen = self._reach.look(grant, looked, tmp=self.tmp(), covered=bound)
         kept = seen.hidden.sources
         ruleset_fd = self._ruleset(network, extra, kept).fd if self.mechanisms.landlock_abi else -1
         if not self._ready:
