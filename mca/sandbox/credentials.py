@@ -33,10 +33,10 @@ SECRET_PATHS = (
     "~/.local/share/keyrings",
     "~/.netrc",
     "~/.git-credentials",
-    "~/.config/git/credentials",
     "~/.config/gh",
     "~/.config/hub",
     "~/.config/glab-cli",
+    "~/.config/git/credentials",
     "~/.config/sops/age/keys.txt",
     "~/.Xauthority",
     # clouds and clusters
