@@ -239,3 +239,14 @@ def test_the_secret_table_is_the_code_s() -> None:
     shown = [p for row in table.splitlines()[2:] for p in re.findall(r"`(~[^`]*)`", row)]
     assert len(shown) == len(set(shown)), "a path is in the table twice"
     assert set(shown) == set(SECRET_PATHS), set(shown) ^ set(SECRET_PATHS)
+
+
+def test_the_table_of_tools_variables_is_the_code_s() -> None:
+    """docs/security.md's table of the variables that move credentials is SECRET_VARIABLES."""
+    from mca.sandbox.credentials import SECRET_VARIABLES
+
+    body = doc("security")
+    table = body[body.index("| kind | variables |") :].split("\n\n", 1)[0]
+    shown = [v for row in table.splitlines()[2:] for v in re.findall(r"`\$([^`]*)`", row)]
+    code = [f"{name}/{below}" if below else name for name, below in SECRET_VARIABLES]
+    assert sorted(shown) == sorted(code), set(shown) ^ set(code)

@@ -101,7 +101,18 @@ def _tools(
     box = sandbox_for(settings)
     roots = tuple(r.path for r in discovery.roots)
     home, user_home = settings.home, settings.user_home
-    env = ToolEnv(workspace, approvals, emit, stage, home, user_home, box, roots, settings.secrets)
+    env = ToolEnv(
+        workspace,
+        approvals,
+        emit,
+        stage,
+        home,
+        user_home,
+        box,
+        roots,
+        settings.secrets,
+        settings.pass_env,
+    )
     return stage, env
 
 

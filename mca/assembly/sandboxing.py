@@ -38,8 +38,9 @@ def put_back_left(settings: Settings) -> list[str]:
 
 def sandbox_for(settings: Settings) -> Sandbox:
     """The sandbox run_command's commands run in: --sandbox, the network setting, the secret
-    list plus config.toml's, the skills directories inside the workspace kept read-only. The
-    system is probed once here (a fork); an inactive sandbox means commands ask first."""
+    list plus config.toml's and where mca's environment moves tools' credentials, the skills
+    directories inside the workspace kept read-only. The system is probed once here (a fork);
+    an inactive sandbox means commands ask first."""
     from mca.sandbox.box import Sandbox
     from mca.sandbox.probe import Mechanisms, probe
 
@@ -55,6 +56,7 @@ def sandbox_for(settings: Settings) -> Sandbox:
         protected_dirs=settings.skills_dirs,
         writable=settings.sandbox_writable,
         write_git=settings.allow_git,
+        env=dict(settings.place_vars),
     )
     return Sandbox(policy, mechanisms)
 

@@ -1,4 +1,5 @@
-"""Settings: the only place that reads MCA_* variables, *_API_KEY and config.toml.
+"""Settings: the only place that reads MCA_* variables, *_API_KEY and config.toml (and the
+variables that say where tools keep their credentials, for the sandbox's secret list).
 
 Every setting is validated once, here, at start-up. A bad value is one ConfigError naming where
 it came from (a flag, a variable, or config.toml and its line) and what is accepted; mca then
@@ -54,6 +55,9 @@ class Settings:
     allow_git: bool = SPECS.allow_git.default
     sandbox_deny_read: tuple[Path, ...] = SPECS.sandbox_deny_read.default
     sandbox_writable: tuple[Path, ...] = SPECS.sandbox_writable.default
+    pass_env: tuple[str, ...] = SPECS.pass_env.default
+    # the variables that move tools' credentials ($GNUPGHOME, $XDG_CONFIG_HOME …), as mca started
+    place_vars: tuple[tuple[str, str], ...] = ()
     mock_script: Path | None = None
     mock_reason: str = ""
     skills_dirs: tuple[Path, ...] = SPECS.skills_dirs.default
@@ -229,7 +233,9 @@ def _limits(src: Sources) -> dict[str, Any]:
 
 
 def _sandbox(src: Sources, user_home: Path, home: Path) -> dict[str, Any]:
-    """What commands may reach."""
+    """What commands may reach, and what of mca's environment they keep."""
+    from mca.sandbox.credentials import VARIABLES
+
     deny = tuple(_expand(Path(d), user_home) for d in src.get(SPECS.sandbox_deny_read))
     return {
         "sandbox": src.get(SPECS.sandbox),
@@ -238,6 +244,8 @@ def _sandbox(src: Sources, user_home: Path, home: Path) -> dict[str, Any]:
         "allow_git": src.get(SPECS.allow_git),
         "sandbox_deny_read": deny,
         "sandbox_writable": _writable(src, user_home, home, deny),
+        "pass_env": src.get(SPECS.pass_env),
+        "place_vars": tuple((k, v) for k, v in src.env.items() if k in VARIABLES),
     }
 
 
@@ -248,7 +256,7 @@ def _writable(
     or a secret's (one of the deny list, $MCA_HOME) or one holding it."""
     from mca.sandbox.rights import secret_paths, unwritable
 
-    secrets = secret_paths(user_home, home, tuple(str(d) for d in deny))
+    secrets = secret_paths(user_home, home, tuple(str(d) for d in deny), src.env)
     out = []
     for given in src.get(SPECS.sandbox_writable):
         text = str(given)

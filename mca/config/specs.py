@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mca.config.sources import Spec
-from mca.config.values import boolean, budget, choice, integer, number, paths, text, url
+from mca.config.values import boolean, budget, choice, integer, names, number, paths, text, url
 from mca.errors import ConfigError
 from mca.models.options import MAX_RESPONSE_BYTES, RETRY_BASE
 from mca.models.registry import MOCK
@@ -92,6 +92,9 @@ class SPECS:
     sandbox_deny_read: Spec[tuple[Path, ...]] = Spec(
         "MCA_SANDBOX_DENY_READ", "sandbox_deny_read", paths, ()
     )
+    # variables the model's commands keep though their names say they hold a secret
+    # (mca.process.childenv: GITHUB_TOKEN, *_TOKEN ...)
+    pass_env: Spec[tuple[str, ...]] = Spec("MCA_PASS_ENV", "pass_env", names, ())
 
     @classmethod
     def all(cls) -> Iterator[Spec[Any]]:

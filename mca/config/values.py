@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,3 +129,19 @@ def paths(raw: Raw) -> tuple[Path, ...]:
     if not isinstance(items, list | tuple) or not all(isinstance(p, str | Path) for p in items):
         raise bad(raw, "a list of directory paths")
     return tuple(Path(p) for p in items if str(p))
+
+
+_NAME = re.compile(r"[A-Za-z_*?][A-Za-z0-9_*?]*")
+
+
+def names(raw: Raw) -> tuple[str, ...]:
+    """Environment variable names, or patterns with * and ?: a ','-separated string (variable)
+    or a list of strings (config.toml)."""
+    v = raw.value
+    items = [i.strip() for i in v.split(",")] if isinstance(v, str) else v
+    if not isinstance(items, list | tuple) or not all(isinstance(n, str) for n in items):
+        raise bad(raw, "a list of variable names")
+    for n in items:
+        if not _NAME.fullmatch(n):
+            raise bad(raw, "variable names (letters, digits, _; * and ? as patterns)")
+    return tuple(items)

@@ -1,12 +1,15 @@
 """Process hardening: keep mca's memory and environment (which hold API keys) from its children.
 
-`run_command`'s children get no *_API_KEY variables, but on Linux any process of the same user
-could read them from /proc/<mca's pid>/environ or attach a debugger. Marking mca non-dumpable
+`run_command`'s children get no variable whose name is a secret's (childenv.py), but on Linux
+any process of the same user could read them from /proc/<mca's pid>/environ or attach a
+debugger. Marking mca non-dumpable
 (prctl PR_SET_DUMPABLE 0) makes /proc/<pid>/environ, mem and ptrace refuse same-user processes.
 Root (and processes with CAP_SYS_PTRACE) can still read mca's memory; so can anything started
 before mca that already holds the keys (the shell that exported them). For them, mca also
-overwrites the keys in its own copy of the environment the kernel shows as
-/proc/<pid>/environ (Python keeps its own copy in os.environ, which mca reads).
+overwrites its model keys in its own copy of the environment the kernel shows as
+/proc/<pid>/environ (Python keeps its own copy in os.environ, which mca reads). Only those: a
+child started without an environment of its own (an editor) inherits that block, and the
+person's other tokens are theirs to use there.
 """
 
 from __future__ import annotations

@@ -145,10 +145,19 @@ class Sandbox:
         # without namespaces has them.
         return self._rulesets.get(network or self.namespaces, writable, kept)
 
-    def prepare(self, grant: Grant, env: Mapping[str, str], command: str = "") -> Launch:
-        """Everything one command's child needs, built in mca (the child only makes calls).
-        The protected paths' record is on disk before it returns (reach.py): if mca ends
-        before `finish`, the next mca in the workspace puts them back."""
+    def prepare(
+        self,
+        grant: Grant,
+        env: Mapping[str, str],
+        mca_env: Mapping[str, str] | None = None,
+        *,
+        command: str = "",
+    ) -> Launch:
+        """Everything one command's child needs, built in mca (the child only makes calls):
+        `env` is its environment; the sockets `mca_env` names (mca's own, which holds what the
+        command's lost: $SSH_AUTH_SOCK) are hidden too. The protected paths' record is on disk
+        before it returns (reach.py): if mca ends before `finish`, the next mca in the
+        workspace puts them back."""
         network = self.policy.network or grant.network
         extra = self._writable(grant)
         bound = (
@@ -156,7 +165,8 @@ class Sandbox:
             if self.namespaces
             else None
         )
-        seen = self._reach.look(grant, env, tmp=self.tmp(), covered=bound)
+        looked = env if mca_env is None else {**mca_env, **env}
+        seen = self._reach.look(grant, looked, tmp=self.tmp(), covered=bound)
         kept = seen.hidden.sources
         ruleset_fd = self._ruleset(network, extra, kept).fd if self.mechanisms.landlock_abi else -1
         if not self._ready:

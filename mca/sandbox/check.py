@@ -112,7 +112,7 @@ def _run(box: Sandbox, ws: Path, command: str, more: dict[str, str], stop_at: st
     stopped, protected paths put back)."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(ws), "LC_ALL": "C"}
     env.update(more)
-    launch = box.prepare(Grant(), env, command)
+    launch = box.prepare(Grant(), env, command=command)
     proc = box.popen(
         ["/bin/bash", "-c", command],
         launch,

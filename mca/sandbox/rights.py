@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import enum
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+# The secret list and the places tools' own variables move it to (mca/sandbox/credentials.py)
+from mca.sandbox.credentials import SECRET_PATHS as SECRET_PATHS
+from mca.sandbox.credentials import named_places
 
 # Inside the workspace: readable, never writable from the sandbox (the workspace's manifest of
 # protected paths says which and why).
@@ -53,60 +58,6 @@ MODE_HELP = {
     Mode.OFF: "commands run with your full rights (no sandbox)",
 }
 
-# The user's secrets: never readable from inside the sandbox (the one list; docs/security.md
-# shows it, and tests/test_readme.py holds its table to this). Paths under ~ are relative to
-# the user's home; config.toml's `sandbox_deny_read` adds more. $MCA_HOME is always added. A
-# path that holds the workspace is left out (a command must reach the workspace). Shell
-# start-up files (~/.bashrc, ~/.profile, ~/.zshrc …) stay readable: commands need them, so a
-# key exported there is readable too.
-SECRET_PATHS = (
-    # keys and logins
-    "~/.ssh",
-    "~/.gnupg",
-    "~/.password-store",
-    "~/.local/share/keyrings",
-    "~/.netrc",
-    "~/.git-credentials",
-    "~/.config/gh",
-    "~/.config/hub",
-    "~/.config/glab-cli",
-    # clouds and clusters
-    "~/.aws",
-    "~/.config/gcloud",
-    "~/.azure",
-    "~/.oci",
-    "~/.kube",
-    "~/.docker/config.json",
-    "~/.terraform.d",
-    "~/.vault-token",
-    "~/.config/doctl",
-    "~/.fly",
-    "~/.s3cfg",
-    "~/.boto",
-    "~/.config/rclone",
-    # package registries
-    "~/.npmrc",
-    "~/.pypirc",
-    "~/.cargo/credentials",
-    "~/.cargo/credentials.toml",
-    "~/.gem/credentials",
-    # other coding agents and model tools
-    "~/.codex",
-    "~/.claude",
-    "~/.claude.json",
-    "~/.gemini",
-    "~/.config/github-copilot",
-    "~/.cache/huggingface/token",
-    "~/.huggingface",
-    # databases, and histories (keys typed on a command line)
-    "~/.pgpass",
-    "~/.my.cnf",
-    "~/.bash_history",
-    "~/.zsh_history",
-    "~/.python_history",
-    "~/.psql_history",
-    "~/.mysql_history",
-)
 # Where pathname Unix sockets live: with a mount namespace each is covered by an empty tmpfs
 # (mca/sandbox/sockets.py; the folders of sockets environment variables name are added then).
 # ~ is the user's home, $VAR the environment's.
@@ -260,10 +211,17 @@ def unwritable(path: Path, user_home: Path, secrets: tuple[Path, ...]) -> str:
 
 
 def secret_paths(
-    user_home: Path, mca_home: Path, deny_read: tuple[str, ...] = ()
+    user_home: Path,
+    mca_home: Path,
+    deny_read: tuple[str, ...] = (),
+    env: Mapping[str, str] | None = None,
 ) -> tuple[Path, ...]:
-    """The secret list, config.toml's additions and $MCA_HOME, absolute."""
+    """The secret list, where `env`'s variables move tools' credentials (each one that may be
+    hidden: never /, the kernel's views or your home itself), config.toml's additions and
+    $MCA_HOME, absolute."""
     secrets = [expand(p, user_home) for p in (*SECRET_PATHS, *deny_read)]
+    named = named_places(env or {}, user_home)
+    secrets += [p for p in named if not unwritable(p, user_home, ())]  # HISTFILE=/dev/null
     return tuple(dict.fromkeys([*secrets, mca_home]))
 
 
@@ -286,13 +244,16 @@ def build_policy(
     writable: tuple[Path, ...] = (),
     write_git: bool = False,
     read_only_from: tuple[str, ...] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Policy:
-    """The session's policy: the secret list (plus config.toml's) and $MCA_HOME unreadable, the
-    protected names and any skills directory inside the workspace read-only, config.toml's
-    writable directories (checked by the settings) writable; with `read_only_from`, nothing
-    is readable but those paths (absolute), whatever the secret list says."""
+    """The session's policy: the secret list (plus where the variables of `env`, the
+    environment mca started with, move tools' credentials, and config.toml's additions) and
+    $MCA_HOME unreadable, the protected names and any skills directory inside the workspace
+    read-only, config.toml's writable directories (checked by the settings) writable; with
+    `read_only_from`, nothing is readable but those paths (absolute), whatever the secret
+    list says."""
     ws = workspace.resolve()
-    everything = secret_paths(user_home, mca_home, deny_read)
+    everything = secret_paths(user_home, mca_home, deny_read, env)
     secrets = tuple(s for s in everything if not ws.is_relative_to(s.resolve()))
     protected = [ws / name for name in PROTECTED_NAMES]
     for d in (*protected_dirs, mca_home):

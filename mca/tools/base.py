@@ -113,6 +113,7 @@ class ToolEnv:
     sandbox: Sandbox | None = None  # where run_command's commands run (None or inactive: not)
     skill_roots: tuple[Path, ...] = ()  # where skills load from: writes there are protected
     secrets: tuple[str, ...] = ()  # keys a running command's output is scrubbed of as it comes
+    pass_env: tuple[str, ...] = ()  # secret-named variables the model's commands keep (names)
 
     @property
     def root(self) -> Path:

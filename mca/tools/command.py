@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from mca import events
 from mca.errors import ToolError
 from mca.process import signals
+from mca.process.childenv import command_env
 from mca.sandbox.rights import Grant
 from mca.text.sanitize import MAX_APPROVAL_LINES
 from mca.tools.allow import Answer, CommandQuestion, key_for
@@ -90,9 +91,12 @@ class CommandInterrupted(KeyboardInterrupt):
         self.notes = notes or []
 
 
-def child_env(base: Mapping[str, str]) -> dict[str, str]:
-    """The command's environment: no API keys, nothing interactive."""
-    env = {k: v for k, v in base.items() if not k.endswith("_API_KEY")}
+def child_env(
+    base: Mapping[str, str], keep: tuple[str, ...] = (), *, typed: bool = False
+) -> dict[str, str]:
+    """A command's environment: nothing a secret's name (mca/process/childenv.py; for one the
+    person `typed`, no mca key), nothing interactive."""
+    env = command_env(base, keep, typed=typed)
     env.update(QUIET_ENV)
     return env
 
@@ -159,10 +163,12 @@ def execute(
     *,
     sandbox: Sandbox | None = None,
     grant: Grant | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Outcome:
-    """Run a command (inside `sandbox` when one is given and active). `on_chunk` sees the
-    output as it comes (from a reader thread); no timeout when `timeout` is None."""
-    env = child_env(os.environ)
+    """Run a command (inside `sandbox` when one is given and active) with `env` (None: a model's
+    command's, from mca's environment). `on_chunk` sees the output as it comes (from a reader
+    thread); no timeout when `timeout` is None."""
+    env = child_env(os.environ) if env is None else env
     if sandbox is not None and not sandbox.active:
         sandbox = None
     argv = ["/bin/bash", "-c", command]
@@ -175,7 +181,12 @@ def execute(
     cap = Capture()
     reader: threading.Thread | None = None
     timed_out = False
-    launch = sandbox.prepare(grant or Grant(), env, command) if sandbox is not None else None
+    # the sockets mca's environment names are hidden, also where the command's does not name them
+    launch = (
+        sandbox.prepare(grant or Grant(), env, os.environ, command=command)
+        if sandbox is not None
+        else None
+    )
     proc: Process
     if sandbox is not None and launch is not None:
         proc = _start_sandboxed(sandbox, launch, argv, pipes)
@@ -298,7 +309,10 @@ def _run(env: ToolEnv, command: str, timeout: int, box: Sandbox | None, grant: G
     # the person watches it run (scrubbed across its events); the model gets the result
     live = LiveOutput(env.emit, secrets=env.secrets)
     try:
-        done = execute(command, str(env.root), timeout, live.feed, sandbox=box, grant=grant)
+        cenv = child_env(os.environ, env.pass_env)
+        done = execute(
+            command, str(env.root), timeout, live.feed, sandbox=box, grant=grant, env=cenv
+        )
     except CommandInterrupted as stop:
         live.close()  # its last output comes before the line that says it was stopped
         env.emit(events.CommandInterrupted(command, stop.output))

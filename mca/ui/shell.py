@@ -15,7 +15,9 @@ MAX_SHELL_CHARS = 16_000  # of a !command's output added to the conversation
 
 def run_shell(session: Session, ui: ReplUI, command: str) -> None:
     """Run it with its output shown as it comes, then offer it to the conversation."""
-    from mca.tools.command import CommandInterrupted, execute
+    import os
+
+    from mca.tools.command import CommandInterrupted, child_env, execute
 
     if not command:
         ui.say("usage: !COMMAND (runs in the workspace, no approval: you typed it)")
@@ -28,6 +30,7 @@ def run_shell(session: Session, ui: ReplUI, command: str) -> None:
             str(session.config.workspace),
             None,
             on_chunk=lambda b: ui.raw(decoder.decode(b)),
+            env=child_env(os.environ, typed=True),  # yours: only mca's keys leave it
         )
         code, output = done.code, done.output
     except CommandInterrupted as e:

@@ -152,7 +152,8 @@ ATTEMPTS = (
     # -- pathname unix sockets outside the workspace (an ssh-agent, D-Bus, Docker's) -----------
     Attempt("unix-run", _connect("{run_sock}"), needs="abi9"),
     Attempt("unix-runtime-dir", _connect("{xdg_sock}"), needs="abi9"),
-    Attempt("unix-ssh-agent", _connect("$SSH_AUTH_SOCK"), needs="abi9"),
+    # (the path itself: $SSH_AUTH_SOCK is not in a command's environment, the socket still is)
+    Attempt("unix-ssh-agent", _connect("{agent_sock}"), needs="abi9"),
     Attempt(
         "unix-through-link", "ln -s {agent_sock} a.sock && " + _connect("a.sock"), needs="abi9"
     ),

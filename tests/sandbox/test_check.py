@@ -89,8 +89,15 @@ def test_the_trial_agrees_with_the_table(name: str, tmp_path: Path) -> None:
 class Unsandboxed(Sandbox):
     """A sandbox that contains nothing: the trial's oracles must say so for every property."""
 
-    def prepare(self, grant: Grant, env: Mapping[str, str], command: str = "") -> Launch:
-        launch = super().prepare(grant, env, command)
+    def prepare(
+        self,
+        grant: Grant,
+        env: Mapping[str, str],
+        mca_env: Mapping[str, str] | None = None,
+        *,
+        command: str = "",
+    ) -> Launch:
+        launch = super().prepare(grant, env, mca_env, command=command)
         return dataclasses.replace(launch, setup=Setup(None, confine=False))
 
 

@@ -130,7 +130,7 @@ def test_an_ordinary_users_repositories_keys_and_sockets(root: Path, refuse: tup
     listeners = [_listening(root / "xdg" / "bus"), _listening(root / "agent" / "agent.sock")]
     connect = (
         "python3 -c \"import os, socket\nfor p in (os.environ['XDG_RUNTIME_DIR'] + '/bus',"
-        " os.environ['SSH_AUTH_SOCK']):\n s = socket.socket(socket.AF_UNIX)\n try:\n"
+        f" {str(root / 'agent' / 'agent.sock')!r}):\n s = socket.socket(socket.AF_UNIX)\n try:\n"
         "  s.connect(p); print('REACHED:' + p)\n except OSError as e:\n  print('not', e)\""
     )
     script = _script(
