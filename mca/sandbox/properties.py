@@ -118,7 +118,7 @@ def _sockets(ns: bool, abi: int) -> Expected:
     if abi >= 9:
         only = "Landlock ABI 9: only the workspace's and /tmp's (abstract ones: its scope)"
         return Expected(Prop.SOCKETS, True, only)
-    abstract = "" if abi >= 6 else " nor abstract ones (no scope before ABI 6)"
+    abstract = "" if abi >= 6 else ", nor a scope for abstract ones"
     return Expected(
         Prop.SOCKETS,
         False,
