@@ -14,8 +14,10 @@
   would reach the host's network. `socket` and `socketpair` are refused for any family but
   AF_UNIX (the family is a register the filter can read); io_uring too, which makes sockets
   without `socket` (IORING_OP_SOCKET); and in the 32-bit ABI, `socketcall` making a socket,
-  whose family is in memory the filter cannot read. Netlink is refused with the rest
-  (glibc's getaddrinfo then assumes both IP versions, as on a system without it).
+  whose family is in memory the filter cannot read. Netlink sockets are refused too but for
+  NETLINK_ROUTE (the interfaces' addresses: what /proc/net shows, and what node's
+  os.networkInterfaces() and glibc's getaddrinfo read; changing them takes CAP_NET_ADMIN,
+  which a command never has).
 
 A call made through another ABI (32-bit, x32) is checked with that ABI's numbers, or, where
 metadata is refused, refused whole: those numbers are not kept here. The program is built in
@@ -33,9 +35,9 @@ from typing import NamedTuple
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
 LD_W_ABS, JEQ_K, JGE_K, RET_K = 0x20, 0x15, 0x35, 0x06
-OFF_NR, OFF_ARCH, OFF_ARG0 = 0, 4, 16  # struct seccomp_data; arg0's low word (little-endian)
+OFF_NR, OFF_ARCH, OFF_ARG0, OFF_ARG2 = 0, 4, 16, 32  # struct seccomp_data; low words
 X32_BIT = 0x40000000
-AF_UNIX = 1
+AF_UNIX, AF_NETLINK, NETLINK_ROUTE = 1, 16, 0
 SYS_SOCKET, SYS_SOCKETPAIR = 1, 8  # socketcall's first argument: which call it makes
 IO_URING = (425, 426, 427)  # setup, enter, register: the same number in every ABI
 
@@ -125,9 +127,10 @@ def _rules(
     out: list[bytes] = []
     for call in deny:
         out += [_insn(JEQ_K, call | bit, 0, 1), DENY]
-    for call in abi.sockets if no_network else ():  # the family: allowed when AF_UNIX
-        out += [_insn(JEQ_K, call | bit, 0, 4), _insn(LD_W_ABS, OFF_ARG0)]
-        out += [_insn(JEQ_K, AF_UNIX, 0, 1), ALLOW, DENY]
+    for call in abi.sockets if no_network else ():  # allowed: AF_UNIX, AF_NETLINK's ROUTE
+        out += [_insn(JEQ_K, call | bit, 0, 7), _insn(LD_W_ABS, OFF_ARG0)]
+        out += [_insn(JEQ_K, AF_UNIX, 3, 0), _insn(JEQ_K, AF_NETLINK, 0, 3)]
+        out += [_insn(LD_W_ABS, OFF_ARG2), _insn(JEQ_K, NETLINK_ROUTE, 0, 1), ALLOW, DENY]
     if no_network and abi.socketcall >= 0:  # which call it makes: socket, socketpair refused
         out += [_insn(JEQ_K, abi.socketcall, 0, 5), _insn(LD_W_ABS, OFF_ARG0)]
         out += [_insn(JEQ_K, SYS_SOCKET, 2, 0), _insn(JEQ_K, SYS_SOCKETPAIR, 1, 0), ALLOW, DENY]

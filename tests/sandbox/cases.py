@@ -236,4 +236,17 @@ LEGIT = (
         "sock-ok",
     ),
     ("shell-startup-readable", "test -r ~/.bashrc && echo rc-ok", "rc-ok"),
+    # without the network: names from /etc/hosts, the interfaces (netlink's route family)
+    (
+        "localhost-lookup",
+        "python3 -c \"import socket; socket.getaddrinfo('localhost', 80); print('lookup-ok')\"",
+        "lookup-ok",
+    ),
+    ("interfaces", "python3 -c 'import socket; socket.if_nameindex(); print(\"if-ok\")'", "if-ok"),
+    (
+        "node-runs",
+        'if command -v node >/dev/null; then node -e \'require("os").networkInterfaces();'
+        ' console.log("node-ok")\'; else echo node-ok; fi',
+        "node-ok",
+    ),
 )

@@ -15,7 +15,8 @@ from tests.sandbox.bpf import run
 
 REFUSED = RET_ERRNO | errno.EPERM
 AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, AF_VSOCK = 2, 10, 16, 17, 40
-NOT_UNIX = (AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, AF_VSOCK, 0, 0xFFFF)
+NOT_UNIX = (AF_INET, AF_INET6, AF_PACKET, AF_VSOCK, 0, 0xFFFF)
+NETLINK_ROUTE, NETLINK_SOCK_DIAG, NETLINK_KOBJECT_UEVENT = 0, 4, 15
 # per machine: setxattrat, getxattrat, listxattrat, removexattrat (Linux 6.13), socket,
 # socketpair, sendto, connect; the 32-bit ABI's socket, socketpair, socketcall, setsid
 NUMBERS = {
@@ -53,6 +54,10 @@ def test_without_the_network_only_unix_sockets_are_made(machine: str) -> None:
             assert _answer(machine, nr, family, 2, 0, groups=True) == RET_ALLOW
     for nr in (socket, socketpair):
         assert _answer(machine, nr, AF_UNIX, 1, 0, no_network=True) == RET_ALLOW
+        # netlink reads the interfaces (NETLINK_ROUTE), nothing else: not the host's sockets
+        assert _answer(machine, nr, AF_NETLINK, 3, NETLINK_ROUTE, no_network=True) == RET_ALLOW
+        for protocol in (NETLINK_SOCK_DIAG, NETLINK_KOBJECT_UEVENT, 1 << 8):
+            assert _answer(machine, nr, AF_NETLINK, 3, protocol, no_network=True) == REFUSED
         # the kernel reads the family as an int: the upper half of the register is not it
         assert _answer(machine, nr, AF_UNIX | 1 << 32, no_network=True) == RET_ALLOW
         assert _answer(machine, nr, AF_INET | 1 << 32, no_network=True) == REFUSED
@@ -113,18 +118,21 @@ def call(nr, *args):
     return "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()]
 print(answer(lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)),
       answer(lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM)),
-      answer(lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW)),
+      answer(lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 4)),
+      answer(lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)),
       answer(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)),
       answer(lambda: socket.socketpair()[0]),
       call(int(sys.argv[1]), -100, b"/", 0, b"user.x", None, 0),
-      call(int(sys.argv[2]), -100, b"/", 0, b"user.x"))
+      call(int(sys.argv[2]), -100, b"/", 0, b"user.x"),
+      call(425, 1, ctypes.create_string_buffer(120)))
 """
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="seccomp is Linux's")
 def test_the_kernel_answers_as_the_interpreter_says() -> None:
-    """Installed for real: sockets but unix ones and the xattrat calls that change refused,
-    whether or not this kernel has those calls (the filter answers before the kernel looks)."""
+    """Installed for real: sockets but unix and netlink route ones, the xattrat calls that
+    change and io_uring refused, whether or not this kernel has those calls (the filter
+    answers before the kernel looks)."""
     import os
 
     if not MACHINES.get(os.uname().machine):
@@ -136,4 +144,5 @@ def test_the_kernel_answers_as_the_interpreter_says() -> None:
         text=True,
         timeout=30,
     )
-    assert out.stdout.split() == ["EPERM", "EPERM", "EPERM", "ok", "ok", "EPERM", "EPERM"], out
+    refused, made = ["EPERM"] * 3, ["ok"] * 3
+    assert out.stdout.split() == [*refused, *made, *refused], out
