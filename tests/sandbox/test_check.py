@@ -18,7 +18,7 @@ from mca.sandbox import seccomp
 from mca.sandbox.box import Launch, Sandbox
 from mca.sandbox.check import check, lines, refusal
 from mca.sandbox.probe import Mechanisms, probe
-from mca.sandbox.properties import LAB_NEEDS, Prop, expected, weaker_line
+from mca.sandbox.properties import LAB_NEEDS, Prop, expected, no_network, weaker_line
 from mca.sandbox.rights import Grant, Mode, build_policy
 from mca.sandbox.spawning.client import Setup, shared
 from tests.sandbox.mechanisms import chosen, used
@@ -56,6 +56,8 @@ def test_landlock_alone_says_what_it_lacks() -> None:
     old = Mechanisms(3, False, None)
     assert Prop.SIGNALS not in _held(old) and Prop.NETWORK in _held(old)  # seccomp, any ABI
     assert "nor a scope for abstract ones" in weaker_line(old, root=False)
+    for each in (mech, old, Mechanisms(0, True, None)):  # what the tool line says: true
+        assert no_network(each) == "no network"
 
 
 def test_survivors_and_fork_bombs_without_proc_or_as_root() -> None:
