@@ -52,6 +52,8 @@ class Abi(NamedTuple):
 
 
 class Machine(NamedTuple):
+    """A machine mca has programs for: its own ABI, and the others it runs."""
+
     native: Abi
     metadata: tuple[int, ...]  # the native calls that change metadata
     compat: Abi  # the 32-bit ABI it runs (i386 on x86_64, arm on aarch64)
