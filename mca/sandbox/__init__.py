@@ -13,9 +13,12 @@ hold it on Linux, and nothing here pretends where none can.
 | .git/, .mca/ … read-only; every   | a read-only bind mount; without namespaces, recorded       |
 | repository inside the workspace   | before and restored after the command; a new one whose     |
 |                                   | settings run programs named after it                       |
-| no network                        | a new network namespace; Landlock TCP rules (ABI 4) too    |
+| no network                        | a new network namespace; without one, seccomp: no socket   |
+|                                   | but a unix one (Landlock's TCP rules, ABI 4, too)          |
 | no unix socket outside            | where they live covered by empty mounts; Landlock's        |
-|                                   | RESOLVE_UNIX (ABI 9) too; neither: said, not held          |
+|                                   | RESOLVE_UNIX (ABI 9) too; neither: said, not held.         |
+|                                   | Abstract ones: the network namespace, or Landlock's scope  |
+|                                   | (ABI 6)                                                    |
 | nothing outlives the command      | a PID namespace; without one, a pids cgroup (root) or the  |
 |                                   | command's process group, which seccomp keeps every process |
 |                                   | in (setsid, setpgid refused; the spawner reaps them)       |
@@ -29,7 +32,7 @@ each must hold); with neither, nothing is called a sandbox and every command ask
 Modules: rights (what is allowed; pure data), rules (which paths Landlock grants), rulesets
 (the session's Landlock rulesets, kept while the grants stand), landlock
 (the ctypes binding), linux (what the child does before exec), mounts (what it mounts), seccomp
-(the metadata and process-group filters), probe (what this system has), box (the session's
+(the metadata, process-group and socket filters), probe (what this system has), box (the session's
 Sandbox), nproc (the room RLIMIT_NPROC gives a command), tasks (root's pids cgroup), reach (what
 a command could reach past the fixed walls, decided again before each: nested (the
 repositories inside the workspace) and sockets (where unix sockets live)), properties (what

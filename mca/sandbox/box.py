@@ -29,6 +29,7 @@ from mca.sandbox.linux import (
 from mca.sandbox.mounts import TMP_DIRS, tmp_binds
 from mca.sandbox.nproc import nproc_room
 from mca.sandbox.probe import Mechanisms
+from mca.sandbox.properties import no_network
 from mca.sandbox.reach import Reach, Seen
 from mca.sandbox.rights import Grant, Mode, Policy
 from mca.sandbox.rulesets import Rulesets
@@ -70,7 +71,7 @@ class Sandbox:
     _cgroup: Path | None = None
     _ready: bool = False
     _state: bytes | None = None
-    _filter: bytes | None = None
+    _filters: dict[bool, bytes | None] = field(default_factory=dict, init=False)  # by network
     _share: str = ""
     _read_only: Sandbox | None = None
     _view: Path | None = None
@@ -93,7 +94,7 @@ class Sandbox:
             return "off (--sandbox off): commands run with your full rights"
         if not self.mechanisms.available:
             return f"none: {self.mechanisms.describe()}; commands run unsandboxed"
-        net = "network allowed" if self.policy.network else "no network"
+        net = "network allowed" if self.policy.network else no_network(self.mechanisms)
         more = "".join(f", {w}" for w in self.policy.widened(Grant()))
         return f"{self.policy.mode} ({net}{more}; {self.mechanisms.describe()})"
 
@@ -101,7 +102,7 @@ class Sandbox:
         """A few words for the tool line: 'sandboxed: workspace-write, no network'."""
         grant = grant or Grant()
         network = self.policy.network or grant.network
-        parts = [str(self.policy.mode), "network" if network else "no network"]
+        parts = [str(self.policy.mode), "network" if network else no_network(self.mechanisms)]
         return "sandboxed: " + ", ".join(parts + self.policy.widened(grant, configured=False))
 
     def read_only(self) -> Sandbox:
@@ -177,7 +178,6 @@ class Sandbox:
                 # in the cgroup (a fork into it is free, joining it is not)
                 room = self._task_limit() + (1 if self.reuse and self.namespaces else 0)
                 self._cgroup = make_cgroup(self.mechanisms.pids_cgroup, room)
-            self._filter = self._seccomp()
         plan = self._plan(grant, network, ruleset_fd, extra, seen)
         named = self.policy.held(grant)
         reals = tuple(Path(p.decode()) for p in self._protected_reals(named))
@@ -189,7 +189,8 @@ class Sandbox:
         # and seccomp; with namespaces a chdir to the workspace through the new mounts (so the
         # read-only ones apply). A failure is said on the command's stderr, exit 126.
         ws = str(self.policy.workspace)
-        setup = Setup(plan, self._filter, confine=True, workdir=ws, share=self._share)
+        program = self._seccomp(network)
+        setup = Setup(plan, program, confine=True, workdir=ws, share=self._share)
         child_env = dict(env)
         covered = any(target == b"/tmp" for _, target in plan.binds)
         child_env["TMPDIR"] = "/tmp" if covered else str(self.tmp())
@@ -275,14 +276,21 @@ class Sandbox:
         entries = layout(readable, (self.tmp(),), self.policy.deny_read)
         return bytes(self._view), ((KEEP_DIR, b"/proc", b"", 0), *entries)
 
-    def _seccomp(self) -> bytes | None:
+    def _seccomp(self, network: bool) -> bytes | None:
         """Read-only mode writes nothing outside its /tmp: no chmod, chown, utime or xattr
         either (Landlock does not cover them; mounts do only with namespaces). Without a PID
         namespace, no process of a command may leave its group, which one kill ends whole
         (root's pids cgroup counts them; the group is what the spawner kills when mca dies).
-        The program; the spawner's child installs it."""
-        groups = not self.namespaces
-        return seccomp.program(metadata=not self.policy.writes_workspace, groups=groups)
+        Without a network namespace or the network, no socket but a unix one. The program,
+        made once for each value of the network right (a grant is per command); the
+        spawner's child installs it."""
+        if network not in self._filters:
+            self._filters[network] = seccomp.program(
+                metadata=not self.policy.writes_workspace,
+                groups=not self.namespaces,
+                no_network=not (network or self.namespaces),
+            )
+        return self._filters[network]
 
     def _mask_dir(self) -> bytes:
         """mca's own state directory for this workspace, where the child makes the covers of

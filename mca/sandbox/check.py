@@ -5,9 +5,9 @@ A throwaway world is made in a private temporary directory: a workspace with a `
 repository inside it, a folder beside it, a planted secret file and folder (added to the secret
 list), a TCP and a UDP listener on 127.0.0.1, and listening unix sockets outside the workspace
 (in a folder added to the places sockets live, one that $SSH_AUTH_SOCK names, and in /run or
-your $XDG_RUNTIME_DIR where you may make one). One command per property tries to get out
-(mca/sandbox/trials.py); the verdict is read from the world afterwards, never from what the
-command printed about itself.
+your $XDG_RUNTIME_DIR where you may make one; and an abstract one). One command per property
+tries to get out (mca/sandbox/trials.py); the verdict is read from the world afterwards, never
+from what the command printed about itself.
 """
 
 from __future__ import annotations

@@ -9,13 +9,12 @@ trial saw is the answer.
 from __future__ import annotations
 
 import enum
-import os
 from dataclasses import dataclass
 
+from mca.sandbox import seccomp
 from mca.sandbox.probe import Mechanisms
-from mca.sandbox.seccomp import GROUP_CALLS
 
-__all__ = ["LAB_NEEDS", "Expected", "Prop", "expected", "weaker_line"]
+__all__ = ["LAB_NEEDS", "Expected", "Prop", "expected", "no_network", "weaker_line"]
 
 
 class Prop(enum.StrEnum):
@@ -96,9 +95,20 @@ def _metadata(ns: bool, read_only: bool) -> Expected:
 def _network(ns: bool, abi: int) -> Expected:
     if ns:
         return Expected(Prop.NETWORK, True, "a network namespace of its own")
+    if seccomp.known():  # Landlock's TCP rules alone would leave UDP, raw and packet sockets
+        tcp = " (and Landlock's TCP rules)" if abi >= 4 else ""
+        return Expected(Prop.NETWORK, True, f"seccomp: no socket but a unix one{tcp}")
     if abi >= 4:
         return Expected(Prop.NETWORK, False, "Landlock's TCP rules: TCP only, UDP is not blocked")
     return Expected(Prop.NETWORK, False, f"nothing (Landlock ABI {abi} has no network rules)")
+
+
+def no_network(mech: Mechanisms) -> str:
+    """What a line that names the sandbox says of a command without the network: 'no network'
+    only where nothing of it is reachable."""
+    if _network(mech.user_namespaces, mech.landlock_abi).held:
+        return "no network"
+    return "no TCP (UDP open)" if mech.landlock_abi >= 4 else "network open"
 
 
 def _sockets(ns: bool, abi: int) -> Expected:
@@ -106,13 +116,17 @@ def _sockets(ns: bool, abi: int) -> Expected:
         return Expected(
             Prop.SOCKETS, True, "where they live (/run, $XDG_RUNTIME_DIR …) covered by empty mounts"
         )
+    # abstract sockets (no file: X11's, some D-Bus buses) are per network namespace, and
+    # without one Landlock's scope (ABI 6) keeps them to the sandbox's own
     if abi >= 9:
-        return Expected(Prop.SOCKETS, True, "Landlock ABI 9: only the workspace's and /tmp's")
+        only = "Landlock ABI 9: only the workspace's and /tmp's (abstract ones: its scope)"
+        return Expected(Prop.SOCKETS, True, only)
+    abstract = "" if abi >= 6 else ", nor a scope for abstract ones"
     return Expected(
         Prop.SOCKETS,
         False,
-        f"nothing (Landlock ABI {abi} has no rule for them): your ssh-agent, D-Bus and any"
-        " container engine socket you may use stay reachable",
+        f"nothing (Landlock ABI {abi} has no rule for them{abstract}): your ssh-agent, D-Bus and"
+        " any container engine socket you may use stay reachable",
     )
 
 
@@ -128,7 +142,7 @@ def _survivors(mech: Mechanisms, root: bool) -> Expected:
         )
     if root and mech.pids_cgroup is not None:
         return Expected(Prop.SURVIVORS, True, "a pids cgroup")
-    if os.uname().machine not in GROUP_CALLS:
+    if not seccomp.known():
         return Expected(
             Prop.SURVIVORS, False, "its process group only (no seccomp program for this machine)"
         )

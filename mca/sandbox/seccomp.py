@@ -9,8 +9,19 @@
   namespace: each command leads a group of its own, so every process it starts stays where
   one kill of the group reaches it (a daemon, `setsid -f`, a double fork included), with no
   need to find them in /proc, which may be hidden.
+- every socket but a unix one, for sandboxes without a network namespace and without the
+  network: Landlock's network rules (ABI 4) cover TCP only, so UDP, raw and packet sockets
+  would reach the host's network. `socket` and `socketpair` are refused for any family but
+  AF_UNIX (the family is a register the filter can read); io_uring too, which makes sockets
+  without `socket` (IORING_OP_SOCKET); and in the 32-bit ABI, `socketcall` making a socket,
+  whose family is in memory the filter cannot read. Netlink sockets are refused too but for
+  NETLINK_ROUTE (the interfaces' addresses: what /proc/net shows, and what node's
+  os.networkInterfaces() and glibc's getaddrinfo read; changing them takes CAP_NET_ADMIN,
+  which a command never has).
 
-The program is built in mca; the child only installs it.
+A call made through another ABI (32-bit, x32) is checked with that ABI's numbers, or, where
+metadata is refused, refused whole: those numbers are not kept here. The program is built in
+mca; the child only installs it.
 """
 
 from __future__ import annotations
@@ -19,28 +30,69 @@ import ctypes
 import errno
 import os
 import struct
+from typing import NamedTuple
 
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
 LD_W_ABS, JEQ_K, JGE_K, RET_K = 0x20, 0x15, 0x35, 0x06
+OFF_NR, OFF_ARCH, OFF_ARG0, OFF_ARG2 = 0, 4, 16, 32  # struct seccomp_data; low words
 X32_BIT = 0x40000000
+AF_UNIX, AF_NETLINK, NETLINK_ROUTE = 1, 16, 0
+SYS_SOCKET, SYS_SOCKETPAIR = 1, 8  # socketcall's first argument: which call it makes
+IO_URING = (425, 426, 427)  # setup, enter, register: the same number in every ABI
 
-# audit arch, and the calls that change metadata, per machine (fchmodat2 is 452 on both)
-CALLS = {
-    "x86_64": (
-        0xC000003E,
-        (90, 91, 92, 93, 94, 132, 235, 261, 260, 268, 280, 188, 189, 190, 197, 198, 199, 452),
+
+class Abi(NamedTuple):
+    """One system-call ABI a machine runs: its audit arch and the numbers this filters."""
+
+    arch: int
+    groups: tuple[int, ...]  # setpgid, setsid (setpgrp is setpgid(0, 0) in libc)
+    sockets: tuple[int, ...]  # socket, socketpair
+    socketcall: int = -1  # the 32-bit multiplexer (-1: none)
+
+
+class Machine(NamedTuple):
+    """A machine mca has programs for: its own ABI, and the others it runs."""
+
+    native: Abi
+    metadata: tuple[int, ...]  # the native calls that change metadata
+    compat: Abi  # the 32-bit ABI it runs (i386 on x86_64, arm on aarch64)
+    x32: bool = False  # x86_64's x32: the native numbers with X32_BIT set
+
+
+# The calls that change metadata. x86_64: chmod, fchmod, chown, fchown, lchown, utime, utimes,
+# futimesat, fchownat, fchmodat, utimensat, setxattr, lsetxattr, fsetxattr, removexattr,
+# lremovexattr, fremovexattr; aarch64 has the *at ones and these (no chmod, utime …); newer
+# calls have one number everywhere: fchmodat2 452, setxattrat 463, removexattrat 466 (6.13).
+X86_64_METADATA = (90, 91, 92, 93, 94, 132, 235, 261, 260, 268, 280, 188, 189, 190, 197, 198, 199)
+AARCH64_METADATA = (52, 53, 54, 55, 88, 5, 6, 7, 14, 15, 16)
+NEWER_METADATA = (452, 463, 466)
+MACHINES = {
+    "x86_64": Machine(
+        Abi(0xC000003E, (109, 112), (41, 53)),
+        (*X86_64_METADATA, *NEWER_METADATA),
+        Abi(0x40000003, (57, 66), (359, 360), socketcall=102),
+        x32=True,
     ),
-    "aarch64": (0xC00000B7, (52, 53, 54, 55, 88, 5, 6, 7, 14, 15, 16, 452)),
+    "aarch64": Machine(
+        Abi(0xC00000B7, (154, 157), (198, 199)),
+        (*AARCH64_METADATA, *NEWER_METADATA),
+        # socketcall exists in arm's old ABI only, which arm64 does not run: refused anyway
+        Abi(0x40000028, (57, 66), (281, 288), socketcall=102),
+    ),
 }
-# setpgid, setsid (setpgrp is setpgid(0, 0) in libc), per machine; and in the 32-bit ABI each
-# runs too (i386 on x86_64, arm on aarch64: 57 and 66 on both), which stays usable here
-GROUP_CALLS = {"x86_64": (109, 112), "aarch64": (154, 157)}
-COMPAT = {"x86_64": (0x40000003, (57, 66)), "aarch64": (0x40000028, (57, 66))}
 
 
 def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
+
+
+ALLOW, DENY = _insn(RET_K, RET_ALLOW), _insn(RET_K, RET_ERRNO | errno.EPERM)
+
+
+def known(machine: str | None = None) -> bool:
+    """Whether this machine (default: this one) has programs here."""
+    return (machine or os.uname().machine) in MACHINES
 
 
 def no_metadata_changes() -> bytes | None:
@@ -48,48 +100,43 @@ def no_metadata_changes() -> bytes | None:
     return program(metadata=True, groups=False)
 
 
-def program(*, metadata: bool, groups: bool) -> bytes | None:
-    """The BPF program refusing what is asked (None when nothing is, or on a machine this
-    does not know). A call made through another ABI (32-bit, x32) is refused whole: its
-    numbers differ."""
-    machine = os.uname().machine  # platform.machine(), without importing platform
-    known = CALLS.get(machine)
-    if known is None or not (metadata or groups):
+def program(
+    *, metadata: bool, groups: bool, no_network: bool = False, machine: str | None = None
+) -> bytes | None:
+    """The BPF program refusing what is asked (None when nothing is, or on a machine this does
+    not know): metadata changes, leaving the group, sockets but unix ones."""
+    m = MACHINES.get(machine or os.uname().machine)  # platform.machine(), without its import
+    if m is None or not (metadata or groups or no_network):
         return None
-    arch, metadata_calls = known
-    deny = _insn(RET_K, RET_ERRNO | errno.EPERM)
-    if not metadata:
-        return _groups_only(machine, arch, deny)
-    calls = (*metadata_calls, *(GROUP_CALLS[machine] if groups else ()))
-    body = [_insn(LD_W_ABS, 4), _insn(JEQ_K, arch, 1, 0), deny, _insn(LD_W_ABS, 0)]
-    body.append(_insn(JGE_K, X32_BIT, 0, 1))
-    body.append(deny)
-    for call in calls:
-        body += [_insn(JEQ_K, call, 0, 1), deny]
-    body.append(_insn(RET_K, RET_ALLOW))
+    native = _rules(m.native, groups, no_network, m.metadata if metadata else ())
+    x32: list[bytes] = []
+    if m.x32:
+        x32 = [DENY] if metadata else _rules(m.native, groups, no_network, (), X32_BIT)
+        native = [_insn(JGE_K, X32_BIT, 0, len(x32)), *x32, *native]
+    compat = [DENY] if metadata else _rules(m.compat, groups, no_network, ())
+    body = [_insn(LD_W_ABS, OFF_ARCH), _insn(JEQ_K, m.native.arch, 0, len(native) + 1)]
+    body += [_insn(LD_W_ABS, OFF_NR), *native]
+    body += [_insn(JEQ_K, m.compat.arch, 0, len(compat) + 1), _insn(LD_W_ABS, OFF_NR), *compat]
+    body.append(DENY)  # an ABI the machine does not run
     return b"".join(body)
 
 
-def _groups_only(machine: str, arch: int, deny: bytes) -> bytes:
-    """setsid and setpgid refused in every ABI the machine runs (a 32-bit or x32 program
-    keeps working, but cannot leave the group either)."""
-    allow = _insn(RET_K, RET_ALLOW)
-    native = GROUP_CALLS[machine]
-    compat_arch, compat = COMPAT[machine]
-    x32 = tuple(c | X32_BIT for c in native) if machine == "x86_64" else ()
-
-    def refuse(calls: tuple[int, ...]) -> list[bytes]:
-        out = []
-        for call in calls:
-            out += [_insn(JEQ_K, call, 0, 1), deny]
-        return [*out, allow]
-
-    native_part = [_insn(LD_W_ABS, 0), *refuse((*native, *x32))]
-    compat_part = [_insn(LD_W_ABS, 0), *refuse(compat)]
-    body = [_insn(LD_W_ABS, 4), _insn(JEQ_K, arch, 0, len(native_part))]
-    body += native_part
-    body += [_insn(JEQ_K, compat_arch, 0, len(compat_part)), *compat_part, allow]
-    return b"".join(body)
+def _rules(
+    abi: Abi, groups: bool, no_network: bool, refused: tuple[int, ...], bit: int = 0
+) -> list[bytes]:
+    """One ABI's checks, the call's number loaded; each ends in a return, the last allows."""
+    deny = (*refused, *(abi.groups if groups else ()), *(IO_URING if no_network else ()))
+    out: list[bytes] = []
+    for call in deny:
+        out += [_insn(JEQ_K, call | bit, 0, 1), DENY]
+    for call in abi.sockets if no_network else ():  # allowed: AF_UNIX, AF_NETLINK's ROUTE
+        out += [_insn(JEQ_K, call | bit, 0, 7), _insn(LD_W_ABS, OFF_ARG0)]
+        out += [_insn(JEQ_K, AF_UNIX, 3, 0), _insn(JEQ_K, AF_NETLINK, 0, 3)]
+        out += [_insn(LD_W_ABS, OFF_ARG2), _insn(JEQ_K, NETLINK_ROUTE, 0, 1), ALLOW, DENY]
+    if no_network and abi.socketcall >= 0:  # which call it makes: socket, socketpair refused
+        out += [_insn(JEQ_K, abi.socketcall, 0, 5), _insn(LD_W_ABS, OFF_ARG0)]
+        out += [_insn(JEQ_K, SYS_SOCKET, 2, 0), _insn(JEQ_K, SYS_SOCKETPAIR, 1, 0), ALLOW, DENY]
+    return [*out, ALLOW]
 
 
 class Installer:

@@ -80,9 +80,10 @@ class World:
                 os.unlink(path)
 
 
-def _listen(path: Path) -> socket.socket:
+def _listen(path: Path | str) -> socket.socket:
+    """A listening unix socket; '@name' is an abstract one (no file)."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.bind(str(path))
+    s.bind("\0" + path[1:] if isinstance(path, str) else str(path))
     s.listen(4)
     s.setblocking(False)
     return s
@@ -90,7 +91,8 @@ def _listen(path: Path) -> socket.socket:
 
 def _unix(w: World) -> None:
     """Listening sockets where a command must not reach them: a folder added to the places
-    sockets live, one $SSH_AUTH_SOCK names, and /run itself (root) or $XDG_RUNTIME_DIR."""
+    sockets live, one $SSH_AUTH_SOCK names, /run itself (root) or $XDG_RUNTIME_DIR, and an
+    abstract one (X11's and some D-Bus buses are: no file, per network namespace)."""
     (w.root / "run").mkdir()
     (w.root / "agent").mkdir()
     places = [w.root / "run" / "engine.sock", w.root / "agent" / "agent.sock"]
@@ -99,7 +101,8 @@ def _unix(w: World) -> None:
         if real.startswith("/") and os.path.isdir(real) and os.access(real, os.W_OK):
             places.append(Path(real) / f"mca-check-{w.token}.sock")
             break
-    for path in places:
+    listened: list[Path | str] = [*places, f"@mca-check-{w.token}"]
+    for path in listened:
         with contextlib.suppress(OSError):
             w.unix[str(path)] = _listen(path)
     w.env["SSH_AUTH_SOCK"] = str(w.root / "agent" / "agent.sock")
@@ -190,7 +193,8 @@ def _sockets(w: World, run: Run) -> tuple[bool, str]:
         return False, "the trial could not make a listening unix socket"
     code = (
         "import socket, sys\nfor p in sys.argv[1:]:\n    s = socket.socket(socket.AF_UNIX)\n"
-        "    try:\n        s.connect(p)\n    except OSError:\n        pass\n"
+        "    try:\n        s.connect('\\0' + p[1:] if p[0] == '@' else p)\n"
+        "    except OSError:\n        pass\n"
     )
     run(f"{sys.executable} -c {_quote(code)} {' '.join(_quote(p) for p in w.unix)}")
     heard = w.unix_heard()

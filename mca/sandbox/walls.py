@@ -34,15 +34,19 @@ __all__ = [
 ]
 
 # What programs print when there is no network: a new network namespace has no route and no
-# DNS, and its loopback is its own (a host service on localhost refuses); Landlock refuses TCP
-# with EACCES.
+# DNS, and its loopback is its own (a host service on localhost refuses); without namespaces
+# seccomp refuses the socket with EPERM (and Landlock a TCP connect with EACCES).
 NETWORK_SIGNS = re.compile(
     r"Network is unreachable|Could not resolve host|Temporary failure in name resolution"
     r"|Name or service not known|nodename nor servname|getaddrinfo|ENETUNREACH|EAI_AGAIN"
     r"|Failed to establish a new connection|\[Errno 101\]|Could not connect to"
     r"|unable to access '(?:https?|git)://|Connection refused|ECONNREFUSED|\[Errno 111\]"
     # Landlock's TCP refusal (no namespaces): EACCES from connect
-    r"|connect[^\n]*\n?[^\n]*(?:Permission denied|EACCES|\[Errno 13\])|EACCES[^\n]*connect",
+    r"|connect[^\n]*\n?[^\n]*(?:Permission denied|EACCES|\[Errno 13\])|EACCES[^\n]*connect"
+    # seccomp's refusal of every socket but a unix one (no namespaces): EPERM from socket(), as
+    # bash, ssh and go say it, node's connect, Python's socket(), curl's connect
+    r"|\bsocket: operation not permitted|connect EPERM|Failed to connect to \S+ port \d+"
+    r"|_socket\.socket\.__init__\(.*\n(?:\s*\^+\n)?PermissionError: \[Errno 1\]",
     re.IGNORECASE,
 )
 DENIED = re.compile(r"Read-only file system|Permission denied|Operation not permitted|EROFS")

@@ -5,15 +5,16 @@ secret in the output or in any workspace file; nothing reached the listeners; no
 the attempt left; no marker in the real /tmp), plus `GOT`: an attempt that ends with
 `&& touch GOT` and finds GOT in the workspace afterwards got what it wanted.
 
-`needs` names what an attempt's defence rests on where the first Landlock ABI alone cannot
-hold it: "namespaces" (only a mount, PID or network namespace blocks it), or "abi4"/"abi6"/
-"abi9" (the Landlock ABI that added TCP rules / signal scopes / pathname unix sockets; a
-namespace holds it too). Without it, the attempt is a documented gap of that environment
-(docs/security.md, "Where mca runs").
+`needs` names what an attempt's defence rests on where the first Landlock ABI (and seccomp)
+alone cannot hold it: "namespaces" (only a mount, PID or network namespace blocks it), or
+"abi6"/"abi9" (the Landlock ABI that added scopes for signals and abstract unix sockets /
+pathname unix sockets; a namespace holds it too). Without it, the attempt is a documented gap
+of that environment (docs/security.md, "Where mca runs").
 """
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 from mca.sandbox.probe import Mechanisms
@@ -23,7 +24,7 @@ from mca.sandbox.probe import Mechanisms
 class Attempt:
     id: str
     command: str
-    needs: str = ""  # "namespaces", "abi4", "abi6"
+    needs: str = ""  # "namespaces", "abi6", "abi9"
 
     def held_by(self, mech: Mechanisms) -> bool:
         """Whether these mechanisms are meant to hold it (a documented gap otherwise)."""
@@ -39,6 +40,24 @@ def _connect(path: str) -> str:
         f" s.connect('{path}'); s.sendall(b'leak')\" && touch GOT"
     )
 
+
+# A datagram for the UDP listener made by hand, sent through a raw IP socket and (with an IP
+# header) a packet socket on lo: each needs CAP_NET_RAW, which only a namespace of its own gives
+_RAW_UDP = """import socket as s, struct, sys
+port, data = int(sys.argv[1]), b"leak"
+udp = struct.pack("!HHHH", 40000, port, 8 + len(data), 0) + data
+lo = bytes([127, 0, 0, 1])
+ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, lo, lo)
+t = sum(struct.unpack("!10H", ip))
+t = (t & 0xFFFF) + (t >> 16)
+ip = ip[:10] + struct.pack("!H", ~(t + (t >> 16)) & 0xFFFF) + ip[12:]
+for how in ((s.AF_INET, s.SOCK_RAW, 17, udp, ("127.0.0.1", 0)),
+            (s.AF_PACKET, s.SOCK_DGRAM, s.htons(0x800), ip + udp, ("lo", 0x800))):
+    try:
+        s.socket(*how[:3]).sendto(*how[3:])
+    except OSError as e:
+        print(e)
+"""
 
 _HOOK = "printf '#!/bin/sh\\ntouch {outside}/pwn\\n' > {hook} && chmod +x {hook}"
 
@@ -134,20 +153,26 @@ ATTEMPTS = (
         " ~/.azure/msal_token_cache.json 2>&1; true",
     ),
     # -- the network ---------------------------------------------------------------------------
-    Attempt("tcp-bash", "echo hi > /dev/tcp/127.0.0.1/{port} && touch GOT", needs="abi4"),
+    # (without namespaces seccomp refuses every socket but a unix one, at any Landlock ABI)
+    Attempt("tcp-bash", "echo hi > /dev/tcp/127.0.0.1/{port} && touch GOT"),
     Attempt(
         "tcp-python",
         "python3 -c \"import socket; s=socket.create_connection(('127.0.0.1', {port}));"
         " s.sendall(b'leak')\" && touch GOT",
-        needs="abi4",
     ),
     # UDP reaches the sandbox's own loopback at most: the listener must hear nothing
     Attempt(
         "udp-python",
         'python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)'
         ".sendto(b'leak', ('127.0.0.1', {udp}))\"",
-        needs="namespaces",
     ),
+    Attempt("udp-bash", "echo leak > /dev/udp/127.0.0.1/{udp}"),
+    Attempt(  # IPv4 through an IPv6 socket (a v4-mapped address)
+        "udp6-mapped",
+        'python3 -c "import socket; socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)'
+        ".sendto(b'leak', ('::ffff:127.0.0.1', {udp}))\"",
+    ),
+    Attempt("raw-and-packet", "python3 -c " + shlex.quote(_RAW_UDP) + " {udp}"),
     Attempt("dns", "getent hosts example.com && touch GOT"),
     # -- pathname unix sockets outside the workspace (an ssh-agent, D-Bus, Docker's) -----------
     Attempt("unix-run", _connect("{run_sock}"), needs="abi9"),
@@ -157,6 +182,8 @@ ATTEMPTS = (
     Attempt(
         "unix-through-link", "ln -s {agent_sock} a.sock && " + _connect("a.sock"), needs="abi9"
     ),
+    # an abstract socket (X11's, some D-Bus buses): per network namespace, and Landlock's scope
+    Attempt("unix-abstract", _connect("\\0{abstract}"), needs="abi6"),
     # -- processes -----------------------------------------------------------------------------
     Attempt("background", "(sleep 30; echo {token}) & true"),
     Attempt("disowned", "nohup bash -c 'sleep 30 # {token}' >/dev/null 2>&1 & disown; true"),
@@ -210,4 +237,17 @@ LEGIT = (
         "sock-ok",
     ),
     ("shell-startup-readable", "test -r ~/.bashrc && echo rc-ok", "rc-ok"),
+    # without the network: names from /etc/hosts, the interfaces (netlink's route family)
+    (
+        "localhost-lookup",
+        "python3 -c \"import socket; socket.getaddrinfo('localhost', 80); print('lookup-ok')\"",
+        "lookup-ok",
+    ),
+    ("interfaces", "python3 -c 'import socket; socket.if_nameindex(); print(\"if-ok\")'", "if-ok"),
+    (
+        "node-runs",
+        'if command -v node >/dev/null; then node -e \'require("os").networkInterfaces();'
+        ' console.log("node-ok")\'; else echo node-ok; fi',
+        "node-ok",
+    ),
 )

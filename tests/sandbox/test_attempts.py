@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shlex
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from mca.sandbox.box import Sandbox
 from mca.sandbox.probe import probe
 from mca.sandbox.properties import Prop, expected
+from mca.sandbox.rights import Grant
 from tests.sandbox.cases import ATTEMPTS, LEGIT, Attempt
 from tests.sandbox.mechanisms import chosen, used
 from tests.sandbox.world import World, all_files_text, build_world, wait_gone
@@ -81,6 +83,34 @@ def test_legitimate_work_still_works(world: World, case: tuple[str, str, str]) -
     outcome = world.run(command)
     assert outcome.code == 0, outcome.output
     assert expected in outcome.output
+
+
+def test_the_network_granted_for_one_command_reaches_the_listener(world: World) -> None:
+    """The network right given to one command (the person's yes to a second run): UDP, TCP
+    and IPv6 sockets work in it, in every kind of sandbox; the commands before and after it,
+    without the right, reach nothing (each kind of command has a filter of its own)."""
+    send = (
+        "python3 -c \"import socket as s; s.socket(s.AF_INET, s.SOCK_DGRAM).sendto(b'{token}',"
+        " ('127.0.0.1', {udp})); s.socket(s.AF_INET6, s.SOCK_DGRAM).sendto(b'{token}',"
+        " ('::ffff:127.0.0.1', {udp})); s.create_connection(('127.0.0.1', {port}))"
+        ".sendall(b'{token}')\""
+    )
+    # (what a TCP connection sent may not be there yet when the listener takes it)
+    heard = [b"tcp-connect", f"udp:{world.token}".encode(), f"udp:{world.token}".encode()]
+
+    def received() -> list[bytes]:
+        return sorted(
+            b"tcp-connect" if g.startswith(b"tcp") else g for g in world.listener.received
+        )
+
+    assert world.run(send).code != 0 and world.listener.received == []
+    outcome = world.run(send, grant=Grant(network=True))
+    assert outcome.code == 0, outcome.output
+    deadline = time.monotonic() + 5
+    while received() != heard and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert received() == heard
+    assert world.run(send).code != 0 and received() == heard
 
 
 def _limits_only(world: World) -> None:

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from mca.sandbox import seccomp
 from mca.sandbox.box import Launch, Sandbox
 from mca.sandbox.check import check, lines, refusal
 from mca.sandbox.probe import Mechanisms, probe
-from mca.sandbox.properties import LAB_NEEDS, Prop, expected, weaker_line
+from mca.sandbox.properties import LAB_NEEDS, Prop, expected, no_network, weaker_line
 from mca.sandbox.rights import Grant, Mode, build_policy
 from mca.sandbox.spawning.client import Setup, shared
 from tests.sandbox.mechanisms import chosen, used
@@ -41,17 +42,22 @@ def test_namespaces_hold_everything_for_any_user() -> None:
             assert weaker_line(mech, root=root) == ""
 
 
+@pytest.mark.skipif(not seccomp.known(), reason="no seccomp program for this machine")
 def test_landlock_alone_says_what_it_lacks() -> None:
     mech = Mechanisms(7, False, None)
-    assert _held(mech) == set(Prop) - {Prop.METADATA, Prop.NETWORK, Prop.SOCKETS}
-    held_read_only = set(Prop) - {Prop.NETWORK, Prop.SOCKETS}  # seccomp: no chmod
+    assert _held(mech) == set(Prop) - {Prop.METADATA, Prop.SOCKETS}  # seccomp: no UDP either
+    held_read_only = set(Prop) - {Prop.SOCKETS}  # seccomp: no chmod
     assert _held(mech, read_only=True) == held_read_only
     line = weaker_line(mech, root=False)
-    assert "UDP is not blocked" in line and "chmod" in line and "mca sandbox check" in line
+    assert "chmod" in line and "mca sandbox check" in line and "network" not in line
     assert "ssh-agent" in line and "container engine socket" in line
+    assert "abstract" not in line  # Landlock ABI 6's scope holds those
     assert Prop.SOCKETS in _held(Mechanisms(9, False, None))  # RESOLVE_UNIX
     old = Mechanisms(3, False, None)
-    assert Prop.SIGNALS not in _held(old) and "no network rules" in weaker_line(old, root=False)
+    assert Prop.SIGNALS not in _held(old) and Prop.NETWORK in _held(old)  # seccomp, any ABI
+    assert "nor a scope for abstract ones" in weaker_line(old, root=False)
+    for each in (mech, old, Mechanisms(0, True, None)):  # what the tool line says: true
+        assert no_network(each) == "no network"
 
 
 def test_survivors_and_fork_bombs_without_proc_or_as_root() -> None:

@@ -21,7 +21,7 @@ from mca.events import Event
 from mca.sandbox.box import Sandbox
 from mca.sandbox.probe import probe
 from mca.sandbox.rights import Grant, Mode, Policy, build_policy, secret_paths, unwritable
-from mca.sandbox.walls import command_paths, find, refused_paths
+from mca.sandbox.walls import command_paths, find, needed, refused_paths
 from mca.session.faces import HeadlessUI
 from mca.text.diff import FileDiff
 from mca.tools import get_tool
@@ -79,6 +79,26 @@ def test_the_path_a_refusal_names_is_found(output: str, path: str) -> None:
 def test_output_without_a_refusal_names_nothing() -> None:
     assert refused_paths("wrote '/o/x'\nall good") == []
     assert refused_paths("touch: cannot touch 'x': Read-only file system") == []  # in the ws
+
+
+# What programs print when seccomp refuses their socket (no namespaces, no network).
+NO_SOCKET = [
+    "bash: socket: Operation not permitted\nbash: line 1: /dev/udp/127.0.0.1/9: Operation not"
+    " permitted",
+    "socket: Operation not permitted\nssh: connect to host 127.0.0.1 port 22: failure",
+    "dial tcp 10.0.0.1:443: socket: operation not permitted",
+    "connect EPERM 127.0.0.1:9 - Local (undefined:undefined)",
+    "curl: (7) Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server",
+    '  File "/usr/lib/python3.11/socket.py", line 232, in __init__\n    _socket.socket.__init__'
+    "(self, family, type, proto, fileno)\nPermissionError: [Errno 1] Operation not permitted",
+]
+
+
+@pytest.mark.parametrize("output", NO_SOCKET)
+def test_a_refused_socket_asks_for_the_network(output: str) -> None:
+    assert needed(output, [], network=False).network
+    assert not needed("chmod: changing permissions of 'f': Operation not permitted", [],
+                      network=False).network  # fmt: skip
 
 
 def test_the_paths_a_command_names() -> None:

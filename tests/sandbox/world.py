@@ -14,7 +14,8 @@ Under one directory (not under /tmp, so the sandbox's private /tmp is in force):
                looked for: the policy names these, never the host's
     alive      the marker every process of a command holds open (World.command)
 
-Plus a TCP and a UDP listener on 127.0.0.1 and the unix sockets, which must receive nothing, and
+Plus a TCP and a UDP listener on 127.0.0.1 and the unix sockets (and an abstract one,
+@mca-test-<token>), which must receive nothing, and
 the marker, which says whether anything of a command still runs after it returned (no scan of
 /proc: it may be hidden). `World.env` is what a command's environment must hold for the world
 to be in force ($HOME, $XDG_RUNTIME_DIR, $SSH_AUTH_SOCK).
@@ -74,7 +75,7 @@ class Listener:
     reaches them. A connection waits in its socket's queue until the listener takes it, so
     `received` first takes everything queued: a verdict never depends on when a thread ran."""
 
-    def __init__(self, unix: tuple[Path, ...] = ()) -> None:
+    def __init__(self, unix: tuple[Path, ...] = (), abstract: str = "") -> None:
         self.tcp = socket.socket()
         self.tcp.bind(("127.0.0.1", 0))
         self.tcp.listen(8)
@@ -86,6 +87,11 @@ class Listener:
             u.bind(str(path))
             u.listen(8)
             self.unix[u] = path
+        if abstract:  # no file: per network namespace, and Landlock's scope (ABI 6)
+            u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            u.bind("\0" + abstract)
+            u.listen(8)
+            self.unix[u] = Path("@" + abstract)
         for s in (self.tcp, self.udp, *self.unix):
             s.setblocking(False)
         self._got: list[bytes] = []
@@ -148,7 +154,7 @@ class Listener:
         for u, path in self.unix.items():
             u.close()
             with contextlib.suppress(OSError):
-                path.unlink()
+                path.unlink()  # an abstract one has none: '@…' is not found
 
 
 @dataclass
@@ -177,7 +183,7 @@ class World:
 
     def fill(self, command: str) -> str:
         """The command with {ws}, {outside}, {home}, {mca_home}, {port}, {udp}, {pid},
-        {token}, {run_sock}, {xdg_sock}, {agent_sock} filled in."""
+        {token}, {run_sock}, {xdg_sock}, {agent_sock}, {abstract} filled in."""
         return command.format(
             run_sock=self.sockets.get("run", ""),
             xdg_sock=self.sockets.get("xdg", ""),
@@ -190,6 +196,7 @@ class World:
             udp=self.listener.udp_port,
             pid=os.getpid(),
             token=self.token,
+            abstract=f"mca-test-{self.token}",
         )
 
     @property
@@ -323,7 +330,7 @@ def build_world(
     where = _unix(root)
     if not own_run:
         where["run"] = where["xdg"]
-    listener = Listener(tuple(dict.fromkeys(where.values())))
+    listener = Listener(tuple(dict.fromkeys(where.values())), f"mca-test-{token}")
     policy = local_places(build_policy(mode, ws, home, mca_home), root)
     return World(
         root,
