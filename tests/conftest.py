@@ -116,11 +116,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.hookimpl(tryfirst=True)
+def _ctrl_c_as_a_terminal_gives_it() -> None:
+    """Ctrl-C as mca gets it in a terminal: a run started in the background of a script (`cmd
+    &` in a non-interactive shell, as a CI runner may start it) inherits SIGINT ignored, and
+    Python then installs no handler; the tests that press Ctrl-C, and every mca they start,
+    would see nothing. Each worker starts from here too."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """A temp root of this run's own, removed after it. pytest's shared /tmp/pytest-of-$USER,
     pruned by every concurrent run on the machine, left an unclosed scandir in pytest's own
     cleanup (`cleanup_candidates`), and `filterwarnings = error` failed a run whose tests all
     passed. `--basetemp` given on the command line still wins."""
+    _ctrl_c_as_a_terminal_gives_it()
     if config.option.basetemp is None:
         own = tempfile.mkdtemp(prefix="mca-pytest-")
         config.option.basetemp = os.path.join(own, "t")
