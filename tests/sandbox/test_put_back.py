@@ -145,6 +145,7 @@ def test_mca_killed_during_a_command_is_put_back_by_the_next_mca(
         stderr=subprocess.PIPE,
         cwd=REPO,
     )
+    assert first.stderr is not None
     planted = ws / ".agents" / "skills" / "x" / "SKILL.md"
     deadline = time.monotonic() + 60
     while not planted.exists() and first.poll() is None and time.monotonic() < deadline:
@@ -152,7 +153,6 @@ def test_mca_killed_during_a_command_is_put_back_by_the_next_mca(
     assert planted.exists(), first.stderr.read().decode() if first.poll() is not None else ""
     first.kill()
     first.wait()
-    assert first.stderr is not None
     first.stderr.close()
     assert released(alive, 20), "the command outlived mca"
     if "--no-userns" in refuse:  # no mount kept it: the record is what puts it back
