@@ -116,16 +116,19 @@ print(json.dumps(out))
 
 def test_the_count_without_proc_is_the_kernels_and_two_starts_when_it_held() -> None:
     repo = str(Path(__file__).resolve().parent.parent.parent)
-    done = subprocess.run(
-        [sys.executable, "-c", COUNT],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": repo},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    before, after, again, guessed = json.loads(done.stdout)
+    for _ in range(10):  # the user's other tasks (a parallel suite's) may start meanwhile
+        done = subprocess.run(
+            [sys.executable, "-c", COUNT],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": repo},
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        before, after, again, guessed = json.loads(done.stdout)
+        if after == again == before + 5:  # a quiet moment: a miscount shows in every try
+            break
     assert after == again == before + 5, (before, after, again)
     assert guessed == 2  # the guess was right: one start at it plus one, one at it
     if PROC:  # (the count by spawning lowers its caller's limit: not in this threaded process)
