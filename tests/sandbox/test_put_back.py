@@ -110,6 +110,20 @@ def _script(path: Path, *commands: str) -> Path:
     return path
 
 
+def _hello(
+    ws: Path, script: Path, refuse: tuple[str, ...], env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """A later `mca -p hello` in the workspace, with a script that only answers."""
+    return subprocess.run(
+        _mca("-C", str(ws), "-p", "hello", refuse=refuse),
+        env={**env, "MCA_MOCK_SCRIPT": str(_script(script))},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("refuse", [(), ("--no-userns",)], ids=["probe", "no-userns"])
 def test_mca_killed_during_a_command_is_put_back_by_the_next_mca(
@@ -157,14 +171,7 @@ def test_mca_killed_during_a_command_is_put_back_by_the_next_mca(
     assert released(alive, 20), "the command outlived mca"
     if "--no-userns" in refuse:  # no mount kept it: the record is what puts it back
         assert "fsmonitor" in (ws / ".git" / "config").read_text()
-    again = subprocess.run(
-        _mca("-C", str(ws), "-p", "hello", refuse=refuse),
-        env={**env, "MCA_MOCK_SCRIPT": str(_script(tmp_path / "t.jsonl"))},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=REPO,
-    )
+    again = _hello(ws, tmp_path / "t.jsonl", refuse, env)
     assert again.returncode == 0, again.stderr
     assert "an earlier mca ended during a sandboxed command" in again.stderr, again.stderr
     assert (ws / ".git" / "config").read_text() == config
@@ -175,14 +182,7 @@ def test_mca_killed_during_a_command_is_put_back_by_the_next_mca(
     assert (aside[0] / ".agents" / "skills" / "x" / "SKILL.md").read_text() == "planted\n"
     if "--no-userns" in refuse:
         assert "fsmonitor" in (aside[0] / ".git" / "config").read_text()
-    third = subprocess.run(  # said once: the record is gone
-        _mca("-C", str(ws), "-p", "hello", refuse=refuse),
-        env={**env, "MCA_MOCK_SCRIPT": str(_script(tmp_path / "u.jsonl"))},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=REPO,
-    )
+    third = _hello(ws, tmp_path / "u.jsonl", refuse, env)  # said once: the record is gone
     assert "an earlier mca" not in third.stderr, third.stderr
 
 
