@@ -22,6 +22,7 @@ names what the model's commands may keep all the same (config.toml's `pass_env`)
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
@@ -36,8 +37,10 @@ NOT_SECRETS = frozenset(("PWD",))  # the shell's working directory
 _WORDS = re.compile(r"[^A-Z0-9]+")
 
 
+@functools.lru_cache(maxsize=4096)
 def secret_name(name: str) -> bool:
-    """Does this variable's name say it holds a secret (the rule above)?"""
+    """Does this variable's name say it holds a secret (the rule above)? Remembered: every
+    command asks again of the same few dozen names."""
     upper = name.upper()
     if upper in NOT_SECRETS:
         return False
