@@ -3,7 +3,7 @@ them, the tools' Approvals holds the one in force, /mode lists them."""
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_MODE", "MODES"]
+__all__ = ["CYCLE", "DEFAULT_MODE", "MODES", "next_mode"]
 
 MODES = {
     "ask": "every edit and every command asks first (the diff before the question)",
@@ -13,3 +13,14 @@ MODES = {
     "yolo": "edits and commands run without asking (protected paths still ask)",
 }
 DEFAULT_MODE = "auto-edit"
+
+# Shift+Tab's order. yolo is not in it: one key never turns every question off (/mode yolo or
+# --mode yolo does, by name); from yolo, Shift+Tab goes back to asking.
+CYCLE = ("auto-edit", "read-only", "ask")
+
+
+def next_mode(mode: str) -> str:
+    """The mode Shift+Tab goes to from `mode`."""
+    if mode not in CYCLE:
+        return "ask"
+    return CYCLE[(CYCLE.index(mode) + 1) % len(CYCLE)]

@@ -115,4 +115,5 @@ def face_config(s: Settings) -> FaceConfig:
         mock_reason=s.mock_reason,
         no_color=s.no_color,
         asks_window=asks_window(model_options(s)),
+        mode=s.mode,
     )

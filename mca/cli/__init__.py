@@ -68,14 +68,17 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     except McaError as e:
         if env.get("MCA_DEBUG") == "1":
             raise
-        sys.stderr.write(error_line(e, _secrets(env)))
+        from mca.ui.width import fitted
+
+        sys.stderr.write(fitted(error_line(e, _secrets(env)), sys.stderr))
         return e.exit_code
     except Exception as e:  # a bug: one line, the details kept for the report
         if env.get("MCA_DEBUG") == "1":
             raise
         from mca.state.crash import home_of, report_bug
+        from mca.ui.width import fitted
 
-        sys.stderr.write(f"mca: {report_bug(e, home_of(env), _secrets(env))}\n")
+        sys.stderr.write(fitted(f"mca: {report_bug(e, home_of(env), _secrets(env))}\n", sys.stderr))
         return EXIT_ERROR
 
 

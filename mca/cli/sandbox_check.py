@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mca.cli.parents import actions
+from mca.ui.width import fitted
 
 if TYPE_CHECKING:
     from mca.cli.parents import Parents, Subparsers
@@ -61,8 +62,10 @@ def run(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         }
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
-        sys.stdout.write(f"the sandbox for {who} here: {box.mechanisms.describe()}\n")
-        sys.stdout.write("\n".join(lines(findings)) + "\n")
+        sys.stdout.write(
+            fitted(f"the sandbox for {who} here: {box.mechanisms.describe()}\n", sys.stdout)
+        )
+        sys.stdout.write(fitted("\n".join(lines(findings)) + "\n", sys.stdout))
         if missing and args.lab:
-            sys.stdout.write(f"not enough to grade student code: {missing}\n")
+            sys.stdout.write(fitted(f"not enough to grade student code: {missing}\n", sys.stdout))
     return EXIT_NOT_HELD if missing else EXIT_HELD

@@ -77,7 +77,9 @@ def prompt_text(given: str, stdin: TextIO, err: TextIO | None = None) -> str:
         piped = read_piped(stdin, err or sys.stderr)
         sentence, note = attach(given, piped) if piped is not None else (given, "")
         if note:
-            (err or sys.stderr).write(note + "\n")
+            from mca.ui.width import fitted
+
+            (err or sys.stderr).write(fitted(note, err or sys.stderr) + "\n")
         return sentence
     if stdin.isatty():
         raise ConfigError("-p: no sentence given (pass one, or pipe it: echo ... | mca -p)")

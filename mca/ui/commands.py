@@ -110,7 +110,11 @@ class SlashCommands:
             skills = self.repl.session.skills.discovery.skills
         except McaError:  # the commands still help; the error shows on the next turn
             skills = {}
-        self.say("\n".join(lines + skill_help(skills, self.table)))
+        from mca.ui.line_editor import KEYS
+
+        wide = max(len(k) for k, _ in KEYS)
+        keys = ["", "keys:", *(f"  {k:<{wide}}  {what}" for k, what in KEYS)]
+        self.say("\n".join(lines + skill_help(skills, self.table) + keys))
 
     def skill_refusal(self, name: str) -> str | None:
         """For /NAME that is no command: None when no skill has that name, '' when it may be

@@ -29,6 +29,7 @@ class FaceConfig:
     no_color: bool = False  # NO_COLOR is set: plain text even on a terminal
     mock_reason: str = ""  # why the offline mock answers ('' : a real model)
     asks_window: bool = False  # the session's start asks the server for its context window
+    mode: str = "auto-edit"  # the approval mode the session starts in (shown under the prompt)
 
 
 class ModelSwitch(Protocol):

@@ -1,6 +1,7 @@
 """The prompt's line editing, as prompt_toolkit takes it: completion (slash commands and skill
 names at the start of the line, skill names after $, workspace paths after @) and the key
-bindings (Alt-Enter for a new line, Ctrl-C to clear the line or leave)."""
+bindings (Alt-Enter for a new line, Ctrl-C to clear the line or leave, Shift+Tab for the next
+mode, Esc Esc for the rewind picker)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from mca.text.sanitize import one_line
 from mca.ui.livebox import fit
 
-__all__ = ["McaCompleter", "key_bindings"]
+__all__ = ["KEYS", "McaCompleter", "key_bindings"]
 
 MAX_PATH_COMPLETIONS = 200
 MAX_META = 60  # cells of a completion's description
@@ -79,7 +80,23 @@ class McaCompleter(Completer):
                 return
 
 
-def key_bindings() -> KeyBindings:
+KEYS = (
+    ("Enter", "send the message"),
+    ("Esc Enter", "a new line in the message (Alt-Enter too)"),
+    ("Shift+Tab", "cycle the mode: auto-edit, read-only, ask (yolo only by /mode yolo)"),
+    ("Esc Esc", "rewind: pick a turn to go back to (on an empty line; else clears it)"),
+    ("Tab", "complete /commands, $skills and @paths"),
+    ("Esc or Ctrl-C", "during a turn: stop it, keeping what was done"),
+    ("Ctrl-C", "clear the line; twice on an empty line: exit"),
+    ("Ctrl-D", "exit"),
+    ("Up / Down", "earlier messages"),
+)
+
+
+def key_bindings(
+    cycle_mode: Callable[[], None] = lambda: None, rewind: str = "/rewind"
+) -> KeyBindings:
+    """The prompt's keys (KEYS says them to the person in /help)."""
     kb = KeyBindings()
 
     @kb.add("escape", "enter")
@@ -93,5 +110,19 @@ def key_bindings() -> KeyBindings:
             buf.reset()  # Ctrl-C on a line with text clears it
         else:
             event.app.exit(exception=KeyboardInterrupt())
+
+    @kb.add("s-tab")
+    def _cycle(event: KeyPressEvent) -> None:
+        cycle_mode()  # the mode beside the prompt shows the new one as it redraws
+        event.app.invalidate()
+
+    @kb.add("escape", "escape")
+    def _rewind(event: KeyPressEvent) -> None:
+        buf = event.current_buffer
+        if buf.text:
+            buf.reset()
+            return
+        buf.text = rewind  # sent as typed: the transcript shows what ran
+        buf.validate_and_handle()
 
     return kb

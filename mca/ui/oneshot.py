@@ -28,6 +28,7 @@ from mca.ui.render import ledger_table
 from mca.ui.spinner import ASKING
 from mca.ui.stderr_ui import StderrUI
 from mca.ui.stream_events import Failed, TurnEnded, UsageReported
+from mca.ui.width import fitted
 
 __all__ = ["EXIT_INTERRUPTED", "OneShot", "Opener", "StderrUI", "turn_json"]
 
@@ -91,10 +92,10 @@ class OneShot:
 
     def note(self, text: str) -> None:
         """A line on stderr, as every line there goes: keys scrubbed, controls made visible."""
-        self.err.write(for_terminal(text, self.face.secrets) + "\n")
+        self.err.write(fitted(for_terminal(text, self.face.secrets), self.err) + "\n")
 
     def _error(self, e: McaError) -> int:
-        self.err.write(error_line(e, self.face.secrets))
+        self.err.write(fitted(error_line(e, self.face.secrets), self.err))
         return e.exit_code
 
     def _print_json(self, obj: dict[str, Any]) -> None:
@@ -182,7 +183,8 @@ class OneShot:
         else:
             if not ui.any_streamed and not result.stopped_early:
                 answer = scrub(result.answer.rstrip("\n"), self.face.secrets)
-                self.out.write((visible(answer) if self.out.isatty() else answer) + "\n")
+                shown = fitted(visible(answer), self.out) if self.out.isatty() else answer
+                self.out.write(shown + "\n")
             self.out.flush()
             if result.stopped_early:  # stdout keeps the model's words; why it stopped: here
                 self.note(f"mca: {result.answer}")

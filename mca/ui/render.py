@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from mca.text.counts import plural
 from mca.text.plans import render_plan
 from mca.text.sanitize import command_block, exact, exact_line
+from mca.text.wrap import wrap_words
 from mca.ui.diff_view import draw_diff
 
 if TYPE_CHECKING:  # this module is on the path to the first prompt: import nothing heavy
@@ -197,23 +198,6 @@ def tools_json(tools: Sequence[Tool]) -> str:
         [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools],
         indent=2,
     )
-
-
-def wrap_words(text: str, columns: int) -> str:
-    """Each line wider than `columns` broken between words (a terminal breaks it mid-word),
-    its further lines indented two more than it; a word wider than a line is cut."""
-    import textwrap
-
-    out = []
-    for line in text.split("\n"):
-        if len(line) <= columns:
-            out.append(line)
-            continue
-        indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
-        out += textwrap.wrap(
-            line, columns, subsequent_indent=indent, break_on_hyphens=False, tabsize=1
-        )
-    return "\n".join(out)
 
 
 def _cut(text: str, width: int) -> str:

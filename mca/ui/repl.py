@@ -23,7 +23,8 @@ from mca.ui.commands import Command, SlashCommands
 from mca.ui.face import FaceConfig, ModelSwitch
 from mca.ui.history import load_history
 from mca.ui.keyboard import RawHold, TurnKeys, turn_keyboard
-from mca.ui.line_editor import McaCompleter, key_bindings
+from mca.ui.line_editor import McaCompleter
+from mca.ui.prompt_line import PROMPT, prompt_session
 from mca.ui.render import ledger_table
 from mca.ui.startup import DeferredSummary, LazySession, skills_summary
 from mca.ui.terminal import ReplUI
@@ -36,7 +37,6 @@ if TYPE_CHECKING:  # imported when the session is built, after the prompt is on 
 __all__ = ["Repl"]
 
 
-PROMPT = "mca> "
 EXIT_WINDOW = 2.0  # seconds between two Ctrl-C at an empty prompt
 EXIT_WORDS = ("exit", "quit")
 
@@ -68,13 +68,12 @@ class Repl:
         self.plain = plain if plain is not None else input is None and not self.stdin.isatty()
         self.prompt: PromptSession[str] | None = None
         if not self.plain:
-            self.prompt = PromptSession[str](
-                history=history if history is not None else load_history(face.home, face.secrets),
-                input=input,
-                output=output,
-                key_bindings=key_bindings(),
-                completer=McaCompleter(face.workspace, self._commands, self._skills),
-                complete_while_typing=False,
+            self.prompt = prompt_session(
+                history if history is not None else load_history(face.home, face.secrets),
+                McaCompleter(face.workspace, self._commands, self._skills),
+                (input, output),
+                self._mode,
+                self._cycle_mode,
             )
         self._io = (input, output)
         self._asker: PromptSession[str] | None = None  # built on first use: it costs ~25 ms
@@ -98,6 +97,18 @@ class Repl:
     def session(self) -> Session:
         """The session; built on first use, or in the background once the prompt is up."""
         return self._lazy.get()
+
+    def _mode(self) -> str:
+        """The approval mode in force: the session's once built, the configured one before."""
+        built = self._lazy.built
+        return built.mode if built is not None else self.face.mode
+
+    def _cycle_mode(self) -> None:
+        """Shift+Tab: the next mode (mca.modes.CYCLE), from the next tool call on."""
+        from mca.modes import next_mode
+
+        with contextlib.suppress(McaError):  # not built: the next message says why
+            self.session.set_mode(next_mode(self.session.mode))
 
     def _commands(self) -> dict[str, str]:
         """Each slash command and what it does, for completion."""
@@ -286,7 +297,7 @@ class Repl:
             self.ui.say(PROMPT + line.rstrip("\n"))
             return line.rstrip("\n")
         try:
-            return self.prompt.prompt(PROMPT)
+            return self.prompt.prompt()  # its message shows the mode
         except EOFError:
             return None
         except KeyboardInterrupt:

@@ -14,8 +14,15 @@ def _pick(listed: list[tuple[int, str]], ui: ReplUI) -> str:
     """The turn the person picks from the list ('' for none)."""
     ui.say("turns of this conversation:\n" + "\n".join(f"{n:>4}. {s}" for n, s in listed))
     first, last = listed[0][0], listed[-1][0]
+    question = f"rewind to before which turn? [{first}-{last}, Enter: none] "
     try:
-        return ui.ask(f"rewind to before which turn? [{first}-{last}, Enter: none] ").strip()
+        if last <= 9:  # one key picks: a digit, Enter for none
+            digits = "".join(str(n) for n, _ in listed)
+            key = ui.key(digits, lambda: ui.prompt_line(question))
+            if key is not None:
+                ui.say(key or "none")
+                return key
+        return ui.ask(question).strip()
     except KeyboardInterrupt:
         return ""
 

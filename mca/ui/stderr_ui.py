@@ -30,6 +30,7 @@ from mca.ui.questions import ANSWER_WORDS, YES_NO, line_answer, read_key, reads_
 from mca.ui.render import fold_thinking, progress_line
 from mca.ui.spinner import Spinner, counts_down
 from mca.ui.stream import StreamWriter
+from mca.ui.width import columns_of, fitted
 
 __all__ = ["StderrUI"]
 
@@ -53,7 +54,12 @@ class StderrUI:
         # The answer goes to stream_to as it arrives (None: at the end), exactly as sent when
         # that is not a terminal, with control characters made visible when it is.
         self.stream = (
-            StreamWriter(stream_to, face.secrets, raw=not stream_to.isatty())
+            StreamWriter(
+                stream_to,
+                face.secrets,
+                raw=not stream_to.isatty(),
+                columns=lambda: columns_of(stream_to),
+            )
             if stream_to is not None
             else None
         )
@@ -75,11 +81,16 @@ class StderrUI:
                 self.err.write(for_terminal(folded, self.secrets) + "\n")
                 self.err.flush()
 
-    def _say(self, text: str) -> None:
+    def _say(self, text: str, exact: str = "") -> None:
+        """mca's own line, broken between words on a terminal; then `exact` lines (a command,
+        a diff) as they are, never broken."""
         self.end_stream()
         self.box.stop()
+        shown = fitted(for_terminal(text, self.secrets), self.err)
+        if exact:
+            shown += "\n" + for_terminal(exact, self.secrets)
         with self.lock:
-            self.err.write(for_terminal(text, self.secrets) + "\n")
+            self.err.write(shown + "\n")
             self.err.flush()
 
     def _ask(self, question: str) -> bool:
@@ -101,7 +112,7 @@ class StderrUI:
         """The command whole, then y/N on a terminal; without one, refused (--yes runs it)."""
         shown = command_block(question.command)
         if question.more:
-            self._say(f"mca: the sandbox stopped this command from {question.wall}:\n{shown}")
+            self._say(f"mca: the sandbox stopped this command from {question.wall}:", shown)
             if not self.stdin.isatty():
                 self._say(f"mca: not run again with {question.more}: no terminal to ask on")
                 return Answer.UNASKED
@@ -109,18 +120,18 @@ class StderrUI:
             return Answer.YES if yes else Answer.NO
         if not self.stdin.isatty():
             self._say(
-                "mca: not running this command without approval (pass --yes or --mode yolo):\n"
-                + shown
+                "mca: not running this command without approval (pass --yes or --mode yolo):",
+                shown,
             )
             return Answer.UNASKED
         where = question.sandbox or "unsandboxed: with your full rights"
-        self._say(f"run_command wants to run exactly this ({where}):\n{shown}")
+        self._say(f"run_command wants to run exactly this ({where}):", shown)
         return Answer.YES if self._ask("run it?") else Answer.NO
 
     def approve_write(self, path: str, reason: str, diff: FileDiff) -> bool:
         """Protected paths: --yes does not cover them; without a terminal they are refused."""
         whole = draw_diff(diff)
-        self._say(f"{exact_line(path)} is a protected path: {reason}.\nthe change, whole:\n{whole}")
+        self._say(f"{exact_line(path)} is a protected path: {reason}.\nthe change, whole:", whole)
         if not self.stdin.isatty():
             self._say(
                 f"mca: not writing {exact_line(path)}: protected paths need a yes on a terminal"
@@ -131,7 +142,7 @@ class StderrUI:
 
     def approve_edit(self, path: str, diff: FileDiff) -> bool:
         """The "ask" mode: the diff, then a question (refused without a terminal)."""
-        self._say(f"the change to {exact_line(path)}, whole:\n{draw_diff(diff)}")
+        self._say(f"the change to {exact_line(path)}, whole:", draw_diff(diff))
         if not self.stdin.isatty():
             self._say(f"mca: not writing {exact_line(path)}: --mode ask needs a terminal to ask on")
             return False

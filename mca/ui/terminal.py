@@ -11,12 +11,13 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TextIO
 
 from mca.text.sanitize import command_block, exact_line, for_terminal, one_line, scrub
+from mca.text.wrap import wrap_words
 from mca.ui.ansi import CLEAR_LINE_BELOW, DIM, RESET, line_below
 from mca.ui.diff_view import colour_diff, draw_diff
 from mca.ui.livebox import CommandBox, fit
 from mca.ui.markdown import MarkdownStream
 from mca.ui.questions import ANSWER_WORDS, YES_NO, line_answer
-from mca.ui.render import fold_thinking, progress_line, wrap_words
+from mca.ui.render import fold_thinking, progress_line
 from mca.ui.spinner import Spinner, counts_down
 from mca.ui.stream import StreamWriter
 
@@ -60,7 +61,12 @@ class ReplUI:
         self.spinner = Spinner(out, self.lock)
         self.live = live  # a terminal: a spinner while waiting, commands redrawn in place
         self.box = CommandBox(out, self.lock, self.secrets, live, _columns)
-        self.stream = StreamWriter(out, self.secrets, markdown=self._markdown if colour else None)
+        self.stream = StreamWriter(
+            out,
+            self.secrets,
+            markdown=self._markdown if colour else None,
+            columns=_columns if live else None,
+        )
         self._turn_text: list[str] = []  # what was streamed of this turn's replies
         self._thought: list[str] = []  # the reply's thinking so far: shown folded when it ends
         self._held: dict[int, list[str]] = {}  # by thread: writes kept for later (held())
@@ -82,11 +88,13 @@ class ReplUI:
 
         block = command_block(question.command)
         if question.more:
-            self.say(f"the sandbox stopped this command from {question.wall}:\n{block}")
+            self.say(f"the sandbox stopped this command from {question.wall}:")
+            self.exact(block)
             yes = self._answer(f"run it again with {question.more}, this once? {YES_NO}")
             return Answer.YES if yes == "y" else Answer.NO
         where = question.sandbox or "unsandboxed: with your full rights"
-        self.say(f"run_command wants to run exactly this ({where}):\n{block}")
+        self.say(f"run_command wants to run exactly this ({where}):")
+        self.exact(block)  # never broken: what runs, as it runs
         always = f" / [a]lways `{one_line(question.always)}`" if question.always else ""
         keys = "yna" if question.always else "yn"
         while (answer := self._answer(f"run it? {YES_NO}{always}", keys)) is None:
@@ -132,7 +140,6 @@ class ReplUI:
             FileChanged,
             ModelRetry,
             ModelWaiting,
-            Notice,
             ThinkingDelta,
         )
 
@@ -156,10 +163,8 @@ class ReplUI:
         line = progress_line(event)
         if isinstance(event, FileChanged):
             line = colour_diff(scrub(line, self.secrets), self.colour)  # made safe line by line
-        elif isinstance(event, Notice | ModelRetry):  # mca's own words: broken between words
-            line = for_terminal(self.fitted(line), self.secrets)
-        elif line:
-            line = for_terminal(line, self.secrets)
+        elif line:  # broken between words after it is made safe (a key is never split)
+            line = self.fitted(for_terminal(line, self.secrets))
         waiting = self.spinner.running
         if line:
             self._write(line + "\n")
@@ -270,7 +275,17 @@ class ReplUI:
             self.out.write(self._unnote())
             self.stream.end()
 
+    def prompt_line(self, question: str) -> None:
+        """A question waiting for one key, the cursor after it."""
+        self._write(for_terminal(question, self.secrets))
+
     def say(self, text: str) -> None:
+        """mca's own lines: made safe, then broken between words at the terminal's width."""
+        self._write(self.fitted(for_terminal(text.rstrip("\n"), self.secrets)) + "\n")
+
+    def exact(self, text: str) -> None:
+        """Lines shown exactly as they are (a command before it runs): made safe, never broken
+        (the terminal's own wrap keeps every character where it is)."""
         self._write(for_terminal(text.rstrip("\n"), self.secrets) + "\n")
 
     def answer(self, text: str) -> None:
@@ -285,7 +300,7 @@ class ReplUI:
 
     def dim(self, text: str) -> None:
         """A line of secondary information (dim on a colour terminal)."""
-        safe = for_terminal(text, self.secrets)
+        safe = self.fitted(for_terminal(text, self.secrets))
         self._write((f"{DIM}{safe}{RESET}" if self.colour else safe) + "\n")
 
     def show_diff(self, diff: str) -> None:
