@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from mca.agent import Agent
 from mca.context.compact import Compactor
 from mca.context.engine import Engine
-from mca.context.prompt import SystemPrompt, build_system_prompt, read_agents_md
+from mca.context.prompt import AGENTS_FILE, SystemPrompt, build_system_prompt, read_agents_md
+from mca.context.userdoc import read_user_doc, user_doc, write_user_doc
 from mca.events import (
     ContextCompacted,
     EventSink,
@@ -270,6 +271,24 @@ class Session:
         self.engine.prompt, _ = prompt_for(self.config, self.skills.discovery.catalog.text)
         return rel
 
+    def instructions(self, mine: bool) -> tuple[Path, bytes | None]:
+        """`#`: where a note goes (the project's AGENTS.md, or `mine`, $MCA_HOME/AGENTS.md) and
+        what that file holds now (None: none yet)."""
+        from mca.tools.edit import read_for_person
+
+        if mine:
+            return user_doc(self.config.home)
+        return self.config.workspace / AGENTS_FILE, read_for_person(self.agent.env, AGENTS_FILE)
+
+    def remember(self, mine: bool, data: bytes) -> str:
+        """`#`: the instructions file written (the project's through the tools' path, undoable;
+        the person's in $MCA_HOME), then the system prompt read again. Returns where."""
+        if mine:
+            where = write_user_doc(self.config.home, data)
+            self.engine.prompt, _ = prompt_for(self.config, self.skills.discovery.catalog.text)
+            return where
+        return self.write_instructions(AGENTS_FILE, data)
+
     def ask_aside(self, request: Request) -> str:
         """A request outside the conversation (/init's draft): the reply's text."""
         return self.engine.model.complete(request).message.content
@@ -334,5 +353,6 @@ class Session:
 def prompt_for(config: SessionConfig, catalog: str) -> tuple[SystemPrompt, str]:
     """The system prompt (AGENTS.md scrubbed of known secrets), and what was wrong reading it."""
     agents, problem = read_agents_md(config.workspace, config.user_home)
+    agents = "\n\n".join(filter(None, (read_user_doc(config.home), agents)))
     agents = scrub(agents, config.secrets)
     return build_system_prompt(config.workspace, catalog, agents), problem

@@ -161,6 +161,13 @@ def edit_file(env: ToolEnv, turn: TurnState, args: Mapping[str, Any]) -> str:
     return f"edited {rel}: replaced {plural(count if replace_all else 1, 'occurrence')}"
 
 
+def read_for_person(env: ToolEnv, path: str) -> bytes | None:
+    """What a file the person is about to change holds (None: none), read as the tools read it
+    (contained, a regular file, capped)."""
+    target, _ = _target(env, path)
+    return _old_bytes(env, target, path)
+
+
 def write_for_person(env: ToolEnv, turn: TurnState, path: str, data: bytes) -> str:
     """A write the person asked for (/export): the tools' own path (contained in the workspace,
     protected paths ask, read-only mode refuses, snapshotted apart so /undo reverts it alone),

@@ -101,6 +101,8 @@ class SlashCommands:
 
     def help(self, arg: str) -> None:
         names = {**self.table, "/<skill> [text]": Command("use that skill for a turn", self.help)}
+        names["# text"] = Command("remember: a note for the project's AGENTS.md", self.help)
+        names["#~ text"] = Command("remember: a note for your own AGENTS.md", self.help)
         names["!command"] = Command(
             "run a shell command yourself (no approval, no sandbox: you typed it)", self.help
         )

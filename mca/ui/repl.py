@@ -24,6 +24,7 @@ from mca.ui.face import FaceConfig, ModelSwitch
 from mca.ui.history import load_history
 from mca.ui.keyboard import RawHold, TurnKeys, turn_keyboard
 from mca.ui.line_editor import McaCompleter
+from mca.ui.memory import remember
 from mca.ui.prompt_line import PROMPT, prompt_session
 from mca.ui.render import ledger_table
 from mca.ui.startup import DeferredSummary, LazySession, skills_summary
@@ -98,10 +99,8 @@ class Repl:
         """The session; built on first use, or in the background once the prompt is up."""
         return self._lazy.get()
 
-    def _mode(self) -> str:
-        """The approval mode in force: the session's once built, the configured one before."""
-        built = self._lazy.built
-        return built.mode if built is not None else self.face.mode
+    def _mode(self) -> str:  # in force: the session's once built, the configured one before
+        return self._lazy.built.mode if self._lazy.built is not None else self.face.mode
 
     def _cycle_mode(self) -> None:
         """Shift+Tab: the next mode (mca.modes.CYCLE), from the next tool call on."""
@@ -185,6 +184,8 @@ class Repl:
                 self.running = False
             elif text.startswith("!"):
                 self.shell(text[1:].strip())
+            elif text.startswith("#"):  # a note for AGENTS.md (mca/ui/memory.py)
+                remember(text, self.session, self.ui)
             elif text.startswith("/"):
                 self.handle_command(text)
             else:
