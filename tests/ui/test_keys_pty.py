@@ -14,6 +14,7 @@ from tests.ptyscreen import MCA, Screen, child_env
 
 SHIFT_TAB = "\x1b[Z"
 
+
 def test_shift_tab_cycles_the_modes_and_never_reaches_yolo() -> None:
     seen, mode = [], "auto-edit"
     for _ in range(6):
@@ -68,9 +69,9 @@ def test_shift_tab_changes_the_mode_the_prompt_shows(ws: Path) -> None:
 @pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment")
 def test_esc_esc_opens_the_rewind_picker_and_one_digit_picks(ws: Path) -> None:
     term = started(ws)
-    term.child.sendline("create a.txt with \"one\"")
+    term.child.sendline('create a.txt with "one"')
     term.wait_for(lambda s: s.count("mca>") >= 2, "the first turn")
-    term.child.sendline("create b.txt with \"two\"")
+    term.child.sendline('create b.txt with "two"')
     term.wait_for(lambda s: s.count("mca>") >= 3, "the second turn")
     assert (ws / "b.txt").exists()
     term.child.send("\x1b\x1b")
