@@ -4,6 +4,7 @@ line opens the rewind picker, where one digit picks; /help lists the keys."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,10 @@ def test_shift_tab_cycles_the_modes_and_never_reaches_yolo() -> None:
     assert set(CYCLE) == set(MODES) - {"yolo"} and next_mode("yolo") == "ask"
 
 
+def prompt_is(term: Screen, shown: str) -> Callable[[str], bool]:
+    return lambda _: term.line_at_cursor() == shown
+
+
 def started(ws: Path, *args: str) -> Screen:
     term = Screen(ws, list(args), child_env(ws, MOCK="1"), size=(100, 60))
     term.expect("mca>")
@@ -34,7 +39,7 @@ def started(ws: Path, *args: str) -> Screen:
 def test_the_prompt_says_every_mode_but_the_default() -> None:
     assert prompt_text("auto-edit") == [("", "mca> ")]
     for mode in ("read-only", "ask", "yolo"):
-        (style, word), (_, rest) = prompt_text(mode)
+        (style, word, *_), (_, rest, *_) = prompt_text(mode)
         assert word == mode and rest == " mca> " and f"mode.{mode}" in style
 
 
@@ -51,7 +56,7 @@ def test_shift_tab_changes_the_mode_the_prompt_shows(ws: Path) -> None:
     for mode in ("ask", "auto-edit", "read-only"):
         term.child.send(SHIFT_TAB)
         shown = "mca>" if mode == "auto-edit" else f"{mode} mca>"
-        term.wait_for(lambda _, s=shown: term.line_at_cursor() == s, f"{shown!r} as the prompt")
+        term.wait_for(prompt_is(term, shown), f"{shown!r} as the prompt")
         if mode != "auto-edit":
             colour = term.style_of(shown).fg
             assert colour not in colours, mode  # each mode its own colour

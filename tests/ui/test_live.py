@@ -206,9 +206,12 @@ class Flushes(io.StringIO):
         self.seen.append(self.getvalue())
 
 
-def test_the_queued_note_is_never_seen_gone_while_the_answer_grows() -> None:
+def test_the_queued_note_is_never_seen_gone_while_the_answer_grows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Each piece of a streaming answer reaches the terminal in one write with the note's erase
     and redraw (the pty test saw the answer grow with no note under it: a flush between)."""
+    monkeypatch.setenv("COLUMNS", "100")  # the terminal's width, as the screen below has it
     screen = pyte.Screen(100, 10)
     stream = pyte.Stream(screen)
     out = Flushes()

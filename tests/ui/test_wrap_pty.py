@@ -5,9 +5,11 @@ column whatever is there; mca breaks its lines between words before that."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,7 +31,7 @@ def cut_words(screen: str, columns: int) -> list[str]:
     its last column with a letter or digit there, followed by a row that starts with one."""
     rows = screen.split("\n")
     cuts = []
-    for row, below in zip(rows, rows[1:], strict=False):
+    for row, below in itertools.pairwise(rows):
         full = len(row) == columns and row[-1].isalnum()
         if full and below[:1].isalnum():
             cuts.append(f"{row[-20:]!r} / {below[:20]!r}")
@@ -40,6 +42,10 @@ def test_cut_words_finds_a_cut_and_only_a_cut() -> None:
     cut = ["x" * 55 + " word", "s here"]
     whole = ["x" * 55 + " word", "  next line", "x" * 59 + ".", "below"]
     assert cut_words("\n".join(cut), 60) and not cut_words("\n".join(whole), 60)
+
+
+def more_prompts(n: int) -> Callable[[str], bool]:
+    return lambda screen: screen.count("mca>") > n
 
 
 def two_commands(tmp: Path) -> Path:
@@ -68,7 +74,7 @@ def test_the_repl_breaks_its_own_lines_between_words(
     for command in ("/help", "/mode", "/model", "/mode read-only", "/status", "/steps 0"):
         prompts = term.text().count("mca>")
         term.child.sendline(command)
-        term.wait_for(lambda s, n=prompts: s.count("mca>") > n, f"{command} answered")
+        term.wait_for(more_prompts(prompts), f"{command} answered")
     term.close()
     screen = term.text()
     assert "a note that it stopped" in re.sub(r"\s+", " ", screen)  # the notice was long enough
