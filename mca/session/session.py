@@ -246,6 +246,7 @@ class Session:
     def set_mode(self, mode: str) -> None:
         """/mode: what runs without asking, from the next tool call on."""
         self.approvals.mode = mode
+        self.approvals.always.edits = False  # a mode chosen again asks again
 
     def clear(self) -> None:
         """/clear: a new conversation (files and snapshots are untouched)."""

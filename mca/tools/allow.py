@@ -110,6 +110,7 @@ class AlwaysRules:
     """The "always" answers of one session."""
 
     keys: set[CommandKey] = field(default_factory=set)
+    edits: bool = False  # "always" to an edit in ask mode: edits apply, commands still ask
 
     def covers(self, command: str, cwd: str, path: str) -> bool:
         """Whether an earlier "always" covers this command: same program, and its first

@@ -87,7 +87,8 @@ class Asker(Protocol):
 
     def approve_write(self, path: str, reason: str, diff: FileDiff) -> bool: ...  # protected
 
-    def approve_edit(self, path: str, diff: FileDiff) -> bool: ...  # each edit, "ask" mode
+    # each edit in "ask" mode: yes, no, or Answer.ALWAYS (every edit of this session)
+    def approve_edit(self, path: str, diff: FileDiff) -> bool | Answer: ...
 
 
 @dataclass

@@ -19,6 +19,7 @@ from mca.fs.careful import (
 from mca.text.counts import plural
 from mca.text.diff import MAX_DIFF_LINES, FileDiff, file_diff, fold
 from mca.tools import eol
+from mca.tools.allow import Answer
 from mca.tools.base import READ_ONLY, ToolEnv, TurnState, arg_str
 from mca.workspace.paths import relative_label, resolve_in
 from mca.workspace.protect import protected_reason
@@ -89,12 +90,17 @@ def _commit(
     if len(data) > MAX_WRITE_BYTES:
         raise ToolError(f"{rel}: content is {len(data)} bytes, over the {MAX_WRITE_BYTES} limit")
     reason = protected_reason(rel, target, env.home, env.root, env.skill_roots)
-    asked = reason is not None or (mode == "ask" and own is None)  # the diff goes with it
+    ask_mode = mode == "ask" and own is None and not env.approvals.always.edits
+    asked = reason is not None or ask_mode  # the diff goes with it
     whole = file_diff(rel, old, data, limit=None) if asked else None  # asked about: whole
     if reason is not None and whole is not None:
         _confirm_protected(env, reason, rel, whole)
-    elif whole is not None and not env.approvals.ask.approve_edit(rel, whole):
-        raise ToolError(f"{rel}: not written: the user declined this edit")
+    elif whole is not None:
+        answer = env.approvals.ask.approve_edit(rel, whole)
+        if answer == Answer.ALWAYS:  # this one and every later edit of the session
+            env.approvals.always.edits = True
+        elif not answer or answer in (Answer.NO, Answer.UNASKED):
+            raise ToolError(f"{rel}: not written: the user declined this edit")
     try:
         bits = target.stat().st_mode & 0o777 if old is not None else None
         note = f"turn {turn.number}" if own is None else f"after turn {turn.number}"

@@ -47,6 +47,7 @@ def added(old: bytes | None, note: str) -> bytes:
 def remember(line: str, session: Session, ui: ReplUI) -> None:
     """`# text` or `#~ text`: the diff, the question, then the write (or a line saying not)."""
     from mca.text.diff import file_diff
+    from mca.ui.diff_view import draw_diff
 
     mine = line.startswith("#~")
     note = line[2 if mine else 1 :].strip()
@@ -56,7 +57,8 @@ def remember(line: str, session: Session, ui: ReplUI) -> None:
     try:
         path, old = session.instructions(mine)
         new = added(old, note)
-        if not ui.approve_edit(str(path), file_diff(str(path), old, new)):
+        ui.show_diff(draw_diff(file_diff(str(path), old, new)))
+        if not ui.confirm(f"add this note to {path}?"):
             ui.say(f"not remembered: {path} left as it is")
             return
         where = session.remember(mine, new)

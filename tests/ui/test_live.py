@@ -328,3 +328,11 @@ def test_without_a_key_reader_questions_take_a_line() -> None:
     assert ui.approve(CommandQuestion("ls")) is Answer.NO  # Enter
     assert ui.approve(CommandQuestion("ls")) is Answer.NO  # "always" was not offered: again
     assert next(answers, None) is None
+
+
+def test_a_queued_enter_shows_as_a_key_not_as_backslash_n() -> None:
+    ui = ReplUI(io.StringIO(), lambda q: "", live=True)
+    ui.queued("fix it\nthen run the tests\n")
+    assert ui._note == "queued: fix it ⏎ then run the tests"
+    ui.queued("a\\nb")  # typed as such: shown as typed
+    assert ui._note == "queued: a\\nb"

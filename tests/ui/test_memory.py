@@ -68,3 +68,24 @@ def test_a_link_out_of_the_workspace_is_refused_and_its_target_unchanged(
     out = repl(ws, "# planted\ny\n")
     assert "not remembered" in out
     assert outside.read_text() == "theirs\n"
+
+
+def test_always_to_an_edit_in_ask_mode_covers_later_edits_not_commands(ws: Path) -> None:
+    """Ask mode's "always": this edit and the session's later ones apply without a question;
+    commands still ask; choosing ask mode again asks again."""
+    (ws / "a.txt").write_text("one two\n")
+    values = {"MOCK": "1", "MCA_HOME": os.environ["MCA_HOME"], "HOME": str(ws.parent)}
+    settings = load_settings(values, workspace=ws).with_(mode="ask")
+    lines = (
+        'replace "one" with "1" in a.txt\na\n'
+        'replace "two" with "2" in a.txt\n'
+        "run `echo hi`\nn\n"
+        "/mode ask\n"
+        'replace "1" with "one" in a.txt\nn\n'
+    )
+    out = io.StringIO()
+    repl_for(settings, out=out, stdin=io.StringIO(lines)).run()
+    said = out.getvalue()
+    assert said.count("apply this change to a.txt?") == 2, said
+    assert "run it?" in said  # the command still asked
+    assert (ws / "a.txt").read_text() == "1 2\n"

@@ -36,13 +36,13 @@ def test_ask_mode_prints_the_diff_once(ws: Path) -> None:
     term = Screen(ws, ["--mode", "ask"], env_for(ws, MOCK="1"), size=TMUX)
     start(term)
     term.child.sendline('replace "world" with "mca" in a.txt')
-    term.on_screen("apply this change to a.txt? [y]es / [N]o:")
+    term.on_screen("apply this change to a.txt? [y]es / [N]o / [a]lways: every edit:")
     term.child.send("y")  # one key, no Enter
     term.on_screen("✓ edited a.txt")
     term.wait_for(at_prompt(term), "the prompt back")
     screen = term.text()
     assert screen.count("+hello mca") == 1 and screen.count("-hello world") == 1, screen
-    assert "[y]es / [N]o: yes" in screen and (ws / "a.txt").read_text() == "hello mca\n"
+    assert "[a]lways: every edit: yes" in screen and (ws / "a.txt").read_text() == "hello mca\n"
     term.close()
 
 
