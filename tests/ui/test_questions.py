@@ -23,8 +23,9 @@ in_a_terminal = pytest.mark.skipif(not MCA.exists(), reason="mca is not installe
 
 
 def at_prompt(term: Screen) -> Callable[[str], bool]:
-    """The cursor on an empty prompt (the screen may have scrolled past earlier ones)."""
-    return lambda _: term.line_at_cursor() == "mca>"
+    """The cursor on an empty prompt (the screen may have scrolled past earlier ones), the
+    mode's word before it in any mode but the default."""
+    return lambda _: term.line_at_cursor().split()[-1:] == ["mca>"]
 
 
 @pytest.mark.e2e
