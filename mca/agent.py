@@ -11,6 +11,7 @@ from mca.context.engine import Engine
 from mca.errors import ContextOverflow, ToolError
 from mca.events import ModelWaiting, Notice, ThinkingDelta, ToolCalled, ToolReturned
 from mca.process import signals
+from mca.text.counts import plural
 from mca.text.sanitize import valid_text
 from mca.tools import get_tool, tool_specs
 from mca.tools.base import ToolEnv, TurnState
@@ -163,8 +164,8 @@ class Agent:
             self.messages.extend(replace(m, content=self.redact(m.content)) for m in pending)
         result.stop = StopReason.STEP_LIMIT
         result.answer = (
-            f"stopped: the turn reached its step limit of {calls} model calls; say 'continue'"
-            " to go on (/steps N or --max-steps N raises the limit)"
+            f"stopped: the turn reached its step limit of {plural(calls, 'model call')};"
+            " say 'continue' to go on (/steps N or --max-steps N raises the limit)"
         )
 
     def _go_on(self, calls: int) -> bool:

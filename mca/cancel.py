@@ -11,6 +11,7 @@ messages out (`drop_cancelled`). Pure functions over the message list.
 
 from __future__ import annotations
 
+from mca.text.counts import plural
 from mca.types import KIND_CANCELLED, Message
 
 __all__ = ["INTERRUPTED_CALL", "NOT_RUN", "close_cancelled", "drop_cancelled", "note", "said"]
@@ -75,5 +76,10 @@ def said(kept: bool, steps: int, signal: str = "") -> str:
     how = f"turn cancelled ({signal})" if signal else "turn cancelled"
     if not kept:
         return f"{how}; the conversation is as it was before it"
-    done = f"{steps} completed tool call{'s' if steps != 1 else ''}"
+    if steps == 0:  # a call was running: nothing completed, but it may have done part
+        return (
+            f"{how}; the conversation keeps the call that was running, marked cancelled,"
+            " and a note that it stopped"
+        )
+    done = plural(steps, "completed tool call")
     return f"{how}; the conversation keeps its {done}, as the files do, and a note that it stopped"
