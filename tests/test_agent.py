@@ -188,3 +188,8 @@ def test_a_context_overflow_compacts_and_retries_once(env: ToolEnv) -> None:
     agent2, _ = agent_with(env, *overflows, before_model=keeper)
     with pytest.raises(ContextOverflow, match="still too long after compacting"):
         agent2.run_turn("x")
+
+
+def test_a_step_limit_of_one_says_one_model_call(env: ToolEnv) -> None:
+    agent, _ = agent_with(env, call("list_dir"), say("never"), max_steps=1)
+    assert "step limit of 1 model call;" in agent.run_turn("go").answer

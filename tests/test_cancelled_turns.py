@@ -235,3 +235,11 @@ def test_undo_after_esc_takes_the_files_and_the_steps_back(
 
 if not hasattr(os, "fork"):  # pragma: no cover
     pytest.skip("POSIX only", allow_module_level=True)
+
+
+def test_a_cancel_with_no_completed_call_says_what_it_kept() -> None:
+    from mca.cancel import said
+
+    assert "0 completed" not in said(True, 0)
+    assert "the call that was running, marked cancelled" in said(True, 0)
+    assert "its 2 completed tool calls" in said(True, 2)
