@@ -12,6 +12,7 @@ McaError                      anything mca reports to a person (exit code 1)
 │   └── ScriptExhausted       MCA_MOCK_SCRIPT ran out of responses
 ├── ToolError                 a tool refused or failed; goes back to the model as a result
 │   └── PathRefused           a path resolved outside the allowed roots
+├── PromptTooLong             the prompt alone cannot fit the context window: nothing sent
 ├── SkillsRefused             --strict-skills and an error diagnostic
 └── UndoError                 nothing to undo, or a snapshot is unreadable
 """
@@ -31,6 +32,7 @@ __all__ = [
     "ModelError",
     "ModelHTTPError",
     "PathRefused",
+    "PromptTooLong",
     "ScriptExhausted",
     "SkillsRefused",
     "StreamError",
@@ -89,6 +91,11 @@ class EmptyStream(StreamError):
 
 class ScriptExhausted(ModelError):
     """The scripted mock model has no more responses."""
+
+
+class PromptTooLong(McaError):
+    """The system prompt, the tools and the person's message cannot fit the model's context
+    window, whatever compaction does: said before anything is sent."""
 
 
 class ToolError(McaError):
