@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
-from mca.cancel import close_cancelled
+from mca.cancel import close_cancelled, failed_note, kept_line
 from mca.context.engine import Engine
-from mca.errors import ContextOverflow, ToolError
+from mca.errors import ContextOverflow, McaError, ToolError
 from mca.events import ModelWaiting, Notice, ThinkingDelta, ToolCalled, ToolReturned
 from mca.process import signals
+from mca.repeats import Repeats
 from mca.text.counts import plural
 from mca.text.sanitize import valid_text
 from mca.tools import get_tool, tool_specs
@@ -107,6 +109,10 @@ class Agent:
         except KeyboardInterrupt as stop:  # Esc, Ctrl-C, SIGTERM, SIGHUP
             self._cancelled(stop, before, result)
             raise
+        except McaError as e:  # completed steps stay, as a cancel keeps them
+            if not self._failed(e, result):
+                self.messages[:] = before
+            raise
         except BaseException:
             self.messages[:] = before
             raise
@@ -129,8 +135,23 @@ class Agent:
         if not result.committed:
             self.messages[:] = before
 
+    def _failed(self, error: McaError, result: TurnResult) -> bool:
+        """An error ended the turn: what it completed stays, closed by a note, and the error
+        says so; False when no tool call had completed (the caller puts everything back)."""
+        result.stop = StopReason.ERROR
+        done = result.tools
+        start = next((i for i, m in enumerate(self.messages) if m.turn == self.turn), None)
+        if not done or start is None:
+            return False
+        text = failed_note(str(error))
+        if not close_cancelled(self.messages, start, self.turn, "", None, text):
+            return False
+        result.committed, result.failed_after = True, "the next model call"
+        error.kept = kept_line(len(done))
+        return True
+
     def _loop(self, result: TurnResult) -> None:
-        calls, limit, retried = 0, self.max_steps, False
+        calls, limit, retried, repeats = 0, self.max_steps, False, Repeats()
         while calls < limit or self._go_on(calls):
             if calls >= limit:  # the person let it go on
                 limit = calls + self.max_steps
@@ -156,7 +177,7 @@ class Agent:
                 if call.invalid:
                     self.messages.append(self._unreadable(call, response.cut, result))
                 elif i < self.max_calls:
-                    self.messages.append(self._call_tool(call, result))
+                    self.messages.append(self._call_tool(call, result, repeats.see(call)))
                 else:
                     self.messages.append(self._not_run(call))
             # what the tools asked to add (a skill the model read) comes after all the results
@@ -229,7 +250,8 @@ class Agent:
             "tool", text, tool_call_id=call.id, tool_name=call.name, is_error=True, turn=self.turn
         )
 
-    def _call_tool(self, call: ToolCall, result: TurnResult) -> Message:
+    def _call_tool(self, call: ToolCall, result: TurnResult, repeated: int = 1) -> Message:
+        """Run one call; `repeated`: the times in a row it has now been made (mca/repeats.py)."""
         self.env.emit(ToolCalled(call.name, dict(call.arguments), id=call.id))
         try:
             text, ok = get_tool(call.name).invoke(self.env, self.state, call.arguments), True
@@ -240,6 +262,9 @@ class Agent:
         text = self.redact(valid_text(text))
         self.env.emit(ToolReturned(call.name, ok, text, call.id))
         result.tools.append(ToolRecord(call.name, dict(call.arguments), ok, text))
+        if line := Repeats.said(repeated, f"{call.name} {json.dumps(dict(call.arguments))}"[:120]):
+            self.env.emit(Notice(line))
+        text += Repeats.told(repeated)
         return Message(
             "tool", text, tool_call_id=call.id, tool_name=call.name, is_error=not ok, turn=self.turn
         )

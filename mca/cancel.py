@@ -14,7 +14,16 @@ from __future__ import annotations
 from mca.text.counts import plural
 from mca.types import KIND_CANCELLED, Message
 
-__all__ = ["INTERRUPTED_CALL", "NOT_RUN", "close_cancelled", "drop_cancelled", "note", "said"]
+__all__ = [
+    "INTERRUPTED_CALL",
+    "NOT_RUN",
+    "close_cancelled",
+    "drop_cancelled",
+    "failed_note",
+    "kept_line",
+    "note",
+    "said",
+]
 
 INTERRUPTED_CALL = "cancelled: the user stopped the turn ({why}) while this call was running"
 NOT_RUN = "not run: the user stopped the turn ({why}) before this call"
@@ -29,13 +38,27 @@ def note(why: str) -> str:
     )
 
 
+def failed_note(error: str) -> str:
+    """What the model reads where an error ended the turn."""
+    return (
+        f"[mca: an error ended this turn here ({error}). The tool calls above that have results"
+        " ran, and the workspace is as they left it.]"
+    )
+
+
 def close_cancelled(
-    messages: list[Message], start: int, turn: int, why: str, running: str | None
+    messages: list[Message],
+    start: int,
+    turn: int,
+    why: str,
+    running: str | None,
+    note_text: str = "",
 ) -> bool:
     """Close the turn that began at `start`: answer each call its last reply left unanswered
     (`running`: what the command that was stopped had printed, None when no call was running,
-    say at an approval question), then the note. False, and nothing changed, when no call
-    completed and none was running: nothing happened that the disk could keep."""
+    say at an approval question), then the note (`note_text`: another than the cancel's). False,
+    and nothing changed, when no call completed and none was running: nothing happened that
+    the disk could keep."""
     replies = (
         i for i in range(len(messages) - 1, start - 1, -1) if messages[i].role == "assistant"
     )
@@ -56,7 +79,7 @@ def close_cancelled(
                 "tool", text, tool_call_id=call.id, tool_name=call.name, is_error=True, turn=turn
             )
         )
-    messages.append(Message("user", note(why), kind=KIND_CANCELLED, turn=turn))
+    messages.append(Message("user", note_text or note(why), kind=KIND_CANCELLED, turn=turn))
     return True
 
 
@@ -83,3 +106,13 @@ def said(kept: bool, steps: int, signal: str = "") -> str:
         )
     done = plural(steps, "completed tool call")
     return f"{how}; the conversation keeps its {done}, as the files do, and a note that it stopped"
+
+
+def kept_line(steps: int) -> str:
+    """What a person reads after an error that ended a turn with completed steps."""
+    are, them = ("is", "it") if steps == 1 else ("are", "them")
+    return (
+        f"the turn's {plural(steps, 'completed tool call')} {are} kept in the conversation, as"
+        f" a cancel keeps {them}, with a note that it stopped: say 'continue' to go on (/undo"
+        f" takes {them} back)"
+    )

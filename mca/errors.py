@@ -44,9 +44,15 @@ __all__ = [
 
 
 class McaError(Exception):
-    """Base class: a message a person can act on."""
+    """Base class: a message a person can act on; `kept` says what the conversation kept of
+    the turn the error ended (its completed steps), after the message."""
 
     exit_code = 1
+    kept = ""
+
+    def __str__(self) -> str:
+        said = super().__str__()
+        return f"{said}; {self.kept}" if self.kept else said
 
 
 class ConfigError(McaError):
