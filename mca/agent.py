@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
@@ -96,7 +97,7 @@ class Agent:
         """Run one user turn. On an exception the conversation is put back as it was, but for
         an interruption once a tool call began: what the turn completed stays, closed by a note
         (mca/cancel.py), and the result says committed. On return it holds the turn."""
-        before = list(self.messages)
+        before, started = list(self.messages), time.monotonic()
         self.turn += 1
         result = self.last = TurnResult(self.turn, "")
         try:
@@ -116,6 +117,8 @@ class Agent:
         except BaseException:
             self.messages[:] = before
             raise
+        finally:
+            result.seconds = time.monotonic() - started
         result.committed = True
         return result
 

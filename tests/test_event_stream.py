@@ -372,3 +372,30 @@ def test_json_gains_the_session_id(ws: Path, capsys: pytest.CaptureFixture[str])
     argv = ["-C", str(ws), "-p", "x", "--json", "--output-format", "stream-json"]
     assert main(argv, env(ws, MOCK="1")) == 2
     assert "give one of them" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("model", "priced"), [("gpt-4o", True), ("local-model", False), ("mock", True)]
+)
+def test_json_says_how_long_the_turn_took_and_what_it_cost(
+    ws: Path, capsys: pytest.CaptureFixture[str], model: str, priced: bool
+) -> None:
+    from tests.fakeserver import serve
+    from tests.strict_server import StrictServer
+
+    with serve(StrictServer(script=(), answer="Hi.")) as srv:
+        wire = {"MCA_PROVIDER": "openai", "MCA_BASE_URL": f"{srv.url}/v1", "MCA_API_KEY": "k"}
+        where = {"MOCK": "1"} if model == "mock" else wire
+        argv = ["-C", str(ws), "-p", "hello", "--json"]
+        assert main(argv, env(ws, MCA_MODEL=model, MCA_CONTEXT_WINDOW="32000", **where)) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert isinstance(obj["duration_ms"], int) and 0 <= obj["duration_ms"] < 60_000
+    cost = obj["cost"]
+    if model == "mock":
+        assert cost["usd"] == 0.0 and "mock" in cost["prices_from"]
+    elif priced:
+        assert cost["usd"] > 0 and cost["prices_from"].startswith("built-in table of")
+        assert cost["tokens"] == "provider-reported"
+    else:
+        assert cost["usd"] is None and cost["prices_from"] is None
+        assert "no price known for 'local-model'" in cost["why"]

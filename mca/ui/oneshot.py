@@ -57,6 +57,8 @@ def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
             "reported_by_provider": result.usage_reported,
         },
         "model": {"provider": session.model.provider, "name": session.model.model},
+        "duration_ms": round(result.seconds * 1000),
+        "cost": _cost(session, result),
     }
     stage = session.skills.stage.last
     if stage is not None:
@@ -67,6 +69,18 @@ def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
     if session.ledger.last is not None:
         obj["ledger"] = session.ledger.last.to_json()
     return obj
+
+
+def _cost(session: Session, result: TurnResult) -> dict[str, object]:
+    """The turn's estimated cost and where its prices came from (as /cost prices a session)."""
+    from mca.usage import turn_cost, turn_usage
+
+    est, ledger = session.skills.estimator, session.ledger.last
+    usage, reported = result.usage, result.usage_reported
+    t = turn_usage(
+        result.turn, usage, reported, result.requests, session.messages, est, ledger, result.seconds
+    )
+    return turn_cost(t, session.model.model, session.config.prices, session.config.catalog)
 
 
 Opener = Callable[[UI], Session]  # the assembly's: a session around this face's UI (one shot)
