@@ -19,6 +19,7 @@ __all__ = [
     "NOT_RUN",
     "close_cancelled",
     "drop_cancelled",
+    "ended_early",
     "failed_note",
     "kept_line",
     "note",
@@ -38,10 +39,13 @@ def note(why: str) -> str:
     )
 
 
+FAILED_HEAD = "[mca: an error ended this turn here"
+
+
 def failed_note(error: str) -> str:
     """What the model reads where an error ended the turn."""
     return (
-        f"[mca: an error ended this turn here ({error}). The tool calls above that have results"
+        f"{FAILED_HEAD} ({error}). The tool calls above that have results"
         " ran, and the workspace is as they left it.]"
     )
 
@@ -115,4 +119,16 @@ def kept_line(steps: int) -> str:
         f"the turn's {plural(steps, 'completed tool call')} {are} kept in the conversation, as"
         f" a cancel keeps {them}, with a note that it stopped: say 'continue' to go on (/undo"
         f" takes {them} back)"
+    )
+
+
+def ended_early(messages: list[Message]) -> str:
+    """What a person picking a conversation up (--continue, --resume) should know of how its
+    last turn ended: cancelled, or ended by an error, part way ('' : it ended as turns do)."""
+    if not messages or messages[-1].kind != KIND_CANCELLED:
+        return ""
+    how = "ended by an error" if messages[-1].content.startswith(FAILED_HEAD) else "cancelled"
+    return (
+        f"its last turn was {how} part way: what it completed is kept, with a note that it"
+        " stopped there; say 'continue' to go on, or /undo to take it back"
     )

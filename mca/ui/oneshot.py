@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from mca.cancel import ended_early
 from mca.errors import McaError, error_line
 from mca.events import LedgerRecorded, SessionResumed
 from mca.ledger import TurnLedger
@@ -149,6 +150,8 @@ class OneShot:
             self.note(f"mca: {note}")
         how = f"forked {saved.id} as {session.id}" if fork else f"resumed {saved.id}"
         self.note(f"mca: {how} ({plural(saved.turns, 'turn')})")
+        if early := ended_early(saved.messages):
+            self.note(f"mca: {early}")
         return SessionResumed(saved.id, saved.turns, forked_as=session.id if fork else "")
 
     def run(
