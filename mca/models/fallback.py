@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from mca.errors import ModelHTTPError
-from mca.models.known import CHAT
+from mca.models.known import CHAT, RESPONSES
 from mca.models.openai import OpenAIModel
 from mca.models.options import ModelOptions, Notice
 from mca.models.responses import ResponsesModel
 from mca.types import Model, Request, Response, TextSink
 
-__all__ = ["NO_RESPONSES_API", "ChatFallback", "no_responses_api"]
+__all__ = ["NO_RESPONSES_API", "ChatFallback", "carried", "no_responses_api"]
 
 NO_RESPONSES_API = (404, 405, 501)  # how servers without the route answer it
 
@@ -59,3 +59,11 @@ class ChatFallback:
 
     def close(self) -> None:
         self.inner.close()
+
+
+def carried(old: Model, options: ModelOptions) -> ModelOptions:
+    """The options of the next model (/model) with what the last one learnt of their common
+    base URL: one that has no Responses API gets Chat Completions from the start."""
+    if not isinstance(old, ChatFallback) or not old.on_chat or options.wire != RESPONSES:
+        return options
+    return options.with_(wire=CHAT) if old.options.base_url == options.base_url else options

@@ -150,3 +150,17 @@ def test_mca_p_against_a_chat_only_server_answers(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "Hello from chat." in done.stdout
     assert done.stderr.count("has no Responses API") == 1
+
+
+def test_a_model_switched_to_at_the_same_base_url_starts_on_chat(tmp_path: Path) -> None:
+    from mca.models.fallback import carried
+
+    here = settings_for("openai", tmp_path, server="http://127.0.0.1:9", MCA_MODEL="gpt-5")
+    there = settings_for("openai", tmp_path, server="http://127.0.0.1:8", MCA_MODEL="gpt-5")
+    seen = Paths(StrictServer(chat_only=True))
+    old = ChatFallback(model_options(here), transport=through(seen), policy=FAST)
+    nxt = model_options(here).with_(model="gpt-5-mini")
+    assert carried(old, nxt).wire == "responses"  # nothing learnt yet
+    old.complete(ASK)
+    assert carried(old, nxt).wire == "chat"
+    assert carried(old, model_options(there)).wire == "responses"  # another server
