@@ -18,6 +18,7 @@ __all__ = [
     "listed_paths",
     "passed",
     "plan_fix",
+    "ran",
     "required_sources",
     "test_command",
     "test_counts",
@@ -65,6 +66,12 @@ def test_command(paths: list[str], package_json: str | None) -> str | None:
     if any(p.endswith(".py") and posixpath.basename(p).startswith("test_") for p in paths):
         return "python -m pytest -q"
     return None
+
+
+def ran(run: str) -> bool:
+    """Whether a run_command result is of a command that ran (not refused, not failed to
+    start): it says the exit code, or that it timed out."""
+    return bool(re.search(r"^(exit code -?\d+|timed out after)", run, re.M))
 
 
 def passed(run: str) -> bool:

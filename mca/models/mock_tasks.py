@@ -124,6 +124,8 @@ def _fix_test(t: Turn) -> Step:
     if not t.runs:
         return _call("run_command", command=cmd)
     first = t.runs[0]
+    if not rd.ran(first):
+        return Step(answer=f"I could not run `{cmd}`: {first.splitlines()[0] if first else ''}")
     if rd.passed(first):
         return Step(answer=f"I ran {_ran(cmd, first)}. Nothing to fix; nothing changed.")
     failure = rd.first_failure(first)

@@ -13,6 +13,7 @@ import pytest
 
 from mca.agent import Agent
 from mca.models.mock import HELP, MockModel
+from mca.sandbox.probe import probe
 from mca.tools.base import ToolEnv
 from tests.conftest import REPO
 from tests.helpers import engine
@@ -107,6 +108,7 @@ def test_anything_else_still_gets_the_help(env: ToolEnv, ws: Path) -> None:
 
 @pytest.mark.e2e
 @pytest.mark.skipif(not MCA.exists(), reason="mca is not installed in this environment")
+@pytest.mark.skipif(not probe().available, reason="no sandbox: -p asks before each command")
 def test_mock_p_fix_the_failing_test_makes_it_pass(tmp_path: Path) -> None:
     ws = sample(tmp_path / "ws")
     done = subprocess.run(
@@ -116,3 +118,12 @@ def test_mock_p_fix_the_failing_test_makes_it_pass(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "the tests pass" in done.stdout
     assert node_tests(ws).returncode == 0
+
+
+def test_a_failure_it_cannot_read_is_said(env: ToolEnv, ws: Path) -> None:
+    sample(ws)
+    (ws / "package.json").write_text('{"scripts": {"test": "no-such-runner --all"}}')
+    r = mock_agent(env).run_turn("fix the failing test")
+    assert not any(t.name == "edit_file" for t in r.tools)
+    assert "`no-such-runner --all`: the tests fail" in r.answer  # exit 127, from the shell
+    assert "cannot tell which test failed" in r.answer and "nothing changed" in r.answer
