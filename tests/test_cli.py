@@ -184,3 +184,6 @@ def test_help_names_values_as_a_person_would(capsys: pytest.CaptureFixture[str])
         main(["--help"], env())
     out = capsys.readouterr().out
     assert "SESSION_" not in out and "--model NAME" in out and "--max-steps N" in out
+    with pytest.raises(SystemExit):
+        main(["selftest", "--help"], env())
+    assert "--check-seconds SECONDS" in capsys.readouterr().out
