@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mca.models import mock_read as rd
+from mca.text.counts import plural
 from mca.types import KIND_CHAT, Message, Request
 
 __all__ = ["Step", "Turn", "task_step"]
@@ -193,7 +194,7 @@ def _about(t: Turn) -> Step:
             f"its tests are in {', '.join(tests)}" + (f" (`{cmd}` runs them)" if cmd else "")
         )
     body = "; ".join(parts) if parts else "I found nothing that says"
-    return Step(answer=f"This project has {len(paths)} files. {body}.")
+    return Step(answer=f"This project has {plural(len(paths), 'file')}. {body}.")
 
 
 def _gist(text: str) -> str:
