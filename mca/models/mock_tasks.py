@@ -136,30 +136,36 @@ def _fix_test(t: Turn) -> Step:
             answer=f"I ran {_ran(cmd, first)}, but I cannot tell which test failed"
             " from its output (above); nothing changed."
         )
-    said = f"I ran {_ran(cmd, first)}: '{failure.name}' failed ({failure.error or 'no message'})"
+    return _repair(t, cmd, failure, test_path)
+
+
+def _repair(t: Turn, cmd: str, failure: rd.Failure, test_path: str) -> Step:
+    """After the first run: read the failing test and what it requires, edit, run again."""
+    said = (
+        f"I ran {_ran(cmd, t.runs[0])}: '{failure.name}' failed ({failure.error or 'no message'})"
+    )
     if step := t.read(test_path):
         return step
     test_text = t.reads.get(test_path, "")
     sources = rd.required_sources(test_path, test_text, t.listing or [])
     if step := _first(*(lambda p=p: t.read(p) for p in sources)):
         return step
-    if not t.edits:
-        fix = next(
-            (f for p in sources if (f := rd.plan_fix(failure, test_text, p, t.reads.get(p, "")))),
-            None,
+    fix = next(
+        (f for p in sources if (f := rd.plan_fix(failure, test_text, p, t.reads.get(p, "")))),
+        None,
+    )
+    if fix is None:
+        return Step(
+            answer=f"{said}. I read {test_path} and what it tests, but this failure"
+            " is not one I can fix offline; nothing changed."
         )
-        if fix is None:
-            return Step(
-                answer=f"{said}. I read {test_path} and what it tests, but this failure"
-                " is not one I can fix offline; nothing changed."
-            )
+    if not t.edits:
         return _call("edit_file", path=fix.path, old_text=fix.old, new_text=fix.new)
     ok, text = t.edits[-1]
     if not ok:
         return Step(answer=f"{said}. My edit was not made: {text}")
     if len(t.runs) < 2:
         return _call("run_command", command=cmd)
-    fix = next(f for p in sources if (f := rd.plan_fix(failure, test_text, p, t.reads.get(p, ""))))
     return Step(
         answer=f"{said}. {fix.why[0].upper()}{fix.why[1:]}."
         f" I ran {_ran(cmd, t.runs[-1])} now. {UNDO}."
