@@ -16,6 +16,7 @@ __all__ = [
     "file_text",
     "first_failure",
     "listed_paths",
+    "package_description",
     "passed",
     "plan_fix",
     "ran",
@@ -50,6 +51,19 @@ def file_text(result: str) -> str:
     """The text of a read_file result, without its header and line numbers."""
     lines = result.splitlines()[1:]
     return "\n".join(re.sub(r"^\s*\d+\t", "", ln, count=1) for ln in lines)
+
+
+def package_description(package_json: str | None) -> str:
+    """'NAME ("DESCRIPTION")' from a package.json's text ('' when it says neither)."""
+    try:
+        data = json.loads(package_json or "")
+    except ValueError:
+        return ""
+    name = data.get("name") if isinstance(data, dict) else None
+    if not isinstance(name, str):
+        return ""
+    about = data.get("description")
+    return name + (f' ("{about}")' if isinstance(about, str) and about else "")
 
 
 def test_command(paths: list[str], package_json: str | None) -> str | None:

@@ -185,6 +185,8 @@ def _about(t: Turn) -> Step:
     parts = []
     if readme and readme in t.reads:
         parts.append(f"{readme} says: {_gist(t.reads[readme])}")
+    if described := rd.package_description(t.reads.get("package.json")):
+        parts.append(f"package.json calls it {described}")
     for p in code:
         names = re.findall(
             r"^\s*(?:export\s+)?(?:async\s+)?(?:function|def|class)\s+(\w+)",

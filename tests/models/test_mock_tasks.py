@@ -82,7 +82,7 @@ def test_what_does_this_project_do_reads_and_says(env: ToolEnv, ws: Path) -> Non
     r = mock_agent(env).run_turn("what does this project do?")
     assert {t.name for t in r.tools} == {"list_dir", "read_file"}
     assert "A tiny calculator" in r.answer and "add, subtract, multiply, divide" in r.answer
-    assert "`node --test`" in r.answer
+    assert "`node --test`" in r.answer and 'calc-sample ("Sample workspace' in r.answer
 
 
 def test_add_a_test_for_writes_one_that_runs(env: ToolEnv, ws: Path) -> None:
