@@ -243,6 +243,7 @@ def test_a_three_tool_turn_rebuilt_from_its_stream(
     assert before == "I'll write it first."
     assert [r["type"] for r in lines[-2:]] == ["usage", "turn.end"]
     assert lines[-2]["prompt_tokens"] == 9 and lines[-2]["model_calls"] == 4
+    assert lines[-2]["duration_ms"] >= 0 and lines[-2]["cost"]["usd"] == 0.0  # the mock's
     assert lines[-1]["stop_reason"] == "end" and lines[-1]["turn"] == 1
     assert [r["type"] for r in lines].count("file.changed") == 1
     logged = [r for r in log_records() if r["type"] == "session.start"]

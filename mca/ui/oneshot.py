@@ -237,7 +237,7 @@ class OneShot:
             entry = session.finish_turn(result)
             if self.face.show_ledger:
                 ui.event(LedgerRecorded(entry))
-            for event in _end_events(result, entry):
+            for event in _end_events(result, entry, _cost(session, result)):
                 ui.event(event)
         except (McaError, KeyboardInterrupt) as e:
             last = session.last_turn
@@ -254,7 +254,9 @@ class OneShot:
         return 1 if result.stopped_early else 0
 
 
-def _end_events(result: TurnResult, entry: TurnLedger) -> tuple[UsageReported, TurnEnded]:
+def _end_events(
+    result: TurnResult, entry: TurnLedger, cost: dict[str, object]
+) -> tuple[UsageReported, TurnEnded]:
     """The last two lines of a streamed turn: its usage, then its answer and why it ended."""
     u = result.usage
     usage = UsageReported(
@@ -268,5 +270,7 @@ def _end_events(result: TurnResult, entry: TurnLedger) -> tuple[UsageReported, T
         u.cached_tokens,
         u.cache_write_tokens,
         u.reasoning_tokens,
+        round(result.seconds * 1000),
+        cost,
     )
     return usage, TurnEnded(result.turn, result.answer, result.stop, result.notice)
