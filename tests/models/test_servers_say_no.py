@@ -30,6 +30,10 @@ from tests.strict_server import StrictServer
 
 ASK = Request("be brief", (Message("user", "hi"),), tool_specs(), 512)
 OPENAI_WORDS = "Supported values are: 'low', 'medium', and 'high'."
+GPT_5_1_WORDS = (  # as OpenAI answered in anomalyco/opencode#4451
+    "Unsupported value: 'minimal' is not supported with the 'gpt-5.1' model. Supported values"
+    " are: 'none', 'low', 'medium', and 'high'."
+)
 FAST = RetryPolicy(base=0.01, sleep=lambda s: None)
 
 
@@ -122,6 +126,7 @@ def test_a_server_that_takes_no_effort_at_all_gets_none(tmp_path: Path) -> None:
         ("must be one of none, low, medium, high", ("none", "low", "medium", "high"), "minimal",
          "low"),
         (OPENAI_WORDS, ("low", "medium", "high"), "xhigh", "high"),
+        (GPT_5_1_WORDS, ("none", "low", "medium", "high"), "minimal", "low"),
         ("nothing said", (), "", ""),
     ],
 )  # fmt: skip
