@@ -33,6 +33,10 @@ __all__ = [
 ]
 
 MAX_CALLS_PER_REPLY = 8
+TOO_LONG = (
+    "the context is still too long after compacting: /clear starts a new conversation (the"
+    " files stay as they are), or use a model with a larger window"
+)
 MoreSteps = Callable[[int, int], bool]  # (model calls made, how many more): go on?
 
 
@@ -161,7 +165,7 @@ class Agent:
             response = self._ask(result)
             if response is None:  # the context overflowed: compacted, try once more
                 if retried:
-                    raise ContextOverflow("the context is still too long after compacting")
+                    raise ContextOverflow(TOO_LONG)
                 retried = True
                 continue
             calls += 1
