@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
-from mca.cancel import close_cancelled, failed_note, kept_line
+from mca.cancel import close_cancelled, close_failed
 from mca.context.engine import Engine
 from mca.errors import ContextOverflow, McaError, ToolError
 from mca.events import ModelWaiting, Notice, ThinkingDelta, ToolCalled, ToolReturned
@@ -115,7 +115,10 @@ class Agent:
             self._cancelled(stop, before, result)
             raise
         except McaError as e:  # completed steps stay, as a cancel keeps them
-            if not self._failed(e, result):
+            result.stop = StopReason.ERROR
+            if close_failed(self.messages, self.turn, len(result.tools), e):
+                result.committed, result.failed_after = True, "the next model call"
+            else:
                 self.messages[:] = before
             raise
         except BaseException:
@@ -141,21 +144,6 @@ class Agent:
         result.committed = close_cancelled(self.messages, start, self.turn, signals.why(), running)
         if not result.committed:
             self.messages[:] = before
-
-    def _failed(self, error: McaError, result: TurnResult) -> bool:
-        """An error ended the turn: what it completed stays, closed by a note, and the error
-        says so; False when no tool call had completed (the caller puts everything back)."""
-        result.stop = StopReason.ERROR
-        done = result.tools
-        start = next((i for i, m in enumerate(self.messages) if m.turn == self.turn), None)
-        if not done or start is None:
-            return False
-        text = failed_note(str(error))
-        if not close_cancelled(self.messages, start, self.turn, "", None, text):
-            return False
-        result.committed, result.failed_after = True, "the next model call"
-        error.kept = kept_line(len(done))
-        return True
 
     def _loop(self, result: TurnResult) -> None:
         calls, limit, retried, repeats = 0, self.max_steps, False, Repeats()

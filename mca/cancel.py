@@ -11,6 +11,7 @@ messages out (`drop_cancelled`). Pure functions over the message list.
 
 from __future__ import annotations
 
+from mca.errors import McaError
 from mca.text.counts import plural
 from mca.types import KIND_CANCELLED, Message
 
@@ -18,6 +19,7 @@ __all__ = [
     "INTERRUPTED_CALL",
     "NOT_RUN",
     "close_cancelled",
+    "close_failed",
     "drop_cancelled",
     "ended_early",
     "failed_note",
@@ -84,6 +86,18 @@ def close_cancelled(
             )
         )
     messages.append(Message("user", note_text or note(why), kind=KIND_CANCELLED, turn=turn))
+    return True
+
+
+def close_failed(messages: list[Message], turn: int, steps: int, error: McaError) -> bool:
+    """An error ended `turn` after `steps` tool calls had run: keep them, closed by a note the
+    model reads, and have the error say so. False, and nothing changed, when none had run."""
+    start = next((i for i, m in enumerate(messages) if m.turn == turn), None)
+    if not steps or start is None:
+        return False
+    if not close_cancelled(messages, start, turn, "", None, failed_note(str(error))):
+        return False
+    error.kept = kept_line(steps)
     return True
 
 
