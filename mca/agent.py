@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
-from mca.cancel import close_cancelled
+from mca.cancel import close_cancelled, close_failed
 from mca.context.engine import Engine
-from mca.errors import ContextOverflow, ToolError
+from mca.errors import ContextOverflow, McaError, ToolError
 from mca.events import ModelWaiting, Notice, ThinkingDelta, ToolCalled, ToolReturned
 from mca.process import signals
+from mca.repeats import Repeats
+from mca.text.counts import plural
 from mca.text.sanitize import valid_text
 from mca.tools import get_tool, tool_specs
 from mca.tools.base import ToolEnv, TurnState
@@ -29,6 +33,10 @@ __all__ = [
 ]
 
 MAX_CALLS_PER_REPLY = 8
+TOO_LONG = (
+    "the context is still too long after compacting: /clear starts a new conversation (the"
+    " files stay as they are), or use a model with a larger window"
+)
 MoreSteps = Callable[[int, int], bool]  # (model calls made, how many more): go on?
 
 
@@ -93,7 +101,7 @@ class Agent:
         """Run one user turn. On an exception the conversation is put back as it was, but for
         an interruption once a tool call began: what the turn completed stays, closed by a note
         (mca/cancel.py), and the result says committed. On return it holds the turn."""
-        before = list(self.messages)
+        before, started = list(self.messages), time.monotonic()
         self.turn += 1
         result = self.last = TurnResult(self.turn, "")
         try:
@@ -106,9 +114,18 @@ class Agent:
         except KeyboardInterrupt as stop:  # Esc, Ctrl-C, SIGTERM, SIGHUP
             self._cancelled(stop, before, result)
             raise
+        except McaError as e:  # completed steps stay, as a cancel keeps them
+            result.stop = StopReason.ERROR
+            if close_failed(self.messages, self.turn, len(result.tools), e):
+                result.committed, result.failed_after = True, "the next model call"
+            else:
+                self.messages[:] = before
+            raise
         except BaseException:
             self.messages[:] = before
             raise
+        finally:
+            result.seconds = time.monotonic() - started
         result.committed = True
         return result
 
@@ -129,14 +146,14 @@ class Agent:
             self.messages[:] = before
 
     def _loop(self, result: TurnResult) -> None:
-        calls, limit, retried = 0, self.max_steps, False
+        calls, limit, retried, repeats = 0, self.max_steps, False, Repeats()
         while calls < limit or self._go_on(calls):
             if calls >= limit:  # the person let it go on
                 limit = calls + self.max_steps
             response = self._ask(result)
             if response is None:  # the context overflowed: compacted, try once more
                 if retried:
-                    raise ContextOverflow("the context is still too long after compacting")
+                    raise ContextOverflow(TOO_LONG)
                 retried = True
                 continue
             calls += 1
@@ -155,7 +172,7 @@ class Agent:
                 if call.invalid:
                     self.messages.append(self._unreadable(call, response.cut, result))
                 elif i < self.max_calls:
-                    self.messages.append(self._call_tool(call, result))
+                    self.messages.append(self._call_tool(call, result, repeats.see(call)))
                 else:
                     self.messages.append(self._not_run(call))
             # what the tools asked to add (a skill the model read) comes after all the results
@@ -163,8 +180,8 @@ class Agent:
             self.messages.extend(replace(m, content=self.redact(m.content)) for m in pending)
         result.stop = StopReason.STEP_LIMIT
         result.answer = (
-            f"stopped: the turn reached its step limit of {calls} model calls; say 'continue'"
-            " to go on (/steps N or --max-steps N raises the limit)"
+            f"stopped: the turn reached its step limit of {plural(calls, 'model call')};"
+            " say 'continue' to go on (/steps N or --max-steps N raises the limit)"
         )
 
     def _go_on(self, calls: int) -> bool:
@@ -228,7 +245,8 @@ class Agent:
             "tool", text, tool_call_id=call.id, tool_name=call.name, is_error=True, turn=self.turn
         )
 
-    def _call_tool(self, call: ToolCall, result: TurnResult) -> Message:
+    def _call_tool(self, call: ToolCall, result: TurnResult, repeated: int = 1) -> Message:
+        """Run one call; `repeated`: the times in a row it has now been made (mca/repeats.py)."""
         self.env.emit(ToolCalled(call.name, dict(call.arguments), id=call.id))
         try:
             text, ok = get_tool(call.name).invoke(self.env, self.state, call.arguments), True
@@ -239,6 +257,9 @@ class Agent:
         text = self.redact(valid_text(text))
         self.env.emit(ToolReturned(call.name, ok, text, call.id))
         result.tools.append(ToolRecord(call.name, dict(call.arguments), ok, text))
+        if line := Repeats.said(repeated, f"{call.name} {json.dumps(dict(call.arguments))}"[:120]):
+            self.env.emit(Notice(line))
+        text += Repeats.told(repeated)
         return Message(
             "tool", text, tool_call_id=call.id, tool_name=call.name, is_error=not ok, turn=self.turn
         )

@@ -12,6 +12,7 @@ McaError                      anything mca reports to a person (exit code 1)
 │   └── ScriptExhausted       MCA_MOCK_SCRIPT ran out of responses
 ├── ToolError                 a tool refused or failed; goes back to the model as a result
 │   └── PathRefused           a path resolved outside the allowed roots
+├── PromptTooLong             the prompt alone cannot fit the context window: nothing sent
 ├── SkillsRefused             --strict-skills and an error diagnostic
 └── UndoError                 nothing to undo, or a snapshot is unreadable
 """
@@ -31,6 +32,7 @@ __all__ = [
     "ModelError",
     "ModelHTTPError",
     "PathRefused",
+    "PromptTooLong",
     "ScriptExhausted",
     "SkillsRefused",
     "StreamError",
@@ -42,9 +44,15 @@ __all__ = [
 
 
 class McaError(Exception):
-    """Base class: a message a person can act on."""
+    """Base class: a message a person can act on; `kept` says what the conversation kept of
+    the turn the error ended (its completed steps), after the message."""
 
     exit_code = 1
+    kept = ""
+
+    def __str__(self) -> str:
+        said = super().__str__()
+        return f"{said}; {self.kept}" if self.kept else said
 
 
 class ConfigError(McaError):
@@ -89,6 +97,11 @@ class EmptyStream(StreamError):
 
 class ScriptExhausted(ModelError):
     """The scripted mock model has no more responses."""
+
+
+class PromptTooLong(McaError):
+    """The system prompt, the tools and the person's message cannot fit the model's context
+    window, whatever compaction does: said before anything is sent."""
 
 
 class ToolError(McaError):

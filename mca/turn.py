@@ -57,6 +57,7 @@ class TurnResult:
     # place: `failed_after` says which step failed.
     committed: bool = False
     failed_after: str = ""
+    seconds: float = 0.0  # how long the turn took, from the sentence to its end (or failure)
 
     @property
     def stopped_early(self) -> bool:

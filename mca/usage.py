@@ -20,7 +20,16 @@ if TYPE_CHECKING:  # on the REPL's path to its first prompt: import nothing heav
     from mca.tokens import Estimator
     from mca.types import Message, Request, Usage
 
-__all__ = ["Totals", "TurnUsage", "cost_text", "price_for", "turn_line", "turn_usage", "usd"]
+__all__ = [
+    "Totals",
+    "TurnUsage",
+    "cost_text",
+    "price_for",
+    "turn_cost",
+    "turn_line",
+    "turn_usage",
+    "usd",
+]
 
 
 def price_for(
@@ -235,3 +244,20 @@ def _cost_line(totals: Totals, price: Price, source: str) -> str:
     if written:
         rates += f", cache writes ${price.write_rate:g}"
     return f"cost: ~${cost:.4f} (estimated: {source}, {rates})"
+
+
+def turn_cost(
+    t: TurnUsage, model: str, overrides: Mapping[str, Price], catalog: Mapping[str, Price]
+) -> dict[str, object]:
+    """-p --json's `cost`: the turn's estimated cost in USD (None when no price is known),
+    where the prices came from, and whether the tokens were the provider's or estimated."""
+    tokens = "provider-reported" if t.reported else t.label
+    if model == "mock":
+        return {"usd": 0.0, "prices_from": "the offline mock model (free)", "tokens": tokens}
+    found = price_for(model, overrides, catalog)
+    if found is None:
+        why = f"no price known for {model!r} (add it under [prices] in config.toml)"
+        return {"usd": None, "prices_from": None, "tokens": tokens, "why": why}
+    price, source = found
+    cost = usd(price, t.fresh, t.cached, t.cache_write, t.output)
+    return {"usd": round(cost, 6), "prices_from": source, "tokens": tokens}

@@ -58,6 +58,29 @@ def reasons(model: str) -> bool:
     return model.startswith(REASONING) and not model.startswith(NOT_REASONING)
 
 
+def efforts(model: str) -> tuple[str, ...]:
+    """The reasoning efforts a model takes: the o-series low to high, gpt-5 from minimal,
+    gpt-5.1 and later from none (OpenAI's reasoning guide)."""
+    if model.startswith(("o1", "o3", "o4")):
+        return ("low", "medium", "high")
+    if model.startswith("gpt-5."):
+        return ("none", "low", "medium", "high")
+    return EFFORTS
+
+
+def _effort_refusal(effort: Any, model: str, name: str) -> Refusal | None:
+    """OpenAI's words for an effort the model does not take, with the values it does."""
+    takes = efforts(model)
+    if effort is None or effort in takes:
+        return None
+    listed = ", ".join(f"'{e}'" for e in takes[:-1]) + f", and '{takes[-1]}'"
+    return openai_error(
+        f"Unsupported value: '{name}' does not support {effort!r} with this model. Supported"
+        f" values are: {listed}.",
+        name,
+    )
+
+
 # -- OpenAI: what both of its APIs refuse --------------------------------------------------------
 def _sampling(body: dict[str, Any], model: str) -> Refusal | None:
     for name in SAMPLING:
@@ -88,12 +111,8 @@ def chat_refusal(body: dict[str, Any]) -> Refusal | None:
             "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
             "reasoning_effort",
         )
-    if body.get("reasoning_effort", "medium") not in EFFORTS:
-        return openai_error(
-            f"Unsupported value: 'reasoning_effort' does not support"
-            f" {body['reasoning_effort']!r} with this model.",
-            "reasoning_effort",
-        )
+    if refusal := _effort_refusal(body.get("reasoning_effort"), model, "reasoning_effort"):
+        return refusal
     if "stream_options" in body and not body.get("stream"):
         return openai_error(
             "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
@@ -154,8 +173,10 @@ def responses_refusal(body: dict[str, Any], issued: Issued) -> Refusal | None:
             "Unsupported parameter: 'reasoning.effort' is not supported with this model.",
             "reasoning.effort",
         )
-    if isinstance(reasoning, dict) and reasoning.get("effort", "medium") not in EFFORTS:
-        return openai_error("Unsupported value: 'reasoning.effort'.", "reasoning.effort")
+    if isinstance(reasoning, dict) and (
+        refusal := _effort_refusal(reasoning.get("effort"), model, "reasoning.effort")
+    ):
+        return refusal
     return (
         _sampling(body, model)
         or _strict_tools(body.get("tools") or [])

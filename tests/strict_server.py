@@ -101,6 +101,9 @@ class StrictServer:
     cache: PromptCache = field(default_factory=PromptCache)
     # a local server's refusal to stream with tools (a key of NO_STREAMED_TOOLS; '' : streams)
     no_streamed_tools: str = ""
+    # a server with Chat Completions only (vLLM, llama-cpp-python, most proxies): its web
+    # framework answers any other route 404 {"detail": "Not Found"} (FastAPI's words)
+    chat_only: bool = False
 
     def __call__(self, request: Received) -> Reply:
         body = request.json if request.body else {}
@@ -110,6 +113,9 @@ class StrictServer:
                 self.refused.append(f"{self.no_streamed_tools}: no stream with tools")
                 return NO_STREAMED_TOOLS[self.no_streamed_tools]
             return self._answer(chat_refusal(body), body, self._chat)
+        if path.endswith("/responses") and self.chat_only:
+            self.refused.append("no Responses API")
+            return _json({"detail": "Not Found"}, 404)
         if path.endswith("/responses"):
             return self._answer(responses_refusal(body, self.issued), body, self._responses)
         if path.endswith("/v1/messages"):

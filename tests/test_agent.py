@@ -95,7 +95,7 @@ def test_the_default_step_limit_lets_a_long_turn_finish(env: ToolEnv) -> None:
 
 
 def test_model_exception_rolls_the_conversation_back(env: ToolEnv) -> None:
-    agent, _ = agent_with(env, say("first"), call("list_dir"), ModelError("boom"))
+    agent, _ = agent_with(env, say("first"), ModelError("boom"))  # before any step completed
     agent.run_turn("one")
     before = list(agent.messages)
     with pytest.raises(ModelError, match="boom"):
@@ -188,3 +188,56 @@ def test_a_context_overflow_compacts_and_retries_once(env: ToolEnv) -> None:
     agent2, _ = agent_with(env, *overflows, before_model=keeper)
     with pytest.raises(ContextOverflow, match="still too long after compacting"):
         agent2.run_turn("x")
+
+
+def test_a_step_limit_of_one_says_one_model_call(env: ToolEnv) -> None:
+    agent, _ = agent_with(env, call("list_dir"), say("never"), max_steps=1)
+    assert "step limit of 1 model call;" in agent.run_turn("go").answer
+
+
+def test_an_error_after_completed_steps_keeps_them_as_a_cancel_does(env: ToolEnv) -> None:
+    from mca.types import KIND_CANCELLED
+
+    agent, model = agent_with(
+        env, call("list_dir"), call("list_dir", "c2"), ModelError("HTTP 500: boom"), say("on")
+    )
+    with pytest.raises(ModelError) as failed:
+        agent.run_turn("look around")
+    said = str(failed.value)
+    assert said.startswith("HTTP 500: boom; the turn's 2 completed tool calls are kept")
+    assert "say 'continue' to go on" in said
+    last = agent.last
+    assert last is not None and last.committed and last.stop is StopReason.ERROR
+    roles = [m.role for m in agent.messages]
+    assert roles == ["user", "assistant", "tool", "assistant", "tool", "user"]
+    assert (
+        agent.messages[-1].kind == KIND_CANCELLED and "HTTP 500: boom" in agent.messages[-1].content
+    )
+    assert agent.run_turn("continue").answer == "on"
+    assert len(model.requests[-1].messages) == 7  # the kept steps went to the model
+
+
+def test_an_error_before_any_step_puts_the_conversation_back(env: ToolEnv) -> None:
+    agent, _ = agent_with(env, say("a"), ModelError("HTTP 500: boom"))
+    agent.run_turn("one")
+    with pytest.raises(ModelError) as failed:
+        agent.run_turn("two")
+    assert str(failed.value) == "HTTP 500: boom" and len(agent.messages) == 2
+
+
+def test_the_same_call_again_and_again_is_told_and_said(env: ToolEnv) -> None:
+    from mca.events import Notice
+    from mca.repeats import REPEAT_LIMIT
+
+    seen: list[object] = []
+    loud = replace(env, emit=seen.append)
+    same = [call("read_file", f"c{i}", path="missing.txt") for i in range(REPEAT_LIMIT + 1)]
+    agent, _ = agent_with(loud, *same, say("giving up"))
+    agent.run_turn("read it")
+    results = [m for m in agent.messages if m.role == "tool"]
+    assert all("same call" not in m.content for m in results[: REPEAT_LIMIT - 1])
+    assert f"this same call {REPEAT_LIMIT} times in a row" in results[REPEAT_LIMIT - 1].content
+    assert f"{REPEAT_LIMIT + 1} times in a row" in results[REPEAT_LIMIT].content
+    lines = [e.message for e in seen if isinstance(e, Notice)]
+    assert lines == [f"the model made the same call {REPEAT_LIMIT} times in a row"
+                     ' (read_file {"path": "missing.txt"}); it was told so']  # fmt: skip

@@ -173,6 +173,7 @@ def test_ctrl_c_in_p_keeps_the_steps_and_continue_sends_them(
         cwd=ws, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert again.returncode == 0 and again.stdout.strip() == "Continuing.", again.stderr
+    assert "mca: its last turn was cancelled part way: what it completed is kept" in again.stderr
     steps_sent(rules.bodies[-1])
     assert rules.refused == []
 
@@ -235,3 +236,23 @@ def test_undo_after_esc_takes_the_files_and_the_steps_back(
 
 if not hasattr(os, "fork"):  # pragma: no cover
     pytest.skip("POSIX only", allow_module_level=True)
+
+
+def test_a_cancel_with_no_completed_call_says_what_it_kept() -> None:
+    from mca.cancel import said
+
+    assert "0 completed" not in said(True, 0)
+    assert "the call that was running, marked cancelled" in said(True, 0)
+    assert "its 2 completed tool calls" in said(True, 2)
+
+
+def test_a_conversation_picked_up_says_how_its_last_turn_ended() -> None:
+    from mca.cancel import ended_early, failed_note, note
+    from mca.types import KIND_CANCELLED
+
+    turn = [Message("user", "go"), Message("assistant", "done")]
+    assert ended_early(turn) == ""
+    cancelled = [*turn, Message("user", note("Esc"), kind=KIND_CANCELLED)]
+    assert ended_early(cancelled).startswith("its last turn was cancelled part way")
+    failed = [*turn, Message("user", failed_note("HTTP 500"), kind=KIND_CANCELLED)]
+    assert ended_early(failed).startswith("its last turn was ended by an error part way")

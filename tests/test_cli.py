@@ -177,3 +177,13 @@ def test_a_global_option_a_subcommand_does_not_take_is_refused(
     assert "mca tools does not take --strict-skills" in capsys.readouterr().err
     assert main(["-C", str(tmp_path / "nowhere"), "tools"], env()) == 2
     assert "-C: workspace" in capsys.readouterr().err
+
+
+def test_help_names_values_as_a_person_would(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"], env())
+    out = capsys.readouterr().out
+    assert "SESSION_" not in out and "--model NAME" in out and "--max-steps N" in out
+    with pytest.raises(SystemExit):
+        main(["selftest", "--help"], env())
+    assert "--check-seconds SECONDS" in capsys.readouterr().out

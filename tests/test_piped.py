@@ -31,7 +31,7 @@ def server() -> Iterator[FakeServer]:
 
 
 def run(
-    ws: Path, srv: FakeServer, piped: bytes | None, *argv: str
+    ws: Path, srv: FakeServer, piped: bytes | None, *argv: str, **extra: str
 ) -> subprocess.CompletedProcess[bytes]:
     env = child_env(
         ws,
@@ -39,6 +39,7 @@ def run(
         MCA_MODEL="test-model",
         MCA_BASE_URL=f"{srv.url}/v1",
         MCA_API_KEY="sk-piped-0123456789abcdef",
+        **extra,
     )
     return subprocess.run(
         [str(MCA), "-p", "explain this", *argv],
@@ -79,7 +80,7 @@ def test_nothing_piped_sends_the_prompt_alone(ws: Path, server: FakeServer) -> N
 @pytest.mark.slow
 def test_a_flood_is_cut_and_not_utf8_is_replaced(ws: Path, server: FakeServer) -> None:
     flood = b"caf\xe9 \xff\n" + "é".encode() * MAX_PIPED_BYTES
-    done = run(ws, server, flood)
+    done = run(ws, server, flood, MCA_CONTEXT_WINDOW="1000000")  # a window it fits in
     err = done.stderr.decode()
     assert done.returncode == 0, err
     assert "cut at 256 KiB (the rest was not read)" in err
@@ -101,3 +102,15 @@ def test_a_stdin_that_is_no_pipe_is_not_read() -> None:
     assert read_piped(io.StringIO("typed"), io.StringIO()) is None  # no descriptor
     with open("/dev/null") as null:
         assert read_piped(null, io.StringIO()) is None  # a device
+
+
+@pytest.mark.e2e
+def test_a_prompt_that_cannot_fit_the_window_is_said_and_never_sent(
+    ws: Path, server: FakeServer
+) -> None:
+    words = " ".join(f"word{i % 997}x{i % 13}" for i in range(40_000))[:MAX_PIPED_BYTES]
+    done = run(ws, server, words.encode())  # an unknown model: a window of 32k is assumed
+    err = done.stderr.decode()
+    assert done.returncode == 1 and "does not fit the model's context window" in err
+    assert "window is 32,000" in err and "nothing was sent" in err
+    assert not any(r.path.endswith("/chat/completions") for r in server.received)

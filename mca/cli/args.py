@@ -109,7 +109,7 @@ def _run_flags(add: Callable[..., None]) -> None:
 
 def _model_flags(add: Callable[..., None]) -> None:
     """Which model, how it reasons and how far a turn goes."""
-    add("--model", help="model name; 'mock' for the offline mock model")
+    add("--model", metavar="NAME", help="model name; 'mock' for the offline mock model")
     add(  # the values are checked with the setting's (mca.config.specs.SPECS)
         "--reasoning",
         metavar="EFFORT",
@@ -121,7 +121,12 @@ def _model_flags(add: Callable[..., None]) -> None:
         metavar="TOKENS",
         help="Anthropic extended thinking with this budget (at least 1,024; 0: off)",
     )
-    add("--max-steps", type=int, help=f"model calls per turn (default {DEFAULT_MAX_STEPS})")
+    add(
+        "--max-steps",
+        type=int,
+        metavar="N",
+        help=f"model calls per turn (default {DEFAULT_MAX_STEPS})",
+    )
     add("--no-stream", action="store_true", help="do not stream responses")
     add("--ledger", action="store_true", help="print the ledger after every turn")
     add("--record", metavar="FILE", help="record model responses for replay")

@@ -1,8 +1,8 @@
 """`make demo`: a scripted offline session in a copy of the sample workspace.
 
 It drives the real REPL's command and turn handlers with the mock model, printing what a
-person would see: the skill summary, a turn that matches nothing, the divide-by-zero turn with
-its hits, gates, edit, test run and ledger, then /undo.
+person would see: the skill summary, a question the mock answers by reading the project, the
+divide-by-zero turn with its hits, gates, edit, test run and ledger, then /undo.
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ def _options() -> argparse.ArgumentParser:
         "--check-seconds",
         type=float,
         default=30.0,
+        metavar="SECONDS",
         help="time limit per check (with --lab; default: %(default)s)",
     )
     return p

@@ -10,6 +10,7 @@ from typing import Any
 from mca.config.sources import Spec
 from mca.config.values import boolean, budget, choice, integer, names, number, paths, text, url
 from mca.errors import ConfigError
+from mca.models.known import EFFORTS
 from mca.models.options import MAX_RESPONSE_BYTES, RETRY_BASE
 from mca.models.registry import MOCK
 from mca.modes import DEFAULT_MODE, MODES
@@ -22,8 +23,6 @@ SANDBOX_MODES = tuple(Mode)  # what commands mca runs for the model may reach
 DEFAULT_SKILL_BUDGET = 12_000
 DEFAULT_CONTEXT_WINDOW = 32_000  # conservative when the model is unknown
 MIN_CONTEXT_WINDOW = 1_024
-# How hard a reasoning model thinks (OpenAI's reasoning_effort; Anthropic's effort, or a budget)
-EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 MIN_THINKING = 1_024  # the least budget_tokens Anthropic accepts
 # config.toml keys that are not settings of their own below.
 OTHER_CONFIG_KEYS = ("api_key",)

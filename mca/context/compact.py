@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from mca.context.engine import Engine
 from mca.context.prompt import SystemPrompt
+from mca.errors import PromptTooLong
 from mca.events import COMPACT_ASKED, ContextCompacted, EventSink
 from mca.ledger import message_text, tools_text
 from mca.tokens import Estimator
@@ -100,8 +101,28 @@ class Compactor:
     def __call__(self, history: list[Message], turn: int) -> list[Message]:
         if self.server_tokens(history) <= self.threshold * self.window:
             return history
+        self.fits(history, turn)  # before a summary is asked for: nothing is sent at all
         reason = f"context passed {self.threshold:.0%} of the {self.window:,}-token window"
         return self.compact(history, turn, reason)
+
+    def fits(self, history: list[Message], turn: int) -> None:
+        """Raise PromptTooLong when the prompt, the tools and this turn's own messages up to
+        its first model call leave no room for an answer: no compaction can make them fit."""
+        first = next((i for i, m in enumerate(history) if m.turn == turn), len(history))
+        replies = [m for m in history[first:] if m.role == "assistant"]
+        if replies:  # what the turn's tools added is the next compaction's (or the server's)
+            return
+        own = self.server_tokens(history[first:])
+        room = self.window - self.window // 50 - MIN_OUTPUT
+        if own <= room:
+            return
+        raise PromptTooLong(
+            f"the prompt does not fit the model's context window: about {own:,} tokens with"
+            f" mca's instructions and tools, and the window is {self.window:,} (with room kept"
+            f" for an answer, {room:,}); nothing was sent. Send less (name the files and let"
+            " the model read what it needs), or use a model with a larger window (--model; or"
+            " MCA_CONTEXT_WINDOW when the server's is larger than mca knows)"
+        )
 
     def output_budget(self, history: list[Message]) -> int:
         """How long the answer may be: the configured cap (or a quarter of the window, at most

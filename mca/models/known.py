@@ -22,7 +22,9 @@ __all__ = [
     "ADAPTIVE",
     "ANTHROPIC_MODELS",
     "BUDGET",
+    "CHAT",
     "EFFORT",
+    "EFFORTS",
     "EFFORT_BUDGETS",
     "OPENAI_MODELS",
     "OPUS",
@@ -47,9 +49,12 @@ EFFORT = "effort"  # OpenAI: reasoning_effort; max_completion_tokens; never temp
 BUDGET = "budget"  # Anthropic: thinking {type: enabled, budget_tokens}
 ADAPTIVE = "adaptive"  # Anthropic: thinking {type: adaptive}, output_config.effort; no budget
 RESPONSES = "responses"  # the OpenAI Responses API (ModelInfo.wire)
+CHAT = "chat"  # OpenAI's Chat Completions, which every compatible server speaks
 # What mca lets a model's reasoning take beside the answer, at each effort: OpenAI counts
 # reasoning in the answer's bound (max_completion_tokens, max_output_tokens), Anthropic in
 # max_tokens (a thinking budget). "" : the model's own default effort.
+# OpenAI's reasoning efforts, least first (--reasoning takes these; a server may take fewer)
+EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 EFFORT_BUDGETS = {
     "": 10_000,
     "minimal": 1_024,

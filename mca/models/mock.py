@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mca.errors import ScriptExhausted
 from mca.fs.careful import read_regular
 from mca.models import shape
+from mca.models.mock_tasks import Step, task_step
 from mca.types import (
     KIND_CHAT,
     KIND_SUMMARY,
@@ -47,18 +47,11 @@ CALC_RULES = (
     ("infinity", re.compile(r"\*\*Rule:\*\*\s*`divide\(a, 0\)` returns `Infinity`")),
 )
 HELP = (
-    "I am mca's offline mock model. I understand: read FILE, list [DIR], search for TEXT,"
+    "I am mca's offline mock model. I understand: fix the failing test, what does this project"
+    " do, add a test for NAME, read FILE, list [DIR], search for TEXT,"
     ' run `COMMAND`, replace "OLD" with "NEW" in FILE, create FILE with "TEXT", and fix the'
     " divide-by-zero problem in FILE. Set an API key to talk to a real model."
 )
-
-
-@dataclass
-class Step:
-    """The mock's next move: tool calls, or a final answer."""
-
-    calls: tuple[tuple[str, dict[str, Any]], ...] = ()
-    answer: str = ""
 
 
 def _turn_state(request: Request) -> tuple[str, list[Message]]:
@@ -133,6 +126,8 @@ def _intent(sentence: str, request: Request, results: list[Message]) -> Step:
     s = sentence.strip()
     if m := re.search(r"(divide|division)[- ]by[- ]zero.*?\bin\s+" + PATH, s, re.I):
         return _fix_divide(request, m["path"], results)
+    if (step := task_step(s, request)) is not None:
+        return step
     if m := re.search(r"\brun\s+`(?P<cmd>[^`]+)`", s, re.I) or re.search(
         r"^run\s+(?P<cmd>.+)$", s, re.I
     ):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from mca.errors import ModelHTTPError, StreamError
 from mca.models import shape
+from mca.models.effort import refused_effort
 from mca.models.http import HttpModel
 from mca.models.known import EFFORT, EFFORT_BUDGETS
 from mca.models.sse import StreamAssembler as Assembler
@@ -258,9 +259,12 @@ def bearer(key: str) -> dict[str, str]:
     return {"authorization": f"Bearer {key}"} if key else {}
 
 
-def adapted(options: ChatOptions, error: ModelHTTPError) -> tuple[ChatOptions, str]:
+def adapted(
+    options: ChatOptions, error: ModelHTTPError, model: str = ""
+) -> tuple[ChatOptions, str]:
     """The options a server's 400 asks for instead, and what to say about it (unchanged, ''
-    when it asks for nothing mca can give): the other length bound, or no effort."""
+    when it asks for nothing mca can give): the other length bound, or the nearest effort it
+    takes (none, when it takes none)."""
     detail = str(error).lower()
     if error.status != 400:
         return options, ""
@@ -269,7 +273,8 @@ def adapted(options: ChatOptions, error: ModelHTTPError) -> tuple[ChatOptions, s
     elif options.limit == MAX_COMPLETION_TOKENS and MAX_COMPLETION_TOKENS in detail:
         other = MAX_TOKENS  # a server that does not know the newer name
     elif "reasoning_effort" in detail and options.effort:
-        return replace(options, effort=""), "the server takes no reasoning effort: sent without"
+        effort, said = refused_effort(options.effort, str(error), model)
+        return replace(options, effort=effort), said
     else:
         return options, ""
     return replace(options, limit=other), f"the server asked for {other}: sent again with it"
@@ -293,7 +298,7 @@ class OpenAIModel(HttpModel):
         return request_body(self.options.model, request, stream, self.wire_options)
 
     def adapt(self, error: ModelHTTPError) -> str:
-        self.wire_options, said = adapted(self.wire_options, error)
+        self.wire_options, said = adapted(self.wire_options, error, self.options.model)
         return said
 
     def assembler(self, on_thinking: TextSink | None = None) -> Assembler:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mca.errors import ConfigError
-from mca.models.known import ANTHROPIC_MODELS, OPENAI_MODELS, RESPONSES, ModelInfo, Price
+from mca.models.known import ANTHROPIC_MODELS, CHAT, OPENAI_MODELS, RESPONSES, ModelInfo, Price
 from mca.models.options import Builder, ModelOptions, Notice
 
 if TYPE_CHECKING:
@@ -162,6 +162,10 @@ class Registry:
 
 
 def _openai(options: ModelOptions, notice: Notice) -> Model:
+    if options.wire == RESPONSES and options.custom_url:  # it may have no Responses API
+        from mca.models.fallback import ChatFallback
+
+        return ChatFallback(options, notice=notice)
     if options.wire == RESPONSES:
         from mca.models.responses import ResponsesModel
 
@@ -185,7 +189,7 @@ def _mock(options: ModelOptions, notice: Notice) -> Model:
     return MockModel()
 
 
-CHAT, MESSAGES = "chat", "messages"
+MESSAGES = "messages"
 OPENAI = ProviderSpec(
     "openai",
     _openai,

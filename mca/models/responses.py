@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from mca.errors import ModelHTTPError, StreamError
 from mca.models import shape
+from mca.models.effort import refused_effort
 from mca.models.http import HttpModel
 from mca.models.openai import bearer, reasoning_of
 from mca.models.sse import StreamAssembler as Assembler
@@ -322,9 +323,12 @@ class StreamAssembler:
         return Response(message, self.usage, cut=self.cut)
 
 
-def adapted(options: ResponsesOptions, error: ModelHTTPError) -> tuple[ResponsesOptions, str]:
+def adapted(
+    options: ResponsesOptions, error: ModelHTTPError, model: str = ""
+) -> tuple[ResponsesOptions, str]:
     """What a 400 asks for instead: no reasoning summary (an organisation OpenAI has not
-    verified may not have one), or no effort (a model that takes none)."""
+    verified may not have one), the nearest effort it takes, or none (a model that takes
+    none)."""
     detail = str(error).lower()
     if error.status != 400:
         return options, ""
@@ -332,7 +336,8 @@ def adapted(options: ResponsesOptions, error: ModelHTTPError) -> tuple[Responses
         said = "the server gives no reasoning summary here: sent again without (no thinking shown)"
         return replace(options, summary=False), said
     if "effort" in detail and options.effort:
-        return replace(options, effort=""), "the server takes no reasoning effort: sent without"
+        effort, said = refused_effort(options.effort, str(error), model)
+        return replace(options, effort=effort), said
     return options, ""
 
 
@@ -354,7 +359,7 @@ class ResponsesModel(HttpModel):
         return request_body(self.options.model, request, stream, self.wire_options)
 
     def adapt(self, error: ModelHTTPError) -> str:
-        self.wire_options, said = adapted(self.wire_options, error)
+        self.wire_options, said = adapted(self.wire_options, error, self.options.model)
         return said
 
     def assembler(self, on_thinking: TextSink | None = None) -> Assembler:

@@ -157,7 +157,9 @@ class Session:
 
     def switch_model(self, options: ModelOptions) -> str:
         """Go on with another model (the conversation stays); returns what changed."""
-        options, note = window_for(options)
+        from mca.models.fallback import carried  # httpx: only when a model is switched to
+
+        options, note = window_for(carried(self.engine.model, options))
         model = build_model(options, lambda m: self.ui.event(ModelRetry(m)))
         was = self.model
         old = f"{was.model} via {was.provider}"

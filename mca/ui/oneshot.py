@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from mca.cancel import ended_early
 from mca.errors import McaError, error_line
 from mca.events import LedgerRecorded, SessionResumed
 from mca.ledger import TurnLedger
@@ -58,6 +59,8 @@ def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
             "reported_by_provider": result.usage_reported,
         },
         "model": {"provider": session.model.provider, "name": session.model.model},
+        "duration_ms": round(result.seconds * 1000),
+        "cost": _cost(session, result),
     }
     stage = session.skills.stage.last
     if stage is not None:
@@ -68,6 +71,18 @@ def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
     if session.ledger.last is not None:
         obj["ledger"] = session.ledger.last.to_json()
     return obj
+
+
+def _cost(session: Session, result: TurnResult) -> dict[str, object]:
+    """The turn's estimated cost and where its prices came from (as /cost prices a session)."""
+    from mca.usage import turn_cost, turn_usage
+
+    est, ledger = session.skills.estimator, session.ledger.last
+    usage, reported = result.usage, result.usage_reported
+    t = turn_usage(
+        result.turn, usage, reported, result.requests, session.messages, est, ledger, result.seconds
+    )
+    return turn_cost(t, session.model.model, session.config.prices, session.config.catalog)
 
 
 Opener = Callable[[UI], Session]  # the assembly's: a session around this face's UI (one shot)
@@ -136,6 +151,8 @@ class OneShot:
             self.note(f"mca: {note}")
         how = f"forked {saved.id} as {session.id}" if fork else f"resumed {saved.id}"
         self.note(f"mca: {how} ({plural(saved.turns, 'turn')})")
+        if early := ended_early(saved.messages):
+            self.note(f"mca: {early}")
         return SessionResumed(saved.id, saved.turns, forked_as=session.id if fork else "")
 
     def run(
@@ -222,7 +239,7 @@ class OneShot:
             entry = session.finish_turn(result)
             if self.face.show_ledger:
                 ui.event(LedgerRecorded(entry))
-            for event in _end_events(result, entry):
+            for event in _end_events(result, entry, _cost(session, result)):
                 ui.event(event)
         except (McaError, KeyboardInterrupt) as e:
             last = session.last_turn
@@ -239,7 +256,9 @@ class OneShot:
         return 1 if result.stopped_early else 0
 
 
-def _end_events(result: TurnResult, entry: TurnLedger) -> tuple[UsageReported, TurnEnded]:
+def _end_events(
+    result: TurnResult, entry: TurnLedger, cost: dict[str, object]
+) -> tuple[UsageReported, TurnEnded]:
     """The last two lines of a streamed turn: its usage, then its answer and why it ended."""
     u = result.usage
     usage = UsageReported(
@@ -253,5 +272,7 @@ def _end_events(result: TurnResult, entry: TurnLedger) -> tuple[UsageReported, T
         u.cached_tokens,
         u.cache_write_tokens,
         u.reasoning_tokens,
+        round(result.seconds * 1000),
+        cost,
     )
     return usage, TurnEnded(result.turn, result.answer, result.stop, result.notice)

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from mca.cancel import ended_early
 from mca.text.counts import plural
 from mca.text.sanitize import visible
 from mca.types import KIND_CHAT, KIND_SHELL
@@ -107,6 +108,8 @@ def resume(
     turns, messages = plural(saved.turns, "turn"), plural(len(saved.messages), "message")
     how = f"forked {saved.id} as {session.id}" if fork else f"resumed {saved.id}"
     ui.say(f"{how}: {turns}, {messages}{held}")
+    if early := ended_early(saved.messages):
+        ui.say(early)
     shown = last_turns(saved.messages, shutil.get_terminal_size().columns - 1)
     if shown:
         ui.say("\n".join(shown))

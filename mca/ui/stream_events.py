@@ -5,7 +5,8 @@ shapes are in mca/data/events.schema.json and docs/EVENTS.md like every event's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from mca.events import Event
@@ -63,6 +64,8 @@ class UsageReported(Event):
     cached_tokens: int = 0  # of the prompt, read from the provider's cache
     cache_write_tokens: int = 0  # of the prompt, written to it
     reasoning_tokens: int = 0  # of the completion, the model's reasoning
+    duration_ms: int = 0  # the turn, from the sentence to its end
+    cost: Mapping[str, object] = field(default_factory=dict)  # as --json's (mca.usage.turn_cost)
 
 
 @dataclass(frozen=True)

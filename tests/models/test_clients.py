@@ -333,7 +333,7 @@ def test_connection_dropped_mid_stream(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_failed_turn_leaves_the_conversation_intact(
+def test_a_failed_turn_keeps_its_completed_steps_and_nothing_else(
     provider: str, env: ToolEnv, tmp_path: Path
 ) -> None:
     rec = Recorder(
@@ -344,9 +344,13 @@ def test_failed_turn_leaves_the_conversation_intact(
     agent = Agent(engine(client(provider, settings_for(provider, tmp_path), rec), "s"), env)
     agent.run_turn("one")
     before = list(agent.messages)
-    with pytest.raises(StreamError):
+    with pytest.raises(StreamError) as failed:
         agent.run_turn("two")
-    assert agent.messages == before
+    assert "1 completed tool call is kept" in str(failed.value)  # as a cancel keeps it (#46)
+    kept = agent.messages[len(before) :]
+    assert agent.messages[: len(before)] == before
+    assert [m.role for m in kept] == ["user", "assistant", "tool", "user"]
+    assert kept[1].tool_calls[0].id == "c1" and kept[-1].kind == "cancelled"
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

@@ -115,3 +115,16 @@ def test_a_fork_in_the_repl_after_a_resume_is_a_conversation_of_its_own(ws: Path
     fork = next(s for s in found.values() if s.forked_from == second)
     assert fork.turns == 2 and fork.workspace == str(ws.resolve())  # a whole meta line
     assert fork.id not in (first, second)
+
+
+@pytest.mark.pty
+def test_continue_after_a_turn_ended_part_way_says_so(ws: Path) -> None:
+    script = ws.parent / "two-calls.jsonl"
+    call = '{"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]}\n'
+    script.write_text(call * 2)  # then nothing: the third model call fails
+    r = mca(ws, "-p", "look around", MCA_MOCK_SCRIPT=str(script))
+    assert r.returncode == 1 and "the turn's 2 completed tool calls are kept" in r.stderr
+    term = Screen(ws, ["-c"], child_env(ws, MOCK="1"), size=(100, 30))
+    term.on_screen("its last turn was ended by an error part way")
+    term.wait_for(lambda _: term.line_at_cursor() == "mca>", "the prompt")
+    term.close()
