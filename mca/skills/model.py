@@ -74,6 +74,7 @@ CODES: dict[str, Level] = {
     "body-too-long": "warning",
     "trigger-stop-word": "warning",
     "unknown-field": "info",
+    "discovery-serial": "info",  # the discovery begun ahead was not used (the log says why)
 }
 
 
