@@ -41,10 +41,9 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 
-from bench import families, judge_data, vendored
-from bench.triggers import Case, Chooser, mca_judge, run_all_installed, run_single
+from bench import judge_data, vendored
+from bench.triggers import Case, Chooser, mca_judge
 from mca.skills import judgment, script
-from mca.skills.evals import Score
 from mca.skills.trigger import DocSource
 
 TARGET_FA = 0.07
@@ -111,9 +110,8 @@ def fit(data: Sequence[Sample]) -> list[float]:
         grad = [0.0] * n
         for x, y, f in data:
             p = 1 / (1 + math.exp(-max(-30.0, min(30.0, judgment.logit(x, w)))))
-            weight = weights[(f, y)]  # balanced classes within each family
-            for k in range(n):
-                grad[k] += weight * (p - y) * x[k]
+            c = weights[(f, y)] * (p - y)  # classes balanced within each family
+            grad = [g + c * xk for g, xk in zip(grad, x, strict=True)]
         w = [
             wk - RATE * (g + (L2 * wk if k else 0.0))
             for k, (wk, g) in enumerate(zip(w, grad, strict=True))
@@ -131,53 +129,30 @@ def judged(
     return functools.partial(mca_judge, model=model, docs=docs)
 
 
-def _fa(cases: Sequence[Case], w: Sequence[float], docs: DocSource) -> float:
-    """The highest false-activation rate on dev: overall or within any script family."""
-    total, worst = Score(), 0.0
-    for name in script.FAMILIES:
-        part = run_single(families.of_family(cases, name), judged(w, docs=docs))
-        worst = max(worst, part.to_json()["false_activations"] or 0.0)
-        total.add(part)
-    return max(worst, total.to_json()["false_activations"] or 0.0)
-
-
-def calibrate(cases: Sequence[Case], w: list[float], docs: DocSource = vendored.docs) -> float:
-    """The highest bias (in steps of 0.02 from the fitted one) with false activations on the
-    dev split at most TARGET_FA, overall and within each script family."""
-    bias = w[0]
-    for _ in range(500):  # raise it while within target, then lower it until within
-        if _fa(cases, [bias + 0.02, *w[1:]], docs) > TARGET_FA:
-            break
-        bias += 0.02
-    for _ in range(500):
-        if _fa(cases, [bias, *w[1:]], docs) <= TARGET_FA:
-            break
-        bias -= 0.02
-    return bias
-
-
 def main() -> None:
+    from bench import cv_judge  # it fits with this module's recipe
+
     args = sys.argv[1:]
-    body = "--no-body" not in args
-    docs = vendored.docs if body else vendored.docs_without_body
-    dev = judge_data.dev_cases()
-    data = samples(dev, docs)
-    w = fit(data)
-    w[0] = calibrate(dev, w, docs)
-    single = run_single(dev, judged(w, docs=docs)).to_json()
-    best = (-1.0, 0.0)
-    for margin in (0.25, 0.5, 1.0, 1.5, 2.0, 3.0):  # 0 would let a tie (a coin flip) fire
-        r = run_all_installed(dev, judged(w, margin, docs)).to_json()["accuracy"] or 0.0
-        print(f"  margin {margin}: dev right-or-none {r:.3f}")
-        best = max(best, (r, -margin))
-    fa = single["false_activations"]
-    print(f"pairs {len(data)}, dev single: recall {single['recall']}, FA {fa}")
+    training = judge_data.training_cases()
+    folds = cv_judge.cross_validate(training)
+    offset = cv_judge.choose_offset(folds.out_of_fold)
+    margin, right = cv_judge.choose_margin(folds, offset)
+    w = [folds.whole[0] + offset, *folds.whole[1:]]
     shipped = [round(x, 3) for x in w]  # what is shipped, and what the figures are of
     for name, weight in zip(judgment.FEATURES, shipped, strict=True):
         print(f"    {name:<12} {weight:.3f}")
-    print(f"margin {-best[1]}  # dev right-or-none {best[0]:.3f}")
-    if "--write" in args and body:
-        doc = judge_data.document(shipped, -best[1], dev)
+    print(f"bias offset {offset:+.2f}, margin {margin} (out-of-fold right-or-none {right:.3f})")
+    point = {
+        "folds": {a: len(cs) for a, cs in folds.authors.items()},
+        "target_fa": cv_judge.TARGET_FA,
+        "offset": offset,
+        "out_of_fold": cv_judge.figures(folds.out_of_fold, offset),
+        "in_sample": cv_judge.figures(folds.in_sample, offset),
+        "out_of_fold_right_or_none": right,
+    }
+    print(json.dumps(point, indent=1))
+    if "--write" in args:
+        doc = judge_data.document(shipped, margin, training) | {"operating_point": point}
         judge_data.DATA.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
         print(f"written to {judge_data.DATA}: dev {json.dumps(doc['dev'])}")
 
