@@ -17,7 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from bench import vendored
-from bench.triggers import DEV_SET, Case, load_dev_set, mca_judge, run_all_installed, run_single
+from bench.triggers import (
+    DEV_SET,
+    POOL,
+    Case,
+    load_dev_set,
+    load_external,
+    mca_judge,
+    run_all_installed,
+    run_single,
+)
 from mca.skills import judgment
 from mca.skills.model import Skill
 
@@ -34,6 +43,12 @@ SINGLE_KEYS = ("queries", "should_trigger", "should_not_trigger", "recall", "fal
 def dev_cases(root: Path = DEV_SET) -> list[Case]:
     """The dev split as the repository holds it (vendored skills, even where the corpus is)."""
     return load_dev_set(root, vendored=True).split("dev")
+
+
+def training_cases(root: Path = DEV_SET, pool: Path = POOL) -> list[Case]:
+    """What training reads: the dev split and the external pool's train half (issue 48: other
+    authors' skills). Never holdout, never the pool's measure half."""
+    return dev_cases(root) + load_external(pool, "train").cases
 
 
 def _stage_fields(skill: Skill) -> list[tuple[str, object]]:
@@ -85,7 +100,7 @@ def document(weights: Sequence[float], margin: float, cases: Sequence[Case]) -> 
             "files": len(cases),
             "queries": sum(len(c.items) for c in cases),
         },
-        "dev": figures(cases, model),
+        "dev": figures([c for c in cases if c.split == "dev"], model),
     }
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.authors import author_of
 from bench.vendored import docs as vendored_docs
 from bench.vendored import vendored_skill
 from mca.skills.evals import (
@@ -38,7 +39,8 @@ from mca.skills.trigger import DocSource, SkillSet
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus" / "skills"
 DEV_SET = Path(os.environ.get("MCA_TRIGGER_EVALS", REPO / "fixtures" / "trigger-evals"))
-EXTERNAL = Path(os.environ.get("MCA_TRIGGER_EVALS_EXTERNAL", REPO.parent / "external-evals"))
+POOL = REPO / "fixtures" / "external-pool"  # public evals by other authors (bench.vendor_external)
+EXTERNAL = Path(os.environ.get("MCA_TRIGGER_EVALS_EXTERNAL", POOL))
 
 
 @dataclass
@@ -50,6 +52,7 @@ class Case:
     skills: list[Skill]  # single: [the skill]; multi: every skill installed
     items: tuple[EvalItem, ...]
     multi: bool = False
+    source: str = ""  # the skill's source repository (bench.authors); "" for a multi file
 
 
 @dataclass
@@ -106,21 +109,29 @@ def load_dev_set(root: Path = DEV_SET, vendored: bool = False) -> EvalSet:
         items = load_evals(path).items
         multi = row["skill"] == "*"
         ok = [s for s in skills if s is not None]
-        out.cases.append(Case(row["file"], row["split"], ok, items, multi))
+        source = "" if multi else author_of(row["skill"])
+        out.cases.append(Case(row["file"], row["split"], ok, items, multi, source))
     return out
 
 
-def load_external(root: Path = EXTERNAL) -> EvalSet:
-    """/work/external-evals: slug/SKILL.md and slug/evals.json per MANIFEST.tsv row."""
+def load_external(root: Path = EXTERNAL, half: str = "measure") -> EvalSet:
+    """Other authors' skills with their own trigger evals: slug/SKILL.md and slug/evals.json
+    per MANIFEST.tsv row. In the vendored pool (fixtures/external-pool) only the rows of
+    `half` are read, from <half>/<slug>: "measure" (split "external", never trained on) or
+    "train" (split "external-train", which joins dev for training); a set without a `half`
+    column (MCA_TRIGGER_EVALS_EXTERNAL) is all "measure"."""
     out = EvalSet()
     for row in manifest_rows(root):
-        d = root / row["slug"]
+        if row.get("half", "measure") != half:
+            continue
+        d = root / row["half"] / row["slug"] if "half" in row else root / row["slug"]
         skill = load_skill(d)
         if skill is None or not (d / "evals.json").is_file():
             out.missing.append(row["slug"])
             continue
         items = load_evals(d / "evals.json").items
-        out.cases.append(Case(row["slug"], "external", [skill], items))
+        split = "external" if half == "measure" else "external-train"
+        out.cases.append(Case(row["slug"], split, [skill], items, source=row.get("repo", "")))
     return out
 
 

@@ -91,13 +91,6 @@ def docs(skills: Sequence[Skill]) -> list[Doc]:
     return [known.get(s.path) or make_doc(s.name, s.description, s.body) for s in skills]
 
 
-def docs_without_body(skills: Sequence[Skill]) -> list[Doc]:
-    """`docs` with the bodies unread (bench.train_judge --no-body); a terms-only skill keeps
-    its terms, whose body's share cannot be told apart."""
-    known = _terms_only()
-    return [known.get(s.path) or make_doc(s.name, s.description) for s in skills]
-
-
 @functools.cache
 def records(path: Path = VENDORED) -> dict[str, dict[str, Any]]:
     """ref ("corpus:<dir>") -> its vendored record; empty when the file is absent."""

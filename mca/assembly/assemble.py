@@ -32,6 +32,7 @@ from mca.skills.runtime import (
     log_discovery,
     open_discovery,
     refuse_if_strict,
+    serial_note,
 )
 from mca.skills.stage import SkillStage
 from mca.state.log import SessionLog
@@ -54,6 +55,8 @@ def _skills(
     """Discovery (the one `ahead` made, when it is for this config), logged; --strict-skills
     refuses here, before any model client exists."""
     found = ahead.take(config, estimator) if ahead is not None else None
+    if ahead is not None and found is None:
+        log.event(serial_note(ahead.why))
     discovery, memo = found or open_discovery(config, estimator)
     log_discovery(discovery, log.event)
     refuse_if_strict(config, discovery)

@@ -71,12 +71,15 @@ class Ahead:
     fd: int
     out: int
     wait: float | None = WAIT
+    why: str = ""  # why `take` gave None: the session log says it (serial discovery follows)
 
     def take(self, config: SkillsConfig, estimator: Estimator) -> tuple[Discovery, FitsMemo] | None:
         """The child's discovery and memo for `config` (the memo's tokenizer: `estimator`'s), or
-        None (discover serially). The child is gone afterwards, whatever the answer."""
+        None (discover serially; `why` then says why). The child is gone afterwards, whatever
+        the answer."""
         try:
             if config != self.config or self.fd < 0:
+                self.why = "already taken" if self.fd < 0 else "the skills' config changed"
                 return None
             if not select.select([self.fd], [], [], 0)[0]:  # still at work: meanwhile, what
                 estimator.preload()  # -p needs anyway (the memo's audit, the ledger)
@@ -89,25 +92,29 @@ class Ahead:
             memo = FitsMemo(None, estimator.encoding, estimator.fits)
             memo.path, memo.known, memo.unchecked, memo.changed = path, known, unchecked, changed
             return d, memo
-        except Exception:
+        except Exception as e:  # whatever it was, serial discovery does the work again
+            self.why = f"{type(e).__name__}: {e}"
             return None
         finally:
             self.close()
 
     def _read(self) -> bytes | None:
-        """What the child wrote, when it exited 0 within the wait."""
+        """What the child wrote, when it exited 0 within the wait (else None, and `why`)."""
         end = None if self.wait is None else time.monotonic() + self.wait
         left = self.wait
         while (left is None or left > 0) and select.select([self.fd], [], [], left)[0]:
             if not os.read(self.fd, 1):  # nothing is ever written: this is the end
                 pid, self.pid = self.pid, 0  # reaped here, or (SIGCHLD ignored) by the system
                 _, status = os.waitpid(pid, 0)
-                if os.waitstatus_to_exitcode(status) != 0:
+                if (code := os.waitstatus_to_exitcode(status)) != 0:
+                    self.why = f"the child exited with status {code}"
                     return None
                 size = os.fstat(self.out).st_size
                 data = os.pread(self.out, size, 0)
+                self.why = "" if len(data) == size else f"read {len(data)} of {size} bytes"
                 return data if len(data) == size else None
             left = None if end is None else end - time.monotonic()
+        self.why = f"the child was not done within {self.wait} s"
         return None
 
     def close(self) -> None:

@@ -33,7 +33,7 @@ from mca.skills.model import Skill
 from mca.skills.relevance import FIELDS, Doc, make_doc
 from mca.skills.terms import MAX_TERM, MAX_TEXT, glossed
 
-KEY = "docs4"  # the cache file's section: bump when Doc or terms() change
+KEY = "docs5"  # the cache file's section: bump when Doc or terms() change
 MAX_TERMS = 4096  # per field
 FIELD_SET = frozenset(FIELDS)
 

@@ -160,10 +160,11 @@ def _rival_evidence(m: Match, index: Index, q: Query) -> tuple[float, float]:
         theirs = set(r.matched)
         if not theirs - mine or index.same(m.skill, r.skill, same_skill):
             continue
-        extra = math.fsum(index.idf(t) for t in theirs - mine)
-        gap = max(gap, extra - math.fsum(index.idf(t) for t in mine - theirs))
+        extra = sorted(theirs - mine)  # a CJK word's pieces count once (Index.words_mass)
+        lack = index.words_mass(sorted(mine - theirs), q.tied)
+        gap = max(gap, index.words_mass(extra, q.tied) - lack)
         names = index.docs[r.skill].fields.get("name", {})
-        name = max(name, math.fsum(index.idf(t) for t in theirs - mine if t in names))
+        name = max(name, index.words_mass([t for t in extra if t in names], q.tied))
     return gap / 5.0, name / 5.0
 
 

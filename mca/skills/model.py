@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +74,7 @@ CODES: dict[str, Level] = {
     "body-too-long": "warning",
     "trigger-stop-word": "warning",
     "unknown-field": "info",
+    "discovery-serial": "info",  # the discovery begun ahead was not used (the log says why)
 }
 
 
@@ -193,8 +195,10 @@ class Skill:
 
     @functools.cached_property
     def lowered(self) -> tuple[str, tuple[tuple[str, str], ...]]:
-        """(name, ((trigger, lowercased trigger), ...)) computed once, for judgment."""
-        return self.name.lower(), tuple((t, t.strip().lower()) for t in self.triggers)
+        """(name, ((trigger, lowercased trigger), ...)) computed once, for judgment; in NFC, as
+        judgment reads sentences (a name stored decomposed is found as typed composed)."""
+        low = functools.partial(unicodedata.normalize, "NFC")
+        return low(self.name).lower(), tuple((t, low(t.strip()).lower()) for t in self.triggers)
 
     @property
     def domain_key(self) -> str:

@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mca.skills import sections
-from mca.skills.terms import counts, negative_text, terms, without_negatives
+from mca.skills.terms import counts, links_among, negative_text, terms, without_negatives
 from mca.skills.words import Links, shares
 
 FIELDS = ("name", "desc", "neg", "when")
@@ -192,13 +192,20 @@ class Index:
         return tw
 
     def self_mass(self, i: int) -> float:
-        """The IDF of every term of skill i's name and description."""
+        """The IDF of every term of skill i's name and description, the pieces of one CJK
+        word counting once (`words_mass`), as a sentence's do where it matches them."""
         mass = self._mass.get(i)
         if mass is None:
             d = self.docs[i]
-            seen = set(d.fields.get("name", {})) | set(d.fields.get("desc", {}))
-            mass = self._mass[i] = math.fsum(self.idf(t) for t in seen) or 1.0
+            seen = sorted(set(d.fields.get("name", {})) | set(d.fields.get("desc", {})))
+            mass = self._mass[i] = self.words_mass(seen, links_among(seen)) or 1.0
         return mass
+
+    def words_mass(self, found: Sequence[str], tied: Links | None) -> float:
+        """The IDF of the terms, those `tied` as pieces of one written word sharing one word's
+        weight (mca.skills.words)."""
+        part = shares(found, tied) if tied else {}
+        return math.fsum(self.idf(t) * part.get(t, 1.0) for t in found)
 
     def match(self, sentence_terms: Sequence[str], tied: Links | None = None) -> list[Match]:
         """The installed skills sharing the most distinctive terms with the sentence (at most

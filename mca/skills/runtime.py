@@ -12,7 +12,7 @@ from mca.skills.cache import FitsMemo, ParseCache
 from mca.skills.catalog import Budget
 from mca.skills.discover import Discovery, changes, char_fits, discover, session_roots
 from mca.skills.index_cache import IndexCache
-from mca.skills.model import STRICT_CODES, displayer
+from mca.skills.model import CODES, STRICT_CODES, displayer
 from mca.skills.policy import PRODUCTION, Policy
 from mca.skills.stage import SkillStage
 from mca.skills.writers import writers
@@ -27,6 +27,7 @@ __all__ = [
     "open_discovery",
     "refuse_if_strict",
     "run_discovery",
+    "serial_note",
 ]
 
 
@@ -88,6 +89,16 @@ def refuse_if_strict(config: SkillsConfig, d: Discovery) -> None:
         raise SkillsRefused(
             f"--strict-skills: {plural(len(errors), 'skill problem')}, not starting:\n{lines}"
         )
+
+
+SERIAL = "discovery-serial"  # the code of the note a fallback to serial discovery logs
+
+
+def serial_note(why: str) -> SkillDiagnostic:
+    """The session log's record that the discovery begun ahead (mca.skills.ahead) was not used,
+    and why: the skills are then discovered serially, here."""
+    message = f"skills discovered serially: the discovery begun ahead gave nothing ({why})"
+    return SkillDiagnostic("", CODES[SERIAL], SERIAL, None, message)
 
 
 def log_discovery(d: Discovery, emit: EventSink) -> None:

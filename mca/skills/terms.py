@@ -16,7 +16,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from mca.skills.glossary import english, spans
+from mca.skills.glossary import english, spans, table
 from mca.skills.lexicon import stop_words
 from mca.skills.words import Links
 
@@ -26,6 +26,7 @@ __all__ = [
     "counts",
     "glossed",
     "links",
+    "links_among",
     "negative_text",
     "stem",
     "surface",
@@ -106,6 +107,29 @@ def links(text: str) -> Links:
             if a != b:
                 out.setdefault(a, set()).add(b)
                 out.setdefault(b, set()).add(a)
+    return out
+
+
+def links_among(found: Sequence[str]) -> Links:
+    """`links` where only a text's terms are known (an indexed skill's): character pairs that
+    overlap (数据, 据库) are taken as pieces of one word, and a glossary word's English goes
+    with its pairs where all of them are there. A skill's CJK words then count once in its
+    own mass, as a sentence's do where it matches them (mca.skills.words)."""
+    have = set(found)
+    pairs = sorted(t for t in have if len(t) == 2 and not t.isascii())
+    starting: dict[str, list[str]] = {}
+    for p in pairs:
+        starting.setdefault(p[0], []).append(p)
+    ties = [(a, b) for a in pairs for b in starting.get(a[1], ()) if a != b]
+    for p in pairs:
+        for word, eng in table().get(p[0], ()):
+            inside = [word[j : j + 2] for j in range(len(word) - 1)]
+            if eng and stem(eng) in have and word.startswith(p) and have.issuperset(inside):
+                ties += [(stem(eng), q) for q in inside]
+    out: Links = {}
+    for a, b in ties:
+        out.setdefault(a, set()).add(b)
+        out.setdefault(b, set()).add(a)
     return out
 
 

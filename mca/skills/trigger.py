@@ -30,6 +30,7 @@ __all__ = [
     "make_docs",
     "mentioned",
     "sentence_paths",
+    "typed",
 ]
 
 MENTION_POINTS = 100
@@ -66,6 +67,16 @@ def has_word(text: str, word: str) -> bool:
     return bool(needle) and _matches_word(text.lower(), needle)
 
 
+# Full-width sigils, as a CJK input method types them, are the ASCII ones.
+_WIDE_SIGILS = str.maketrans({"\uff04": "$", "\uff0f": "/"})
+
+
+def typed(text: str) -> str:
+    """Text as judgment compares it: NFC (a name stored decomposed, as macOS file names are,
+    is the name typed composed), lower case, full-width `＄` and `／` as `$` and `/`."""
+    return unicodedata.normalize("NFC", text).lower().translate(_WIDE_SIGILS)
+
+
 def mentioned(sentence: str, name: str) -> str:
     """How the user named the skill explicitly ($name, /name, or the name as a word), or ''.
 
@@ -74,19 +85,40 @@ def mentioned(sentence: str, name: str) -> str:
     (`triage`, `modal`, `pdf`, `research`) written bare is left to the judgment of the
     description, where it counts as the name's words: "add a modal dialog" or "triage these
     tickets" are not requests for skills of those names; `$modal`, `/modal` and "the modal
-    skill" (or 技能, スキル, 스킬 after the name) still are."""
-    low = sentence.lower()
-    if name.lower() not in low:
+    skill" (or 技能, スキル, 스킬 after the name) still are. Both are compared as `typed`."""
+    low, key = typed(sentence), typed(name)
+    if key not in low:
         return ""
-    for form in (f"${name}", f"/{name}"):  # compared lowercased, as the sentence is
-        if _sigil_rx(form.lower()).search(low):
-            return form
+    for sigil in ("$", "/"):
+        m = _sigil_rx(sigil + key).search(low)
+        if m and not (sigil == "/" and _in_path(low, m.start(), m.end(), key)):
+            return sigil + name
     if one_word(name):
-        if name.lower() in stop_words():  # "use the skill" names no skill called the
+        if key in stop_words():  # "use the skill" names no skill called the
             return ""
-        m = _skill_rx(name.lower()).search(low)
+        m = _skill_rx(key).search(low)
         return m.group(0) if m else ""
-    return name if _mention_rx(name.lower()).search(low) else ""
+    return name if _mention_rx(key).search(low) else ""
+
+
+# A slash glued to the text before it is a path's when what follows it is a top-level
+# directory of Unix (FHS 3.0: 保存到/tmp目录, 放在/etc里) or is followed by a word for a
+# directory; a command typed after a verb (请用/triage整理) is neither.
+# fmt: off
+_ROOT_DIRS = frozenset({
+    "bin", "boot", "dev", "etc", "home", "lib", "lib64", "media", "mnt", "opt", "proc", "root",
+    "run", "sbin", "srv", "sys", "tmp", "usr", "var",
+})
+# fmt: on
+_DIRECTORY = re.compile(
+    r"\s*(?:目录|目錄|文件夹|資料夾|路径|路徑|フォルダ|ディレクトリ|パス|디렉토리|폴더|경로)"
+)
+
+
+def _in_path(low: str, start: int, end: int, name: str) -> bool:
+    """Whether the `/name` at low[start:end] is part of a path rather than a command."""
+    glued = start > 0 and not low[start - 1].isspace()
+    return (glued and name in _ROOT_DIRS) or _DIRECTORY.match(low, end) is not None
 
 
 def one_word(name: str) -> bool:
@@ -310,7 +342,7 @@ def judge(skills: Iterable[Skill], sentence: str, paths: Sequence[tuple[str, str
     Priority never decides whether a skill matched: it only orders equal scores.
     """
     pool = skills if isinstance(skills, SkillSet) else SkillSet(skills)
-    low = sentence.lower()
+    low = typed(sentence)
     hits: dict[int, Hit] = {}
     for si in sorted(pool.lookup.candidates(low, paths)):
         skill = pool[si]

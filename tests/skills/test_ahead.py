@@ -152,7 +152,9 @@ def test_a_failing_child_gives_none(tmp_path: Path, make_skill: MakeSkill) -> No
         raise OSError("disk on fire")
 
     config = _config(tmp_path, make_skill, window=None)
-    assert _take(config, start(config, fails)) is None
+    ahead = start(config, fails)
+    assert _take(config, ahead) is None
+    assert ahead is not None and ahead.why == "the child exited with status 1"
 
 
 def test_another_config_gives_none_and_the_child_is_stopped(
@@ -170,7 +172,9 @@ def test_another_config_gives_none_and_the_child_is_stopped(
         budget=1,
         encoding="o200k_base",
     )
-    assert _take(other, start(config, slow)) is None
+    ahead = start(config, slow)
+    assert _take(other, ahead) is None
+    assert ahead is not None and ahead.why == "the skills' config changed"
 
 
 def test_a_child_slower_than_the_wait_gives_none(tmp_path: Path, make_skill: MakeSkill) -> None:
@@ -183,7 +187,9 @@ def test_a_child_slower_than_the_wait_gives_none(tmp_path: Path, make_skill: Mak
     assert ahead is not None
     ahead.wait = 0.2
     assert _take(config, ahead) is None
+    assert ahead.why == "the child was not done within 0.2 s"
     assert ahead.take(config, Estimator()) is None  # taken once: nothing left
+    assert ahead.why == "already taken"
 
 
 def test_a_lab_policy_is_never_discovered_ahead(tmp_path: Path, make_skill: MakeSkill) -> None:
@@ -233,6 +239,38 @@ def test_a_one_shot_session_takes_the_child_s_skills(tmp_path: Path, make_skill:
     assert ahead.taken is not None and session.skills.discovery is ahead.taken[0]
     assert session.skills.memo is ahead.taken[1] and ahead.taken[1].pending  # fits on trust
     _same(session.skills.discovery, serial.skills.discovery)
+    _join_tokenizer()
+
+
+def test_a_session_that_falls_back_to_serial_discovery_logs_why(
+    tmp_path: Path, make_skill: MakeSkill
+) -> None:
+    from mca.assembly.assemble import open_session
+    from mca.config.settings import load_settings
+    from mca.session.faces import HeadlessUI
+
+    def fails(config: SkillsConfig, estimator: Estimator) -> tuple[Discovery, FitsMemo]:
+        raise OSError("disk on fire")
+
+    config = _config(tmp_path, make_skill)
+    env = {"MOCK": "1", "MCA_HOME": str(config.home), "HOME": str(tmp_path)}
+    settings = load_settings(env, workspace=config.workspace).with_(skills_dirs=config.skills_dirs)
+    serial = open_session(settings, HeadlessUI(), one_shot=True)
+    serial.close()
+    assert not [e for e in serial.log.events if e.get("code") == "discovery-serial"]
+    _alone()
+    from mca.assembly.wiring import skills_config
+
+    ahead = start(skills_config(settings), fails)
+    assert ahead is not None
+    session = open_session(settings, HeadlessUI(), one_shot=True, ahead=ahead)
+    session.close()
+    notes = [e for e in session.log.events if e.get("code") == "discovery-serial"]
+    assert [n["message"] for n in notes] == [
+        "skills discovered serially: the discovery begun ahead gave nothing"
+        " (the child exited with status 1)"
+    ]
+    assert session.skills.discovery.skills.keys() == serial.skills.discovery.skills.keys()
     _join_tokenizer()
 
 

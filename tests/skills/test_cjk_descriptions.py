@@ -88,3 +88,33 @@ def test_english_described_skills_match_cjk_sentences_as_before() -> None:
     (linked,) = index.match(terms(sentence), links(sentence))
     (plain,) = index.match(terms(sentence))
     assert linked == plain and linked.matched  # the glossary's words stand alone
+
+
+def test_a_cjk_skill_s_own_words_count_once_in_what_it_covers() -> None:
+    # cover_skill, the matched share of the skill's own mass: both count a word, not its pairs
+    index = Index([make_doc("db", "数据库")], (), background.shipped())
+    word = ("数据", "据库", stem("database"))  # one written word: its two pairs, its English
+    assert index.self_mass(0) == pytest.approx(
+        index.idf("db") + sum(index.idf(t) for t in word) / 3
+    )
+    q = judgment.query(index, "帮我看看数据库")
+    (m,) = index.match(q.terms, q.tied)
+    cover = judgment.features(m, index, q)[judgment.FEATURES.index("cover_skill")]
+    assert cover == pytest.approx(m.mass / index.self_mass(0)) and 0 < cover < 1
+
+
+def test_a_competitor_s_cjk_word_counts_once_against_the_skill() -> None:
+    index = Index(
+        [make_doc("notes", "整理会议笔记")],
+        [make_doc("db-admin", "数据库迁移脚本")],
+        background.shipped(),
+    )
+    q = judgment.query(index, "整理会议笔记和数据库迁移脚本")
+    (m,) = index.match(q.terms, q.tied)
+    rival = judgment.features(m, index, q)[judgment.FEATURES.index("rival")]
+    (r,) = q.rivals(index)
+    extra = sorted(set(r.matched) - set(m.matched))
+    assert len(extra) > 4  # 数据 据库 库迁 迁移 移脚 脚本 and their English
+    lack = index.words_mass(sorted(set(m.matched) - set(r.matched)), q.tied)
+    assert rival == pytest.approx((index.words_mass(extra, q.tied) - lack) / 5.0)
+    assert index.words_mass(extra, q.tied) < sum(index.idf(t) for t in extra) - 1.0

@@ -29,4 +29,29 @@ def test_entries_are_whole_words_of_two_characters_or_more() -> None:
     for first, entries in glossary.table().items():
         for word, english in entries:
             assert len(word) >= 2 and word[0] == first and not word.isascii()
-            assert english.isascii() and english.isalpha() and english == english.lower()
+            if english:  # '' for a longer word of COMPOUNDS
+                assert english.isascii() and english.isalpha() and english == english.lower()
+
+
+def test_a_glossary_word_inside_a_longer_word_is_not_that_word() -> None:
+    # forward maximum matching over the glossary and COMPOUNDS: the longer word is read
+    for longer, inside in (("代理店", "agent"), ("安全帽", "security"), ("レコード", "code")):
+        assert inside not in glossary.english(longer), longer
+        assert stem(inside) not in terms(f"帮我找一家{longer}"), longer
+    assert glossary.english("テストステロンの値") == []
+    assert glossary.english("지도자") == []
+    # the word on its own, or as the head of a compound that means it, still is
+    assert glossary.english("代理") == ["agent"] and glossary.english("安全") == ["security"]
+    assert glossary.english("网络安全") == ["security"]
+    assert glossary.english("用代理店的代理") == ["agent"]  # the second occurrence counts
+    assert glossary.english("ソースコード") == ["code"]
+
+
+def test_every_compound_holds_its_glossary_word_and_is_longer() -> None:
+    words = {w for line in glossary.GLOSSARY.split("\n") for w in line.split()[1:]}
+    for line in glossary.COMPOUNDS.strip().splitlines():
+        head, *longer = line.split()
+        assert head in words, head
+        for w in longer:
+            assert head in w and len(w) > len(head), w
+            assert glossary.english(w) == [], w  # hides the word inside it
