@@ -24,7 +24,10 @@ def _commit() -> str:
     run = subprocess.run(
         ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     )
-    dirty = subprocess.run(["git", "-C", str(REPO), "diff", "--quiet"], capture_output=True)
+    unlogged = f":(exclude){LOG.relative_to(REPO)}"  # the log's own new lines are no change
+    dirty = subprocess.run(
+        ["git", "-C", str(REPO), "diff", "--quiet", "--", ".", unlogged], capture_output=True
+    )
     return (run.stdout.strip() or "?") + ("+changes" if dirty.returncode else "")
 
 
