@@ -89,6 +89,13 @@ def _limit_options(grade: argparse.ArgumentParser) -> None:
         help="seeded variants besides the default (default: %(default)s)",
     )
     grade.add_argument(
+        "--first-seed",
+        type=int,
+        metavar="N",
+        help="the seeded variants are N, N+1, ... (default: drawn when the run starts, so no"
+        " student can try them first; the run says which)",
+    )
+    grade.add_argument(
         "--timeout",
         type=float,
         default=defaults.TIMEOUT,
@@ -232,6 +239,8 @@ def _roster(path: str | None) -> tuple[str, ...] | None:
 
 
 def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | None) -> int:
+    from dataclasses import replace
+
     from mca.cli.content import lab_content
     from mca.errors import ConfigError
     from mca.lab.grade import Plan
@@ -245,10 +254,11 @@ def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | 
         or args.seeds < 0
         or min(args.timeout, args.cpu_seconds) <= 0
         or args.memory_mb < 256
+        or (args.first_seed or 1) < 1
     ):
         raise ConfigError(
-            "mca lab grade: --jobs >= 1, --seeds >= 0, --timeout > 0, --cpu-seconds > 0,"
-            " --memory-mb >= 256"
+            "mca lab grade: --jobs >= 1, --seeds >= 0, --first-seed >= 1, --timeout > 0,"
+            " --cpu-seconds > 0, --memory-mb >= 256"
         )
     if not 0 < args.check_seconds <= args.timeout:
         raise ConfigError("mca lab grade: --check-seconds must be > 0 and <= --timeout")
@@ -258,6 +268,11 @@ def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | 
     mechanisms = sandbox_or_refuse(mech, args.unsandboxed, env)
     with lab_content() as repo:  # a private copy: never the current directory's skills/
         plan = Plan(repo, folder, args.jobs, args.seeds, limits, mechanisms, (), env, roster)
+        if args.first_seed is not None:
+            plan = replace(plan, first_seed=args.first_seed)
+        if plan.seeds:
+            seeds = ", ".join(map(str, plan.seed_list))
+            sys.stderr.write(f"mca lab grade: seeds {seeds} (--first-seed {plan.first_seed})\n")
         return _run(plan, writer, to_stdout=args.format == "csv" and not args.out)
 
 

@@ -11,6 +11,7 @@ gets its own row and changes no other.
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -35,6 +36,7 @@ __all__ = [
     "MAX_SOURCE",
     "Interrupted",
     "Plan",
+    "drawn_seed",
     "grade",
     "grade_folder",
     "hand_ins",
@@ -74,6 +76,9 @@ class Plan:
     roster: tuple[str, ...] | None = None  # every name gets a row; None: every folder does
     # Keys no row may say (None: the environment's *_API_KEY and config.toml's, as mca knows)
     secrets: tuple[str, ...] | None = None
+    # Where the seeded variants start: drawn when the run is planned, never a seed a student
+    # could have looked at beforehand (`--first-seed N` repeats a run).
+    first_seed: int = field(default_factory=lambda: drawn_seed())
 
     def keys(self) -> tuple[str, ...]:
         """The keys scrubbed from every row (config.toml read here when not given)."""
@@ -86,7 +91,7 @@ class Plan:
 
     @property
     def seed_list(self) -> list[int]:
-        return [0, *range(1, self.seeds + 1)]
+        return [0, *range(self.first_seed, self.first_seed + self.seeds)]
 
     def isolation(self, workspace: Path) -> Isolation:
         from mca.state.crash import home_of
@@ -94,6 +99,12 @@ class Plan:
         home = Path(self.env.get("HOME") or Path.home())
         hidden = (self.submissions.resolve(), *(p.resolve() for p in self.deny))
         return Isolation(self.mechanisms, workspace, home_of(self.env), home, hidden, (self.repo,))
+
+
+def drawn_seed() -> int:
+    """A first seed for a run, unknown before it runs."""
+    floor = defaults.FIRST_SEED_FLOOR
+    return floor + secrets.randbelow(2**31 - floor)
 
 
 def hand_ins(submissions: Path) -> list[Path]:
