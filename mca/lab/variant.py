@@ -153,6 +153,8 @@ class Variants:
             if seed not in self._made:
                 dest = root / f"seed-{seed}"
                 self._made[seed] = materialize(self.repo, names_for(seed), dest)
+                if seed:  # a drawn seed's names: no child may look them up by the folder's name
+                    dest.chmod(0o700)
             return self._made[seed]
 
     def close(self) -> None:
