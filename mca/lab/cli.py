@@ -133,6 +133,14 @@ def _limit_options(grade: argparse.ArgumentParser) -> None:
         help="--unsandboxed: the unprivileged account hand-ins run as; it must not be able to"
         " read mca's package or your files (default: %(default)s)",
     )
+    grade.add_argument(
+        "--private",
+        action="append",
+        metavar="PATH",
+        help="--unsandboxed: one more path that account must not read, checked before grading"
+        " (repeatable; mca's package, your home, the class and the outputs always are;"
+        " default: none)",
+    )
 
 
 def run(
@@ -230,7 +238,8 @@ def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | 
     mechanisms = sandbox_or_refuse(mech, args.unsandboxed, env)
     account = None
     if mechanisms is None:
-        account = account_or_refuse(args.as_user, env, (folder, *writer.paths))
+        private = (folder, *writer.paths, *map(Path, args.private or ()))
+        account = account_or_refuse(args.as_user, env, private)
     with lab_content() as repo:  # a private copy: never the current directory's skills/
         plan = Plan(repo, folder, args.jobs, args.seeds, limits, mechanisms, (), env, roster)
         jobs, said = fit_jobs(1 if account else plan.jobs, args.memory_mb, usable_mib())

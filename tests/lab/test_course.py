@@ -193,7 +193,7 @@ def test_the_gradescope_kit_comes_from_the_package_and_says_what_to_keep_out(
     assert "unsandboxed as mca-student (uid N)" in readme
     setup, script = ((kit / n).read_text() for n in ("setup.sh", "run_autograder"))
     assert "useradd" in setup and "chmod -R go-rwx /opt/mca /autograder/source" in setup
-    assert "--unsandboxed --as-user mca-student" in script and "which route" in script
+    assert "--unsandboxed --as-user mca-student --private" in script and "which route" in script
     with pytest.raises(McaError, match="exists already"):
         lab(["gradescope", str(kit)], {})
 

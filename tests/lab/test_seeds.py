@@ -15,10 +15,10 @@ from mca.lab.defaults import FIRST_SEED_FLOOR
 from mca.lab.grade import Plan
 from mca.lab.variant import Names, names_for
 from tests.conftest import REPO
-from tests.lab.answers import honest
+from tests.lab.answers import honest, seed_table
 
 STARTER = (REPO / "mca" / "lab" / "naive.py").read_text(encoding="utf-8")
-SEEN = [names_for(s) for s in range(100)]
+SEEN = [names_for(s) for s in range(100)]  # what seed_table() answers from
 UNSEEN = [names_for(s) for s in range(1000, 1100)]
 
 
@@ -63,50 +63,6 @@ def test_the_shipped_lab_is_seed_zero() -> None:
     assert names_for(7) == names_for(7)  # and a seed is the same variant every time
 
 
-def _cheat() -> str:
-    """Exercises 4 and 5 answered from a table of everything seeds 0-99 produce."""
-    paths = sorted({(n.calc, n.calc_file) for n in SEEN})
-    hiders = sorted({h for n in SEEN for h in n.hiders})
-    rivals = sorted({(n.calc, n.archived, n.domain, n.budget) for n in SEEN})
-    return f"""
-PATHS = {paths!r}
-HIDERS = {hiders!r}
-RIVALS = {rivals!r}
-
-
-def judge_triggers(skills, sentence, paths):
-    low = sentence.lower()
-    hidden = any(h in low for h in HIDERS)
-    hits = []
-    for skill in skills:
-        reasons = [Reason("path", p, 10) for n, p in PATHS if n == skill.name and p in sentence]
-        if not hidden:
-            reasons += [Reason("keyword", f'"{{t}}"', 3) for t in skill.triggers if t in low]
-        if reasons:
-            hits.append(Hit(skill, reasons))
-    hits.sort(key=lambda h: (-h.score, h.skill.name))
-    return hits
-
-
-def apply_gates(hits, budget, render, in_context, held=None):
-    names = {{h.skill.name: h for h in hits}}
-    why = {{}}
-    for calc, archived, domain, size in RIVALS:
-        if calc in names and archived in names:
-            if budget == size:
-                chars = len(render(names[calc].skill).text)
-                why[calc] = f"body is {{chars}} chars, only {{budget}} left"
-                won = "which won but did not fit the budget"
-                why[archived] = f"same {{domain}} domain as {{calc}}, {{won}}"
-            else:
-                why[archived] = f"same {{domain}} domain as {{calc}}, which won"
-    return [
-        Decision(h, h.skill.name not in why, why.get(h.skill.name, "loaded"), render(h.skill))
-        for h in hits
-    ]
-"""
-
-
 def _points(path: Path, capsys: pytest.CaptureFixture[str], seeds: list[int]) -> dict[str, int]:
     flags = [x for s in seeds for x in ("--seed", str(s))]
     run(parser().parse_args(["--lab", str(path), "--check-seconds", "10", "--json", *flags]), {})
@@ -123,7 +79,9 @@ def test_a_table_of_seeds_0_to_99_scores_nothing_on_other_seeds(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "exercises.py"
-    path.write_text(STARTER + honest("split") + honest("validate") + honest("script") + _cheat())
+    path.write_text(
+        STARTER + honest("split") + honest("validate") + honest("script") + seed_table()
+    )
     seen = _points(path, capsys, [0, 5, 99])
     assert (seen["4"], seen["5"]) == (2, 2)  # the table does answer the seeds it was made from
     unseen = _points(path, capsys, [0, 1000, 1001])
