@@ -22,10 +22,7 @@ def usage(root: Path, stop_bytes: int, stop_files: int) -> tuple[int, int]:
     used = files = 0
     todo = [str(root)]
     while todo and used <= stop_bytes and files <= stop_files:
-        try:
-            entries = list(os.scandir(todo.pop()))
-        except OSError:
-            continue
+        entries = _entries(todo.pop())
         for entry in entries:
             files += 1
             try:
@@ -36,6 +33,23 @@ def usage(root: Path, stop_bytes: int, stop_files: int) -> tuple[int, int]:
             if stat.S_ISDIR(st.st_mode):
                 todo.append(entry.path)
     return used, files
+
+
+def _entries(folder: str) -> list[os.DirEntry[str]]:
+    """A folder's entries; one the child made unreadable (mode 000) is opened to its owner
+    first, so nothing it holds is left out of the total."""
+    for attempt in range(2):
+        try:
+            return list(os.scandir(folder))
+        except PermissionError:
+            if attempt == 0:
+                try:
+                    os.chmod(folder, 0o700)
+                except OSError:
+                    break
+        except OSError:
+            break
+    return []
 
 
 class Scratch:

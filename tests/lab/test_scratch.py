@@ -37,10 +37,13 @@ def test_the_total_counts_bytes_on_disk_and_entries(tmp_path: Path) -> None:
     for i in range(5):
         (tmp_path / f"f{i}").write_bytes(b"x" * 300_000)
     (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "hidden").write_bytes(b"x" * 300_000)
+    (tmp_path / "d").chmod(0)  # out of sight: still counted
     used, files = usage(tmp_path, 1 << 40, 1 << 40)
-    assert used >= 1_500_000 and files == 6
+    assert used >= 1_800_000 and files == 7
     assert Scratch(tmp_path, 1, 100)() == "its /tmp went over its total of 1 MiB"
     assert Scratch(tmp_path, 10, 3)() == "its /tmp went over its total of 3 files"
+    (tmp_path / "d").chmod(0o700)
     assert Scratch(tmp_path, 10, 100)() == "" and Scratch(None, 0, 0)() == ""
 
 
