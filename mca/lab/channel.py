@@ -76,6 +76,10 @@ class TooBig(Exception):
     """The child sent more than MAX_ANSWER bytes without finishing an answer."""
 
 
+class Over(Exception):
+    """The child went over a limit the grader measures while it waits (its /tmp's total)."""
+
+
 class Channel:
     """One running child: its process, the pipe we write to, the pipe we read from, and its
     output (stdout and stderr), drained."""
@@ -87,9 +91,11 @@ class Channel:
         read_fd: int,
         output: Drained,
         cancel: threading.Event | None = None,
+        guard: Callable[[], str] = lambda: "",
     ):
         self.proc = proc
         self.cancel = cancel
+        self.guard = guard  # why the child is over a limit ('' while it is not)
         self.send_fd = send_fd
         self.read_fd = read_fd
         self.output = output
@@ -147,6 +153,9 @@ class Channel:
             raise Slow
         if self.cancel is not None and self.cancel.is_set():
             raise Cancelled
+        over = self.guard()
+        if over:
+            raise Over(over)
         ready, _, _ = select.select([self.read_fd, *self._output()], [], [], min(left, POLL))
         if self.output.fd in ready:
             self.output.read()

@@ -213,7 +213,7 @@ def check_script_not_read(lab: Lab) -> None:
 
 def check_path_reason(lab: Lab) -> None:
     n = lab.names
-    result = lab.stage(f"please look at {n.calc_file}")
+    result = lab.stage(n.path_sentence)
     hit = next((h for h in result.hits if h.skill.name == n.calc), None)
     expect(hit is not None, f"hits were {[h.skill.name for h in result.hits]}")
     assert hit is not None
@@ -223,12 +223,11 @@ def check_path_reason(lab: Lab) -> None:
 
 def check_word_boundaries(lab: Lab) -> None:
     n = lab.names
-    for word in n.hiders:
-        sentence = f"what about the {word} one"
+    for sentence in n.hider_sentences:
         names = [h.skill.name for h in lab.stage(sentence).hits]
         expect(n.testing not in names, f"{sentence!r} hit {n.testing}")
-    names = [h.skill.name for h in lab.stage(f"run the {n.trigger}").hits]
-    expect(n.testing in names, f"'run the {n.trigger}' did not hit {n.testing} at all")
+    names = [h.skill.name for h in lab.stage(n.trigger_sentence).hits]
+    expect(n.testing in names, f"{n.trigger_sentence!r} did not hit {n.testing} at all")
 
 
 def check_domain_gate(lab: Lab) -> None:
@@ -258,6 +257,10 @@ def check_budget_gate(lab: Lab) -> None:
         f"reason {reason!r}",
     )
     expect(result.injected_text == "", f"{len(result.injected_text)} chars injected anyway")
+    # the rival still loses to the domain's winner, though the winner did not fit
+    rival = next((d for d in result.decisions if d.name == n.archived), None)
+    want = f"same {n.domain} domain as {n.calc}, which won but did not fit the budget"
+    expect(rival is not None and rival.reason == want, f"{n.archived}: {rival and rival.reason!r}")
 
 
 def check_zero_injection(lab: Lab) -> None:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 EXIT_INTERRUPTED = 130
 
 
-__all__ = ["add_parser", "run", "sandbox_or_refuse"]
+__all__ = ["add_parser", "run"]
 ABOUT = "the lab kit: students and graders"
 
 
@@ -89,6 +89,13 @@ def _limit_options(grade: argparse.ArgumentParser) -> None:
         help="seeded variants besides the default (default: %(default)s)",
     )
     grade.add_argument(
+        "--first-seed",
+        type=int,
+        metavar="N",
+        help="the seeded variants are N, N+1, ... (default: drawn when the run starts, so no"
+        " student can try them first; the run says which)",
+    )
+    grade.add_argument(
         "--timeout",
         type=float,
         default=defaults.TIMEOUT,
@@ -116,55 +123,23 @@ def _limit_options(grade: argparse.ArgumentParser) -> None:
     grade.add_argument(
         "--unsandboxed",
         action="store_true",
-        help="grade without mca's sandbox (only inside a throwaway container or VM; default: off)",
+        help="grade without mca's sandbox, each hand-in as the account of --as-user (only as"
+        " root, inside a throwaway container or VM; default: off)",
     )
-
-
-def sandbox_or_refuse(
-    mechanisms: Mechanisms | None, unsandboxed: bool, env: Mapping[str, str]
-) -> Mechanisms | None:
-    """The sandbox to grade in. --unsandboxed: None (student code runs with the grader's
-    rights, limits only); without it, a machine with no sandbox refuses to grade."""
-    from mca.errors import McaError
-    from mca.sandbox.probe import probe
-
-    if unsandboxed:
-        sys.stderr.write("mca lab grade: --unsandboxed: student code runs with your rights\n")
-        return None
-    mech = probe() if mechanisms is None else mechanisms
-    if mech.available:
-        return _contained_or_refuse(mech, env)
-    raise McaError(
-        f"mca lab grade: {mech.describe()}, so student code would run with your rights and"
-        " could read and change your files, its classmates' and the grades. Grade inside a"
-        " throwaway container or VM and add --unsandboxed there."
+    grade.add_argument(
+        "--as-user",
+        metavar="NAME",
+        default=defaults.ACCOUNT,
+        help="--unsandboxed: the unprivileged account hand-ins run as; it must not be able to"
+        " read mca's package or your files (default: %(default)s)",
     )
-
-
-def _contained_or_refuse(mech: Mechanisms, env: Mapping[str, str]) -> Mechanisms:
-    """Before the first hand-in: what grading needs of the sandbox, tried in a real child on
-    this system as this user; refused, with what the trial saw, where it does not hold."""
-    from mca.config.settings import homes  # the lab is an entry of its own: it reads the settings
-    from mca.errors import McaError
-    from mca.sandbox.check import check_system, refusal
-    from mca.sandbox.properties import LAB_NEEDS
-    from mca.sandbox.rights import Mode
-    from mca.sandbox.view import allow_list_held
-
-    user_home, mca_home = homes(env)
-    missing = refusal(check_system(mech, user_home, mca_home, Mode.READ_ONLY), LAB_NEEDS)
-    if not missing and not allow_list_held(mech):
-        missing = (
-            "reads by allow-list (no Landlock, and no private view: pivot_root is not known"
-            " for this machine)"
-        )
-    if not missing:
-        return mech
-    raise McaError(
-        f"mca lab grade: the sandbox here ({mech.describe()}) cannot contain student code:"
-        f" {missing}. A hand-in could change what another's grade rests on. Grade where user"
-        " namespaces are allowed (`mca sandbox check --lab` says when), or inside a throwaway"
-        " container or VM with --unsandboxed."
+    grade.add_argument(
+        "--private",
+        action="append",
+        metavar="PATH",
+        help="--unsandboxed: one more path that account must not read, checked before grading"
+        " (repeatable; mca's package, your home, the class and the outputs always are;"
+        " default: none)",
     )
 
 
@@ -232,10 +207,14 @@ def _roster(path: str | None) -> tuple[str, ...] | None:
 
 
 def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | None) -> int:
+    from dataclasses import replace
+
     from mca.cli.content import lab_content
     from mca.errors import ConfigError
     from mca.lab.grade import Plan
     from mca.lab.launch import Limits
+    from mca.lab.memory import fit_jobs, usable_mib
+    from mca.lab.routes import account_or_refuse, sandbox_or_refuse
 
     folder = Path(args.submissions)
     if not folder.is_dir():
@@ -245,10 +224,11 @@ def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | 
         or args.seeds < 0
         or min(args.timeout, args.cpu_seconds) <= 0
         or args.memory_mb < 256
+        or (args.first_seed or 1) < 1
     ):
         raise ConfigError(
-            "mca lab grade: --jobs >= 1, --seeds >= 0, --timeout > 0, --cpu-seconds > 0,"
-            " --memory-mb >= 256"
+            "mca lab grade: --jobs >= 1, --seeds >= 0, --first-seed >= 1, --timeout > 0,"
+            " --cpu-seconds > 0, --memory-mb >= 256"
         )
     if not 0 < args.check_seconds <= args.timeout:
         raise ConfigError("mca lab grade: --check-seconds must be > 0 and <= --timeout")
@@ -256,8 +236,21 @@ def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | 
     writer = _writer(args)
     limits = Limits(args.timeout, args.check_seconds, args.memory_mb, cpu_budget=args.cpu_seconds)
     mechanisms = sandbox_or_refuse(mech, args.unsandboxed, env)
+    account = None
+    if mechanisms is None:
+        private = (folder, *writer.paths, *map(Path, args.private or ()))
+        account = account_or_refuse(args.as_user, env, private)
     with lab_content() as repo:  # a private copy: never the current directory's skills/
         plan = Plan(repo, folder, args.jobs, args.seeds, limits, mechanisms, (), env, roster)
+        jobs, said = fit_jobs(1 if account else plan.jobs, args.memory_mb, usable_mib())
+        if said:
+            sys.stderr.write(said + "\n")
+        plan = replace(plan, account=account, jobs=jobs)
+        if args.first_seed is not None:
+            plan = replace(plan, first_seed=args.first_seed)
+        if plan.seeds:
+            seeds = ", ".join(map(str, plan.seed_list))
+            sys.stderr.write(f"mca lab grade: seeds {seeds} (--first-seed {plan.first_seed})\n")
         return _run(plan, writer, to_stdout=args.format == "csv" and not args.out)
 
 

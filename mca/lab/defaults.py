@@ -3,9 +3,23 @@ and the self-test's points line all read (imports nothing, so `mca --help` stays
 
 from __future__ import annotations
 
-__all__ = ["CHECK_SECONDS", "CPU_SECONDS", "GRACE", "JOBS", "MEMORY_MB", "SEEDS", "TIMEOUT"]
+__all__ = [
+    "ACCOUNT",
+    "CHECK_SECONDS",
+    "CPU_SECONDS",
+    "FIRST_SEED_FLOOR",
+    "GRACE",
+    "JOBS",
+    "MEMORY_MB",
+    "SEEDS",
+    "TIMEOUT",
+]
 
+ACCOUNT = "mca-student"  # who a hand-in runs as without the sandbox (setup.sh makes it)
 SEEDS = 1  # seeded variants a grade runs besides the default fixtures (seed 0)
+# A grade's seeded variants start at a seed drawn when it runs, at least this: no student can
+# try them beforehand (the self-test's --seed N tries any other).
+FIRST_SEED_FLOOR = 1_000_000
 JOBS = 2  # hand-ins graded at once
 TIMEOUT = 180.0  # seconds per hand-in
 CHECK_SECONDS = 10.0  # seconds per check

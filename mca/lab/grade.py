@@ -11,15 +11,17 @@ gets its own row and changes no other.
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mca.fs.careful import FileTooLarge, NotRegularFile, read_regular
 from mca.lab import defaults
+from mca.lab.account import Account
 from mca.lab.handin import run_handin
 from mca.lab.launch import Isolation, Limits
 from mca.lab.outputs import Graded, Status, scrubbed
@@ -35,6 +37,7 @@ __all__ = [
     "MAX_SOURCE",
     "Interrupted",
     "Plan",
+    "drawn_seed",
     "grade",
     "grade_folder",
     "hand_ins",
@@ -74,26 +77,44 @@ class Plan:
     roster: tuple[str, ...] | None = None  # every name gets a row; None: every folder does
     # Keys no row may say (None: the environment's *_API_KEY and config.toml's, as mca knows)
     secrets: tuple[str, ...] | None = None
+    # Where the seeded variants start: drawn when the run is planned, never a seed a student
+    # could have looked at beforehand (`--first-seed N` repeats a run).
+    first_seed: int = field(default_factory=lambda: drawn_seed())
+    account: Account | None = None  # unsandboxed: who a hand-in runs as (None: the grader)
 
     def keys(self) -> tuple[str, ...]:
         """The keys scrubbed from every row (config.toml read here when not given)."""
         if self.secrets is not None:
             return self.secrets
-        from mca.config.apikeys import secrets_of
+        from mca.lab.keys import grader_keys
         from mca.state.crash import home_of
 
-        return secrets_of(self.env, home_of(self.env))
+        return grader_keys(self.env, home_of(self.env))
 
     @property
     def seed_list(self) -> list[int]:
-        return [0, *range(1, self.seeds + 1)]
+        return [0, *range(self.first_seed, self.first_seed + self.seeds)]
 
     def isolation(self, workspace: Path) -> Isolation:
         from mca.state.crash import home_of
 
         home = Path(self.env.get("HOME") or Path.home())
         hidden = (self.submissions.resolve(), *(p.resolve() for p in self.deny))
-        return Isolation(self.mechanisms, workspace, home_of(self.env), home, hidden, (self.repo,))
+        return Isolation(
+            self.mechanisms,
+            workspace,
+            home_of(self.env),
+            home,
+            hidden,
+            (self.repo,),
+            None if self.mechanisms else self.account,
+        )
+
+
+def drawn_seed() -> int:
+    """A first seed for a run, unknown before it runs."""
+    floor = defaults.FIRST_SEED_FLOOR
+    return floor + secrets.randbelow(2**31 - floor)
 
 
 def hand_ins(submissions: Path) -> list[Path]:
@@ -157,21 +178,34 @@ def grade_folder(
 ) -> Graded:
     """One student's result; a bug of mca's in one hand-in is that hand-in's row, not the end
     of the run."""
+    return _graded(plan, variants, isolation, folder, cancel)[0]
+
+
+def _graded(
+    plan: Plan,
+    variants: Variants,
+    isolation: Isolation,
+    folder: Path,
+    cancel: threading.Event,
+) -> tuple[Graded, bool]:
+    """The row, and whether the system killed one of its children (to grade it again alone)."""
     name = folder.name
     try:
         source, status, note = read_hand_in(folder)
         if source is None:
-            return Graded(name, status, note=note)
+            return Graded(name, status, note=note), False
         filename = f"{name}/{FILE}"
         seeds = plan.seed_list
         run = run_handin(variants, source, filename, seeds, isolation, plan.limits, GRADED, cancel)
+        route, starved = isolation.route, run.killed_by_system
         if run.status is not Status.OK:
-            return Graded(name, run.status, [], run.seconds, run.runtime, run.message)
+            row = Graded(name, run.status, [], run.seconds, run.runtime, run.message, route)
+            return row, starved
         checks = combine(run.checks, seeds, "not run", GRADED)
-        return Graded(name, Status.OK, checks, run.seconds, run.runtime)
+        return Graded(name, Status.OK, checks, run.seconds, run.runtime, route=route), starved
     except Exception as e:  # mca's own bug: reported in this row, the others go on
         why = f"mca could not grade it ({type(e).__name__}: {e})"
-        return Graded(name, Status.ERROR, note=why)
+        return Graded(name, Status.ERROR, note=why), False
 
 
 def grade(
@@ -189,18 +223,25 @@ def grade(
         isolation = plan.isolation(variants.root)
         trial(variants, isolation, plan.limits)
 
-        def one(folder: Path) -> Graded:
+        def one(folder: Path) -> tuple[Graded, bool]:
             if progress is not None:
                 progress.start(folder.name)
             try:
-                return scrubbed(grade_folder(plan, variants, isolation, folder, cancel), keys)
+                g, starved = _graded(plan, variants, isolation, folder, cancel)
+                return scrubbed(g, keys), starved
             finally:
                 if progress is not None:
                     progress.finish(folder.name)
 
-        pending: set[Future[Graded]] = {pool.submit(one, f) for f in folders}
+        pending = {pool.submit(one, f): f for f in folders}
+        again: list[Path] = []  # killed by the system beside others: graded again, alone
         try:
-            _collect(pending, graded, on_graded, progress)
+            _collect(pending, graded, on_graded, progress, again if plan.jobs > 1 else None)
+            for folder in again:
+                g, _ = one(folder)
+                note = "(graded again alone: the system killed it while others were graded)"
+                graded.append(replace(g, note=f"{g.note} {note}".strip()))
+                on_graded(graded[-1])
         except KeyboardInterrupt:
             cancel.set()
             for f in pending:
@@ -231,16 +272,20 @@ def trial(variants: Variants, isolation: Isolation, limits: Limits) -> None:
 
 
 def _collect(
-    pending: set[Future[Graded]],
+    pending: dict[Future[tuple[Graded, bool]], Path],
     graded: list[Graded],
     on_graded: Callable[[Graded], None],
     progress: Progress | None,
+    again: list[Path] | None,
 ) -> None:
     while pending:
         done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-        pending.difference_update(done)
         for future in done:
-            g = future.result()
+            folder = pending.pop(future)
+            g, starved = future.result()
+            if starved and again is not None:  # beside others: again, alone
+                again.append(folder)
+                continue
             graded.append(g)
             on_graded(g)
         if progress is not None:

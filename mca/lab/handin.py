@@ -37,6 +37,7 @@ class HandinRun:
     status: Status = Status.OK  # or REFUSED, CRASHED, TIMED_OUT, INTERRUPTED
     message: str = ""
     seconds: float = 0.0
+    killed_by_system: bool = False  # a child was killed by neither mca nor its limits (OOM)
 
 
 def refusal(source: str) -> str:
@@ -81,6 +82,7 @@ def run_handin(
     finally:
         student.close()
         run.seconds = time.monotonic() - start
+        run.killed_by_system = student.killed_by_system
     return run
 
 

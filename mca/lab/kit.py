@@ -44,8 +44,9 @@ The untouched file passes 7 of 14. What each check means, and which exercise tur
 
 Every failed check prints what it expected, what it saw, and a one-line hint. Each check calls
 only its own exercise's function (the rest is mca's), so a bug in one exercise costs that
-exercise alone. Your grade runs the default fixtures and at least one seeded variant (`--seed`),
-so special-casing the fixtures' names does not pass; each exercise is worth 2 points.
+exercise alone. Your grade runs the default fixtures and seeded variants (`--seed N`) whose
+seeds are drawn when the grader runs: special-casing names, paths or words of any seed you can
+try does not pass; each exercise is worth 2 points.
 
 Write the functions yourself: one that imports or wraps mca's own answer counts as "not your
 code". Your code runs in a separate, sandboxed process with a time limit per check: it cannot

@@ -3,8 +3,10 @@
 A Launcher starts mca/lab/serve.py for one hand-in from the run's child kit
 (mca/lab/childkit.py: `python -I -S`, only the kit and the standard library on its path, so
 mca's answers are nowhere it can import or read) and, when asked, leaves nothing of it
-running. Without a sandbox (`--unsandboxed`, or a student's own self-test on a machine with
-none) the child only gets resource limits and a session of its own.
+running. Without a sandbox the child gets resource limits and a session of its own, and, when
+graded (`--unsandboxed`, the Gradescope fallback), runs as another account that cannot read
+mca's package or the grader's files (mca/lab/account.py); only a student's own self-test on a
+machine with no sandbox runs as the student.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Protocol
 
+from mca.lab.account import Account, as_account
 from mca.lab.childkit import KIT_NAME, MCA_DIR, ensure_kit
 from mca.sandbox.box import Launch, Sandbox
 from mca.sandbox.probe import Mechanisms
@@ -56,6 +59,8 @@ class Limits:
     check_seconds: float = 30.0
     memory_mb: int = 2048
     file_bytes: int = 1024 * 1024
+    tmp_mb: int = 64  # all of its private /tmp together (mca/lab/scratch.py)
+    tmp_files: int = 4096
     processes: int = 3  # tasks of the child, threads included (the sandbox's own two among them)
     # CPU seconds for all of a hand-in's checks (None: no budget): past it, each check still
     # runs but with GRACE seconds, so a looper gives its slot back and an honest answer passes.
@@ -76,6 +81,10 @@ class Launcher(Protocol):
         ...
 
     def stop(self, proc: Process) -> None: ...
+
+    def scratch(self, proc: Process) -> Path | None:
+        """The child's private /tmp as the grader sees it (its total is measured there)."""
+        ...
 
     def close(self) -> None: ...
 
@@ -117,21 +126,29 @@ def rlimits(limits: Limits) -> list[tuple[int, int]]:
 
 class Unsandboxed:
     """Limits and a session of its own; the process group is killed at the end. A process that
-    leaves the group can outlive the hand-in: this is for code you would run yourself. Started
-    by the spawner, as the sandboxed ones are (the limits are set in its child, not in a fork
-    of the grader's threads)."""
+    leaves the group can outlive the hand-in. With an `account` the child runs as it (its own
+    home, the kit reachable, nothing else of the run's directory); without one, with the
+    grader's rights: for code you would run yourself. Started by the spawner, as the sandboxed
+    ones are (the limits are set in its child, not in a fork of the grader's threads)."""
 
     sandboxed = False
 
-    def __init__(self, limits: Limits, kit: Path) -> None:
-        self.limits, self.kit = limits, kit
+    def __init__(self, limits: Limits, kit: Path, account: Account | None = None) -> None:
+        self.limits, self.kit, self.account = limits, kit, account
         self.home = tempfile.mkdtemp(prefix="mca-lab-")
+        if account is not None:
+            os.chown(self.home, account.uid, account.gid)
+            os.chmod(kit.parent, 0o711)  # the kit by its name; the seeds' variants stay 0o700
 
     def start(self, fds: tuple[int, int], output: int | IO[bytes]) -> Process:
         limits = rlimits(self.limits)
+        argv = child_argv(self.kit, fds)
+        if self.account is not None:
+            argv = as_account(self.account, argv)
+            limits.append((resource.RLIMIT_NPROC, self.limits.processes + 2))
         if sys.platform.startswith("linux"):
             return shared().spawn(
-                child_argv(self.kit, fds),
+                argv,
                 child_env(self.home),
                 limits_only(limits),
                 cwd=self.home,
@@ -146,7 +163,7 @@ class Unsandboxed:
                 resource.setrlimit(kind, (value, value))
 
         return subprocess.Popen(
-            child_argv(self.kit, fds),
+            argv,
             env=child_env(self.home),
             cwd=self.home,
             stdin=subprocess.DEVNULL,
@@ -161,6 +178,14 @@ class Unsandboxed:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        for left in Path(self.home).iterdir():  # the next child starts with an empty /tmp
+            if left.is_dir() and not left.is_symlink():
+                shutil.rmtree(left, ignore_errors=True)
+            else:
+                left.unlink(missing_ok=True)
+
+    def scratch(self, proc: Process) -> Path | None:
+        return Path(self.home)
 
     def close(self) -> None:
         shutil.rmtree(self.home, ignore_errors=True)
@@ -240,6 +265,10 @@ class Sandboxed:
         box.finish(launch, proc.pid)
         box.close()
 
+    def scratch(self, proc: Process) -> Path | None:
+        running = self.running.get(proc.pid)
+        return running[0].tmp() if running else None
+
     def close(self) -> None:
         for pid in list(self.running):
             box, _ = self.running.pop(pid)
@@ -257,6 +286,7 @@ class Isolation:
     user_home: Path
     deny: tuple[Path, ...] = ()  # the class, the grader's outputs (and, sandboxed, mca's tree)
     reads: tuple[Path, ...] = ()  # the lab's content the child reads besides the workspace
+    account: Account | None = None  # unsandboxed: who the child runs as (None: the grader)
 
     @property
     def kit(self) -> Path:
@@ -269,7 +299,7 @@ class Isolation:
         run's kit is written by the first."""
         kit = ensure_kit(self.kit)
         if self.mechanisms is None:
-            return Unsandboxed(limits, kit)
+            return Unsandboxed(limits, kit, self.account)
         return Sandboxed(
             limits,
             self.mechanisms,
@@ -281,7 +311,18 @@ class Isolation:
             reads=(*self.reads, *child_read_paths(kit)),
         )
 
+    @property
+    def route(self) -> str:
+        """How a grade's hand-in ran, as its results say."""
+        if self.mechanisms is not None:
+            return f"sandboxed ({self.mechanisms.describe()})"
+        if self.account is not None:
+            return self.account.route
+        return "unsandboxed, with the grader's rights"
+
     def describe(self) -> str:
+        if self.account is not None:
+            return f"no sandbox: student code runs as {self.account.name} (limits only)"
         if self.mechanisms is None:
             return "no sandbox: student code runs with your rights (limits only)"
         return (

@@ -22,8 +22,9 @@ from xml.etree import ElementTree as ET
 
 from mca.fs.careful import atomic_write, private_dir
 from mca.lab.exercises import EXERCISES
+from mca.lab.keys import hide, hide_data
 from mca.lab.suite import GRADED, Check
-from mca.text.sanitize import one_line, scrub, scrub_data, valid_text
+from mca.text.sanitize import one_line, valid_text
 
 __all__ = [
     "COLUMNS",
@@ -48,6 +49,7 @@ COLUMNS = (
     "max_points",
     "failures",
     "seconds",
+    "route",
 )
 MAX_POINTS = sum(c.points for c in GRADED)
 LOG_LIMIT = 20_000  # characters of one failure in a student's log (the CSV cell holds 120)
@@ -80,27 +82,30 @@ class Graded:
     seconds: float = 0.0
     runtime: str = ""
     note: str = ""  # "(found Exercises.py)", "(byte 0xe9 at offset 5)", or why, after a colon
+    route: str = ""  # how it ran: "sandboxed (...)", "unsandboxed as mca-student (uid 999)"
 
     @property
     def text(self) -> str:
         """The row's status as people read it: 'refused: imports subprocess (line 1)'."""
         if not self.note:
             return str(self.status)
-        after = " " if self.status in (Status.ABSENT, Status.MISSING, Status.NOT_UTF8) else ": "
+        spaced = (Status.OK, Status.ABSENT, Status.MISSING, Status.NOT_UTF8)
+        after = " " if self.status in spaced else ": "
         return f"{self.status}{after}{self.note}"
 
 
 def scrubbed(g: Graded, secrets: Sequence[str]) -> Graded:
     """The row with every key the grader knows (its environment's, config.toml's) taken out
-    of all it says, a key cut short by the child included: every output is written from this."""
+    of all it says, a key cut short by the child or disguised (mca/lab/keys.py) included:
+    every output is written from this."""
     if not secrets:
         return g
     return replace(
         g,
-        student=scrub(g.student, secrets, cut=True),
-        checks=scrub_data(g.checks, secrets, cut=True),
-        runtime=scrub(g.runtime, secrets, cut=True),
-        note=scrub(g.note, secrets, cut=True),
+        student=hide(g.student, secrets, cut=True),
+        checks=hide_data(g.checks, secrets),
+        runtime=hide(g.runtime, secrets, cut=True),
+        note=hide(g.note, secrets, cut=True),
     )
 
 
@@ -125,6 +130,8 @@ def log_text(g: Graded, table: Sequence[Check] = GRADED) -> str:
     lines.append(
         f"points: {r['total']}/{r['max_points']}" + (f" · {g.runtime}" if g.runtime else "")
     )
+    if g.route:
+        lines.append(f"ran: {g.route}")
     names = {t.id: t for t in table}
     for c in g.checks:
         if c.get("passed"):
@@ -159,6 +166,7 @@ def row(g: Graded, table: Sequence[Check] = GRADED) -> dict[str, Any]:
         "max_points": sum(t.points for t in table),
         "failures": "; ".join(f"{c['id']}: {clean(c['saw'], 120)}" for c in failed),
         "seconds": round(g.seconds, 2),
+        "route": g.route,
     }
 
 
@@ -202,10 +210,11 @@ def gradescope(g: Graded, table: Sequence[Check] = GRADED) -> dict[str, Any]:
             del test["status"]
         tests.append(test)
     status = "graded" if g.status is Status.OK else clean(g.text)
+    said = " · ".join(x for x in (status, g.route, g.runtime) if x)
     return {
         "score": float(score),
         "execution_time": round(g.seconds, 1),
-        "output": f"{status} · {g.runtime}" if g.runtime else status,
+        "output": said,
         "stdout_visibility": "hidden",
         "tests": tests,
     }
@@ -230,7 +239,7 @@ def _suite(g: Graded, table: Sequence[Check]) -> ET.Element:
     r = row(g, table)
     suite = ET.Element("testsuite", name=g.student, time=f"{g.seconds:.1f}")
     props = ET.SubElement(suite, "properties")
-    for key in ("status", "total", "max_points"):
+    for key in ("status", "total", "max_points", "route"):
         ET.SubElement(props, "property", name=key, value=str(r[key]))
     if g.status is not Status.OK:
         case = ET.SubElement(suite, "testcase", classname=f"{g.student}", name="hand-in")
@@ -290,7 +299,11 @@ class Writer:
         for folder in (self.gradescope_dir, self.logs_dir):
             if folder is not None:
                 private_dir(folder)
-        self._write()
+        for path, data in self._files():
+            try:
+                atomic_write(path, data)
+            except OSError as e:  # named by the file asked for, not the folder it is made in
+                raise OSError(e.errno, e.strerror, str(path)) from None
 
     def add(self, g: Graded) -> None:
         self.graded.append(g)
@@ -302,8 +315,14 @@ class Writer:
             atomic_write(folder / "results.json", data.encode("utf-8"))
         self._write()
 
-    def _write(self) -> None:
+    def _files(self) -> list[tuple[Path, bytes]]:
+        out = []
         if self.csv_path is not None:
-            atomic_write(self.csv_path, csv_text(self.graded).encode("utf-8"))
+            out.append((self.csv_path, csv_text(self.graded).encode("utf-8")))
         if self.junit_path is not None:
-            atomic_write(self.junit_path, junit(self.graded).encode("utf-8"))
+            out.append((self.junit_path, junit(self.graded).encode("utf-8")))
+        return out
+
+    def _write(self) -> None:
+        for path, data in self._files():
+            atomic_write(path, data)

@@ -12,6 +12,7 @@ restarted for the next check), a wrong type, or 'not your code'.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import threading
 import time
@@ -20,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from mca.lab.calls import CODECS
-from mca.lab.channel import Cancelled, Channel, Gone, Slow, TooBig, tree_usage
+from mca.lab.channel import Cancelled, Channel, Gone, Over, Slow, TooBig, tree_usage
 from mca.lab.checks import Unanswered
 from mca.lab.defaults import GRACE
 from mca.lab.drain import Drained
@@ -28,6 +29,8 @@ from mca.lab.exercises import EXERCISES, Exercise
 from mca.lab.launch import Launcher, Limits
 from mca.lab.outputs import Status
 from mca.lab.ownership import not_yours
+from mca.lab.said import name, printed, said
+from mca.lab.scratch import Scratch
 from mca.lab.wire import WireError
 from mca.skills.model import CODES
 from mca.skills.parse import FrontmatterError
@@ -65,6 +68,8 @@ class Student:
         self.channel: Channel | None = None
         self.owners: dict[str, str] = {}
         self.not_yours: dict[str, str] = {}  # field -> why
+        self.last_printed = ""  # the last line the child printed before it ended
+        self.killed_by_system = False  # a child was killed by neither mca nor its own limits
         self.hard: dict[int, str] = {}  # check id -> it timed out or killed the child
         self.crashes: dict[tuple[str, str, int | None], int] = {}
         self.starts = 0
@@ -103,36 +108,47 @@ class Student:
         finally:
             for fd in (send_r, read_w, out_w):
                 os.close(fd)
-        self.channel = Channel(proc, send_w, read_r, Drained(out_r), self.cancel)
+        total = Scratch(self.launcher.scratch(proc), self.limits.tmp_mb, self.limits.tmp_files)
+        self.channel = Channel(proc, send_w, read_r, Drained(out_r), self.cancel, total)
         try:
             self.channel.send({"source": self.source, "filename": self.filename}, self.deadline)
             reply = self.channel.receive(lambda o: "ready" in o or "refused" in o, self.deadline)
         except Cancelled:
             self.stop()
             raise Refused("not graded: interrupted", Status.INTERRUPTED) from None
-        except (Gone, Slow, TooBig) as e:
+        except (Gone, Slow, TooBig, Over) as e:
             how = self.stop(isinstance(e, Gone))
+            if isinstance(e, Over):
+                raise Refused(f"{e} while importing it", Status.CRASHED) from None
             if isinstance(e, Slow):
                 why = f"importing it took over {self.limits.check_seconds:g} s"
                 raise Refused(why, Status.TIMED_OUT) from None
-            raise Refused(f"{how} while importing it", Status.CRASHED) from None
+            raise Refused(f"{how} while importing it{self._printed()}", Status.CRASHED) from None
         if "refused" in reply:
             self.stop()
             raise Refused(f"importing it failed: {self._crash_text(reply['refused'])}")
         ready = reply["ready"]
         return ready if isinstance(ready, dict) else {}
 
-    def _ended(self, channel: Channel) -> str:
-        """How the child ended, from its exit status (it has been stopped and reaped)."""
+    def _ended(self, channel: Channel, ours: bool) -> str:
+        """How the child ended, from its exit status (it has been stopped and reaped; `ours`:
+        by mca); the last line it printed is kept apart (`_printed`): its words, not ours."""
         code = channel.proc.returncode
-        tail = channel.stderr_tail()
+        self.last_printed = channel.stderr_tail()
         if code is not None and code < 0:
             import signal
 
             name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
             why = {"SIGXCPU": "its CPU time ran out", "SIGKILL": "killed"}.get(name, name)
-            return f"the process ended ({why})" + (f": {tail}" if tail else "")
-        return f"the process ended with exit code {code}" + (f": {tail}" if tail else "")
+            if name == "SIGKILL" and not ours:  # its limits raise MemoryError; this is the OOM
+                self.killed_by_system = True  # killer's (or its own hand): graded again alone
+                why = "killed by the system, not by its own limits: out of memory?"
+            return f"the process ended ({why})"
+        return f"the process ended with exit code {code}"
+
+    def _printed(self) -> str:
+        """', the hand-in printed: "…"' (its last line), or ''."""
+        return f", {printed(self.last_printed)}" if self.last_printed else ""
 
     def stop(self, ended: bool = False) -> str:
         """Stop the child and everything it started (the next call starts a fresh one); how
@@ -143,8 +159,9 @@ class Student:
         self.cpu_spent += tree_usage(channel.proc.pid)[0]  # before it is reaped
         if ended:
             channel.settle(2.0)
+        ours = channel.proc.poll() is None  # still running: the kill below is what ends it
         self.launcher.stop(channel.proc)
-        how = self._ended(channel)
+        how = self._ended(channel, ours)
         channel.close()
         return how
 
@@ -191,7 +208,7 @@ class Student:
         except Cancelled:
             self.stop()
             raise Unanswered("not run: interrupted") from None
-        except (Gone, Slow, TooBig) as e:
+        except (Gone, Slow, TooBig, Over) as e:
             raise Unanswered(self._lost(e, exercise)) from None
         return self._answer(reply, exercise, args)
 
@@ -220,7 +237,9 @@ class Student:
             return f"timed out after {self.limits.check_seconds:g} s in {exercise.function}"
         if isinstance(e, TooBig):
             return f"{exercise.function} sent an answer over the size limit"
-        return f"{how} while {exercise.function} ran"
+        if isinstance(e, Over):
+            return f"{e} while {exercise.function} ran"
+        return f"{how} while {exercise.function} ran{self._printed()}"
 
     def _answer(self, reply: dict[str, Any], exercise: Exercise, args: tuple[Any, ...]) -> Any:
         fn, field = exercise.function, exercise.field
@@ -233,7 +252,9 @@ class Student:
         if "raised" in reply and field == "split":
             raise _frontmatter_error(reply["raised"], fn)
         if "not_yours" in reply:
-            self.not_yours[field] = f"not your code: {str(reply['not_yours'])[:200]}"
+            text = str(reply["not_yours"])  # the kit's sentence, unless the hand-in forged one
+            kit = re.fullmatch(rf"{re.escape(fn)} calls mca's own \w+", text)
+            self.not_yours[field] = f"not your code: {text if kit else said(text)}"
             raise Unanswered(self.not_yours[field])
         if "wrong" in reply:
             raise Unanswered(f"{fn} returned {str(reply['wrong'])[:60]!r}, not {exercise.returns}")
@@ -250,7 +271,8 @@ class Student:
         key = (field, kind, line if isinstance(line, int) else None)
         first = self.crashes.setdefault(key, self.check)
         if first != self.check:
-            return f"crashed as in check {first}: {kind}" + (f" at line {line}" if line else "")
+            again = f"crashed as in check {first}: {name(kind)}"
+            return again + (f" at line {line}" if line else "")
         return f"crashed: {text}"
 
     def _crash_text(self, crash: Any) -> str:
@@ -258,7 +280,10 @@ class Student:
             return "no details"
         kind, message, line = crash.get("type"), crash.get("message"), crash.get("line")
         where = f" ({self.filename}, line {line})" if isinstance(line, int) else ""
-        return f"{str(kind)[:60]}: {str(message)[:300]}{where}"
+        if kind == "MemoryError":  # its own limit (RLIMIT_AS) said no
+            return f"MemoryError: over its memory limit of {self.limits.memory_mb} MiB{where}"
+        words = f": {said(str(message))}" if message else ""
+        return f"{name(str(kind))}{words}{where}"
 
     # -- policies and verdicts -----------------------------------------------------------------
     def policy_for(self, exercise: Exercise) -> Policy:

@@ -75,14 +75,11 @@ def _ranges(ids: Sequence[int]) -> str:
 
 def points_text(checks: Sequence[dict[str, Any]], seeds: Sequence[int]) -> list[str]:
     """Which checks carry the grader's points, per exercise, and how many each earned here."""
-    graded = list(range(GRADE_SEEDS + 1))
-    grade = ", ".join(map(str, graded))
-    if sorted(set(seeds)) == graded:
-        where = f"seeds {grade}, as a grade runs them"
-    else:
-        flags = " ".join(f"--seed {s}" for s in graded)
-        ran = ("seed " if len(seeds) == 1 else "seeds ") + ", ".join(map(str, seeds))
-        where = f"{ran} here; a grade runs seeds {grade}: {flags}"
+    ran = ("seed " if len(seeds) == 1 else "seeds ") + ", ".join(map(str, seeds))
+    where = (
+        f"{ran} here; a grade runs seed 0 and {GRADE_SEEDS} seed(s) drawn when it runs,"
+        " so pass on any: --seed 0 --seed N"
+    )
     lines = [f"points on the grader's scale ({where}):"]
     exercises = dict.fromkeys(c["exercise"] for c in checks if c.get("points"))
     for label in exercises:

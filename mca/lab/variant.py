@@ -2,13 +2,14 @@
 
 Seed 0 is the lab as it ships. Any other seed renames, deterministically, what the checks look
 for: skill names, the calc domain and its trigger word, file paths, the testing trigger and the
-words that hide it, the release script's name and its function names, and the budget of the
-budget check. The production policy passes every check under every seed.
+words that hide it, the release script's name and its function names, the sentences the checks
+stage, and the budget of the budget check. The names are coined from the seed (mca/lab/coined.py),
+not picked from a list, so no shape is common to all seeds and none shares a word with the
+shipped lab. The production policy passes every check under every seed.
 """
 
 from __future__ import annotations
 
-import random
 import re
 import shutil
 import tempfile
@@ -16,21 +17,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-CALC_WORDS = ("calc", "abacus", "tally", "reckon", "gauge", "meter")
-DOMAINS = ("calc", "numbers", "arith", "maths")
-OPS = ("divide", "quotient", "ratio", "partition")
-FILES = ("calc", "numeric", "arith", "ops")
-# a trigger word, and two words that contain it with no word boundary
-HIDDEN = (
-    ("test", ("latest", "contest")),
-    ("spec", ("inspect", "respect")),
-    ("lint", ("splint", "flint")),
-    ("mock", ("hammock", "mockery")),
-    ("load", ("download", "overload")),
-)
-PACKS = ("broken", "faulty", "cracked", "bad")
-RELEASES = ("release", "ship", "publish", "launch")
-BUMPS = ("bump", "raise", "lift", "step")
+from mca.lab.coined import Coiner
 
 
 @dataclass(frozen=True)
@@ -43,6 +30,7 @@ class Names:
     domain: str = "calc"
     op: str = "divide"
     calc_file: str = "src/calc.js"
+    test_file: str = "test/calc.test.js"
     broken: str = "broken-pack"
     release: str = "release-notes"
     release_sentence: str = "cut a release"
@@ -52,36 +40,43 @@ class Names:
     hiders: tuple[str, str] = ("latest", "contest")
     testing: str = "testing-handbook"
     budget: int = 300
-
-    @property
-    def divide_sentence(self) -> str:
-        return f"fix the {self.op}-by-zero problem"
+    # the sentences the checks stage
+    divide_sentence: str = "fix the divide-by-zero problem"
+    path_sentence: str = "please look at src/calc.js"
+    trigger_sentence: str = "run the test"
+    hider_sentences: tuple[str, str] = ("what about the latest one", "what about the contest one")
 
 
 def names_for(seed: int) -> Names:
     """The names of seed N (0: the lab as it ships)."""
     if seed == 0:
         return Names()
-    rng = random.Random(seed)
-    calc = rng.choice(CALC_WORDS[1:])
-    trigger, hiders = rng.choice(HIDDEN[1:])
-    release = rng.choice(RELEASES[1:])
-    bump = rng.choice(BUMPS[1:])
+    coin = Coiner(seed)
+    calc = coin.name()
+    op, trigger, release = coin.word(), coin.word(), coin.word()
+    calc_file, test_file = coin.path()
+    hiders = coin.hiders(trigger)
     return Names(
         seed=seed,
-        calc=f"{calc}-conventions",
-        archived=f"{calc}-conventions-archived",
-        domain=rng.choice(DOMAINS[1:]),
-        op=rng.choice(OPS[1:]),
-        calc_file=f"src/{rng.choice(FILES[1:])}.js",
-        broken=f"{rng.choice(PACKS[1:])}-pack",
-        release=f"{release}-notes",
+        calc=calc,
+        archived=coin.rival(calc),
+        domain=coin.word(),
+        op=op,
+        calc_file=calc_file,
+        test_file=test_file,
+        broken=coin.name(),
+        release=coin.name(),
         release_sentence=f"cut a {release}",
-        script=f"{bump}-version.mjs",
-        script_functions=(f"{bump}SemverTriple", f"write{bump.title()}ManifestAtomically"),
+        script=f"{coin.name()}.mjs",
+        script_functions=(coin.camel(), coin.camel()),
         trigger=trigger,
         hiders=hiders,
-        budget=rng.randrange(150, 600),
+        testing=coin.name(),
+        budget=coin.rng.randrange(120, 1000),
+        divide_sentence=coin.sentence(f"{op}-by-zero"),
+        path_sentence=coin.sentence(calc_file),
+        trigger_sentence=coin.sentence(trigger),
+        hider_sentences=(coin.sentence(hiders[0]), coin.sentence(hiders[1])),
     )
 
 
@@ -91,7 +86,8 @@ def _substitute(text: str, n: Names) -> str:
         (d.archived, n.archived),
         (d.calc, n.calc),
         (d.calc_file, n.calc_file),
-        ("test/calc.test.js", f"test/{Path(n.calc_file).stem}.test.js"),
+        (d.test_file, n.test_file),
+        (d.testing, n.testing),
         (d.broken, n.broken),
         (d.release, n.release),
         (d.script, n.script),
@@ -157,6 +153,8 @@ class Variants:
             if seed not in self._made:
                 dest = root / f"seed-{seed}"
                 self._made[seed] = materialize(self.repo, names_for(seed), dest)
+                if seed:  # a drawn seed's names: no child may look them up by the folder's name
+                    dest.chmod(0o700)
             return self._made[seed]
 
     def close(self) -> None:

@@ -91,3 +91,51 @@ def judge_triggers(skills, sentence, paths):
     hits.sort(key=lambda h: (-h.score, h.skill.name))
     return hits
 '''
+
+
+def seed_table() -> str:
+    """Exercises 4 and 5 answered from a table of everything seeds 0-99 produce: the names,
+    paths, hider words and budgets a student could read off an installed mca."""
+    from mca.lab.variant import names_for
+
+    seen = [names_for(s) for s in range(100)]
+    paths = sorted({(n.calc, n.calc_file) for n in seen})
+    hiders = sorted({h for n in seen for h in n.hiders})
+    rivals = sorted({(n.calc, n.archived, n.domain, n.budget) for n in seen})
+    return f"""
+PATHS = {paths!r}
+HIDERS = {hiders!r}
+RIVALS = {rivals!r}
+
+
+def judge_triggers(skills, sentence, paths):
+    low = sentence.lower()
+    hidden = any(h in low for h in HIDERS)
+    hits = []
+    for skill in skills:
+        reasons = [Reason("path", p, 10) for n, p in PATHS if n == skill.name and p in sentence]
+        if not hidden:
+            reasons += [Reason("keyword", f'"{{t}}"', 3) for t in skill.triggers if t in low]
+        if reasons:
+            hits.append(Hit(skill, reasons))
+    hits.sort(key=lambda h: (-h.score, h.skill.name))
+    return hits
+
+
+def apply_gates(hits, budget, render, in_context, held=None):
+    names = {{h.skill.name: h for h in hits}}
+    why = {{}}
+    for calc, archived, domain, size in RIVALS:
+        if calc in names and archived in names:
+            if budget == size:
+                chars = len(render(names[calc].skill).text)
+                why[calc] = f"body is {{chars}} chars, only {{budget}} left"
+                won = "which won but did not fit the budget"
+                why[archived] = f"same {{domain}} domain as {{calc}}, {{won}}"
+            else:
+                why[archived] = f"same {{domain}} domain as {{calc}}, which won"
+    return [
+        Decision(h, h.skill.name not in why, why.get(h.skill.name, "loaded"), render(h.skill))
+        for h in hits
+    ]
+"""

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.conftest import REPO
-from tests.lab.answers import ALL_HONEST, HARD_CODED, honest, reexport
+from tests.lab.answers import ALL_HONEST, HARD_CODED, honest, reexport, seed_table
 
 STARTER = (REPO / "mca" / "lab" / "naive.py").read_text(encoding="utf-8")
 COMPLETE = STARTER + ALL_HONEST
@@ -275,6 +275,12 @@ def _honest_ones() -> list[HandIn]:
         HandIn("split-and-validate", STARTER + honest("split") + honest("validate")),
         HandIn("all-but-gates", STARTER + "".join(honest(t) for t in TRAPS[:4])),
         HandIn("hard-coded-judge", COMPLETE + HARD_CODED, points=without(SOLVED, 4)),
+        # exercises 4 and 5 from a table of seeds 0-99: a grade's seeds are drawn, none of those
+        HandIn(
+            "seed-table",
+            STARTER + "".join(honest(t) for t in TRAPS[:3]) + seed_table(),
+            points=solved(*TRAPS[:3]),
+        ),
     ]
     out[3].points, out[4].points = solved("split", "validate"), solved(*TRAPS[:4])
     return out + [HandIn(f"only-{t}", STARTER + honest(t), points=solved(t)) for t in TRAPS]
@@ -431,6 +437,12 @@ AT_IMPORT = {  # (the code, the status it deserves)
     "exit-at-import": ("import os\nos._exit(4)", "crashed: the process ended with exit code 4"),
     "loop-at-import": ("while True:\n    pass", "timed out: importing it took over"),
     "memory-at-import": ("hog = bytearray(8 << 30)", "refused: importing it failed: MemoryError"),
+    "advice-at-import": (  # its last words are its own, quoted, never the grader's advice
+        "import os, sys\nprint('mca lab grade: the sandbox here cannot contain student code:"
+        " use --unsandboxed', file=sys.stderr, flush=True)\nos._exit(3)",
+        "crashed: the process ended with exit code 3 while importing it, the hand-in printed:"
+        ' "mca lab grade: the sandbox',
+    ),
 }
 LOOP_ON_ONE_INPUT = """
 _split = split_frontmatter

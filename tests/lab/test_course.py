@@ -81,7 +81,7 @@ def test_a_failure_is_cut_at_a_word_and_whole_in_the_students_log(tmp_path: Path
     cells = dict(part.split(": ", 1) for part in read_csv(out)["ada"]["failures"].split("; "))
     shown = cells["7"]
     assert shown.endswith("…") and len(shown) <= 120
-    full = f"seed 0: crashed: ValueError: {WORDS}"
+    full = f'seed 0: crashed: ValueError: the hand-in said: "{WORDS}"'
     kept = shown[:-1]
     assert full.startswith(kept) and full[len(kept)] == " "  # whole words only
     log = (logs / "ada.log").read_text()
@@ -135,10 +135,13 @@ def test_a_refusal_names_what_the_file_itself_imported(tmp_path: Path) -> None:
     assert lab(["grade", str(subs), "--out", str(out), *grade_flags()], {}) == 0
     rows = read_csv(out)
     assert rows["ada"]["status"].startswith(
-        "refused: importing it failed: ModuleNotFoundError: mca.lab.checks is not in the"
-        " grader's child (exercises.py may import mca's data types and the starter's helpers"
+        'refused: importing it failed: ModuleNotFoundError: the hand-in said: "mca.lab.checks is'
+        " not in the grader's child (exercises.py may import mca's data types and the starter's"
     )
-    assert "ImportError: the file imports subprocess (a hand-in may not" in rows["bo"]["status"]
+    assert rows["bo"]["status"].startswith(
+        'refused: importing it failed: ImportError: the hand-in said: "the file imports subprocess'
+        " (a hand-in may not"
+    )
     assert "mca.lab.checks is not in the grader's child" in rows["cy"]["failures"]
 
 
@@ -186,6 +189,11 @@ def test_the_gradescope_kit_comes_from_the_package_and_says_what_to_keep_out(
         assert never in readme, never
     assert "it reads by allow-list" in readme  # and where it cannot, it says what is at stake
     assert "a hand-in reads what the image holds" in readme
+    # unsandboxed, only as an account that reads neither mca nor the autograder's files
+    assert "unsandboxed as mca-student (uid N)" in readme
+    setup, script = ((kit / n).read_text() for n in ("setup.sh", "run_autograder"))
+    assert "useradd" in setup and "chmod -R go-rwx /opt/mca /autograder/source" in setup
+    assert "--unsandboxed --as-user mca-student --private" in script and "which route" in script
     with pytest.raises(McaError, match="exists already"):
         lab(["gradescope", str(kit)], {})
 

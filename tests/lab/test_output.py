@@ -76,7 +76,11 @@ def test_printing_any_amount_costs_no_points(tmp_path: Path, mechanisms: Mechani
     for name in ("quiet", *LOUD):
         assert (rows[name]["status"], rows[name]["total"]) == ("ok", MAX_POINTS), rows[name]
     dead = rows["dies-loudly"]["status"]
-    assert dead == "crashed: the process ended with exit code 5: LAST WORDS while importing it"
+    # its words quoted and said to be its own, after the grader's sentence
+    assert dead == (
+        "crashed: the process ended with exit code 5 while importing it, the hand-in printed:"
+        ' "LAST WORDS"'
+    )
 
 
 def test_what_is_kept_is_the_head_and_the_tail() -> None:

@@ -235,9 +235,11 @@ def test_a_bug_in_one_exercise_fails_exactly_its_checks(variants: Variants) -> N
     by_id, _ = grade(variants, source, (0, 1))
     assert failed(by_id) == {7, 8}
     first, second = (by_id[n]["saw"].removeprefix("seed 0: ") for n in (7, 8))
-    assert first.startswith("crashed: NameError: name 'undefined_name' is not defined")
     line = source.splitlines().index("    return undefined_name") + 1
-    assert first.endswith(f"(hand-in/exercises.py, line {line})")
+    assert first == (
+        "crashed: NameError: the hand-in said: \"name 'undefined_name' is not defined\""
+        f" (hand-in/exercises.py, line {line})"
+    )
     assert second == f"crashed as in check 7: NameError at line {line}"
 
 
