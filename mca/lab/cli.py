@@ -117,8 +117,8 @@ def _limit_options(grade: argparse.ArgumentParser) -> None:
     grade.add_argument(
         "--memory-mb",
         type=int,
-        default=defaults.MEMORY_MB,
-        help="memory per hand-in (default: %(default)s)",
+        default=None,
+        help=f"memory per hand-in (default: {defaults.MEMORY_MB}, or what is free when less)",
     )
     grade.add_argument(
         "--unsandboxed",
@@ -213,7 +213,7 @@ def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | 
     from mca.errors import ConfigError
     from mca.lab.grade import Plan
     from mca.lab.launch import Limits
-    from mca.lab.memory import fit_jobs, usable_mib
+    from mca.lab.memory import fit_jobs, per_handin, usable_mib
     from mca.lab.routes import account_or_refuse, sandbox_or_refuse
 
     folder = Path(args.submissions)
@@ -223,7 +223,7 @@ def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | 
         args.jobs < 1
         or args.seeds < 0
         or min(args.timeout, args.cpu_seconds) <= 0
-        or args.memory_mb < 256
+        or (args.memory_mb is not None and args.memory_mb < 256)
         or (args.first_seed or 1) < 1
     ):
         raise ConfigError(
@@ -234,7 +234,11 @@ def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | 
         raise ConfigError("mca lab grade: --check-seconds must be > 0 and <= --timeout")
     roster = _roster(args.roster)
     writer = _writer(args)
-    limits = Limits(args.timeout, args.check_seconds, args.memory_mb, cpu_budget=args.cpu_seconds)
+    usable = usable_mib()
+    memory_mb, said = per_handin(args.memory_mb, defaults.MEMORY_MB, usable)
+    if said:
+        sys.stderr.write(said + "\n")
+    limits = Limits(args.timeout, args.check_seconds, memory_mb, cpu_budget=args.cpu_seconds)
     mechanisms = sandbox_or_refuse(mech, args.unsandboxed, env)
     account = None
     if mechanisms is None:
@@ -242,7 +246,7 @@ def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | 
         account = account_or_refuse(args.as_user, env, private)
     with lab_content() as repo:  # a private copy: never the current directory's skills/
         plan = Plan(repo, folder, args.jobs, args.seeds, limits, mechanisms, (), env, roster)
-        jobs, said = fit_jobs(1 if account else plan.jobs, args.memory_mb, usable_mib())
+        jobs, said = fit_jobs(1 if account else plan.jobs, memory_mb, usable)
         if said:
             sys.stderr.write(said + "\n")
         plan = replace(plan, account=account, jobs=jobs)

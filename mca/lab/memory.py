@@ -10,9 +10,10 @@ from pathlib import Path
 
 from mca.errors import McaError
 
-__all__ = ["fit_jobs", "usable_mib"]
+__all__ = ["fit_jobs", "per_handin", "usable_mib"]
 
 MIB = 1024 * 1024
+MIN_MB = 256  # the least a hand-in may be given
 
 
 def _meminfo(path: Path) -> int | None:
@@ -91,4 +92,17 @@ def fit_jobs(jobs: int, memory_mb: int, usable: int | None) -> tuple[int, str]:
         f"mca lab grade: --jobs {jobs} x --memory-mb {memory_mb} is more than the {usable} MiB"
         f" this grader can use: grading {fit} at a time, so no hand-in is killed for another's"
         " memory"
+    )
+
+
+def per_handin(given: int | None, default: int, usable: int | None) -> tuple[int, str]:
+    """Each hand-in's memory: as given; or, when --memory-mb was not given, the default lowered
+    to what this grader can use (never below MIN_MB), said so. A default that does not fit a
+    small grader (a 768 MiB Gradescope container) is no reason to refuse a class."""
+    if given is not None or usable is None or usable >= default:
+        return (default if given is None else given), ""
+    lowered = max(usable, MIN_MB)
+    return lowered, (
+        f"mca lab grade: {usable} MiB is free for hand-ins here: each may use {lowered} MiB, not"
+        f" the default {default} (--memory-mb sets it)"
     )

@@ -14,7 +14,7 @@ import pytest
 from mca.errors import McaError
 from mca.lab.grade import Plan, grade
 from mca.lab.launch import Limits
-from mca.lab.memory import fit_jobs, usable_mib
+from mca.lab.memory import fit_jobs, per_handin, usable_mib
 from mca.lab.outputs import MAX_POINTS, row
 from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST
@@ -139,3 +139,18 @@ def test_a_child_killed_by_the_system_is_graded_again_alone_never_scored_0(
     alone = {g.student: row(g) for g in grade(Plan(REPO, subs, 1, 0, limits, None, secrets=()))}
     done.set()
     assert "killed by the system, not by its own limits" in alone["victim"]["failures"]
+
+
+def test_the_default_memory_fits_a_small_grader_and_a_given_one_is_kept() -> None:
+    """Not given, the default is lowered to what is free (a 768 MiB Gradescope container grades
+    its class, one at a time, each hand-in held to what is there), said so; given, it stays,
+    and fit_jobs refuses it where it cannot fit."""
+    assert per_handin(None, 2048, 8000) == (2048, "")
+    assert per_handin(None, 2048, None) == (2048, "")
+    lowered, said = per_handin(None, 2048, 700)
+    assert lowered == 700 and "each may use 700 MiB, not the default 2048" in said
+    assert per_handin(None, 2048, 100)[0] == 256
+    assert per_handin(1024, 2048, 700) == (1024, "")
+    assert fit_jobs(2, 700, 700)[0] == 1
+    with pytest.raises(McaError, match="--memory-mb 1024 is more than the 700 MiB"):
+        fit_jobs(1, 1024, 700)
