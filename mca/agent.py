@@ -34,8 +34,8 @@ __all__ = [
 
 MAX_CALLS_PER_REPLY = 8
 TOO_LONG = (
-    "the context is still too long after compacting: /clear starts a new conversation (the"
-    " files stay as they are), or use a model with a larger window"
+    "the context is still too long after compacting: start a new conversation (/clear, or"
+    " -p without --continue; the files stay as they are), or use a model with a larger window"
 )
 MoreSteps = Callable[[int, int], bool]  # (model calls made, how many more): go on?
 

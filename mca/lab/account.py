@@ -20,7 +20,14 @@ from pathlib import Path
 
 from mca.errors import McaError
 
-__all__ = ["Account", "accounted", "as_account", "readable_by", "runnable_python"]
+__all__ = [
+    "Account",
+    "account_tasks",
+    "accounted",
+    "as_account",
+    "readable_by",
+    "runnable_python",
+]
 
 MAKE = "useradd --system --no-create-home --shell /usr/sbin/nologin"
 
@@ -124,3 +131,24 @@ def accounted(name: str, secret: Sequence[Path], euid: int | None = None) -> Acc
             " does for /opt/mca and /autograder/source), or grade in mca's sandbox"
         )
     return account
+
+
+def account_tasks(uid: int) -> int:
+    """The account's tasks now (processes and threads, what RLIMIT_NPROC counts), read from
+    /proc as root reads it; 0 where /proc is not there to read (never counted by spawning:
+    that lowers the grader's own limit while it has threads)."""
+    try:
+        names = [n for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return 0
+    n = 0
+    for name in names:
+        try:
+            with open(f"/proc/{name}/status", "rb") as f:
+                status = f.read()
+        except OSError:
+            continue  # it ended, or is not ours to read
+        if f"\nUid:\t{uid}\t".encode() in status:
+            at = status.find(b"\nThreads:")
+            n += int(status[at + 9 : status.index(b"\n", at + 1)]) if at >= 0 else 1
+    return n

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Protocol
 
-from mca.lab.account import Account, as_account
+from mca.lab.account import Account, account_tasks, as_account
 from mca.lab.childkit import KIT_NAME, MCA_DIR, ensure_kit
 from mca.sandbox.box import Launch, Sandbox
 from mca.sandbox.probe import Mechanisms
@@ -145,7 +145,11 @@ class Unsandboxed:
         argv = child_argv(self.kit, fds)
         if self.account is not None:
             argv = as_account(self.account, argv)
-            limits.append((resource.RLIMIT_NPROC, self.limits.processes + 2))
+            # RLIMIT_NPROC counts the account's every task: room on top of what it runs now
+            # (the sandbox's rule, mca/sandbox/nproc.py), else another of its processes, not
+            # the hand-in, would use the hand-in's room
+            room = self.limits.processes + 2 + account_tasks(self.account.uid)
+            limits.append((resource.RLIMIT_NPROC, room))
         if sys.platform.startswith("linux"):
             return shared().spawn(
                 argv,

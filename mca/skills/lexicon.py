@@ -14,6 +14,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+__all__ = ["BANDS", "COMMON_FILE", "common_words", "parse_groups", "stop_words"]
+
 STOP_TEXT = """
 a about above after again against all also am an and any are as at be because been before
 being below between both but by can could did do does doing don down during each else etc

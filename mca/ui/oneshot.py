@@ -42,7 +42,7 @@ def turn_json(session: Session, result: TurnResult) -> dict[str, Any]:
         "session": session.id,
         "answer": result.answer,
         "turn": result.turn,
-        "stopped": result.answer if result.stopped_early else None,
+        "stopped": (result.answer or None) if result.stopped_early else None,
         "stop": str(result.stop),  # why the turn ended: end, step_limit, error, interrupted
         "notice": result.notice or None,
         "error": None,

@@ -24,8 +24,8 @@ from mca.ui.face import FaceConfig, ModelSwitch
 from mca.ui.history import load_history
 from mca.ui.keyboard import RawHold, TurnKeys, turn_keyboard
 from mca.ui.line_editor import McaCompleter
-from mca.ui.memory import remember
 from mca.ui.prompt_line import PROMPT, prompt_session
+from mca.ui.remember import remember
 from mca.ui.render import ledger_table
 from mca.ui.startup import DeferredSummary, LazySession, skills_summary
 from mca.ui.terminal import ReplUI
@@ -184,7 +184,7 @@ class Repl:
                 self.running = False
             elif text.startswith("!"):
                 self.shell(text[1:].strip())
-            elif text.startswith("#"):  # a note for AGENTS.md (mca/ui/memory.py)
+            elif text.startswith("#"):  # a note for AGENTS.md (mca/ui/remember.py)
                 remember(text, self.session, self.ui)
             elif text.startswith("/"):
                 self.handle_command(text)

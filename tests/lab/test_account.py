@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import pwd
 import secrets
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -34,8 +36,17 @@ def _has_user() -> bool:
     return True
 
 
+def _user_runs_this_python() -> bool:
+    """Can USER run this Python (CI's 3.12 and 3.13 live where only root may go)?"""
+    from mca.lab.account import runnable_python
+
+    entry = pwd.getpwnam(USER)
+    return runnable_python(USER, entry.pw_uid, entry.pw_gid) is not None
+
+
 needs_root = pytest.mark.skipif(
-    os.geteuid() != 0 or not _has_user(), reason=f"switching to {USER} needs root and {USER}"
+    os.geteuid() != 0 or not _has_user() or not _user_runs_this_python(),
+    reason=f"switching to {USER} needs root, {USER}, and a Python {USER} may run",
 )
 NONE = Mechanisms(0, False, None)
 
@@ -113,3 +124,31 @@ def test_a_sandboxed_grade_says_so(tmp_path: Path) -> None:
     iso = Isolation(Mechanisms(7, False, None), tmp_path, tmp_path, tmp_path)
     assert iso.route.startswith("sandboxed (")
     assert Isolation(None, tmp_path, tmp_path, tmp_path).route.startswith("unsandboxed")
+
+
+@needs_root
+def test_the_account_s_other_tasks_leave_the_hand_in_its_room(tmp_path: Path) -> None:
+    """RLIMIT_NPROC counts all of an account's tasks: a hand-in graded while the account runs
+    other processes (a shared machine, or this suite's own runs as it) still starts."""
+    from mca.lab.account import account_tasks
+
+    uid = pwd.getpwnam(USER).pw_uid
+    before = account_tasks(uid)
+    others = [subprocess.Popen(["sleep", "60"], user=uid, group=USER) for _ in range(6)]
+    try:
+        deadline = time.monotonic() + 10
+        while account_tasks(uid) < before + 6 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        subs = tmp_path / "class"
+        (subs / "bob").mkdir(parents=True)
+        (subs / "bob" / "exercises.py").write_text(STARTER)
+        account = accounted(USER, [tmp_path / "nothing"])
+        limits = Limits(seconds=120, check_seconds=10, memory_mb=1024)
+        plan = Plan(REPO, subs, 1, 0, limits, None, account=account, secrets=())
+        (graded,) = grade(plan)
+        assert row(graded)["status"] == "ok", graded  # the starter graded, not "crashed"
+        assert row(graded)["total"] > 0
+    finally:
+        for p in others:
+            p.kill()
+            p.wait()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from mca.cli.start import repl_for
 from mca.config.settings import load_settings
-from mca.ui.memory import added
+from mca.ui.remember import added
 
 
 def repl(ws: Path, lines: str) -> str:
