@@ -29,6 +29,7 @@ __all__ = [
     "MAX_WRITE_BYTES",
     "count_lines",
     "edit_file",
+    "read_for_person",
     "write_file",
     "write_for_person",
 ]
