@@ -264,13 +264,14 @@ class Session:
 
         return write_export(self.agent.env, self.turns, name, f"mca-{self.id}.md", data)
 
-    def write_instructions(self, name: str, data: bytes) -> str:
+    def write_instructions(self, name: str, data: bytes, *, shown_first: bool = False) -> str:
         """/init: an instructions file written through the tools' write path (contained,
         protected paths ask, read-only refuses, snapshotted: /undo reverts it), then the
         system prompt read again with it. Returns the path written, relative."""
         from mca.tools.edit import write_for_person
 
-        rel = write_for_person(self.agent.env, TurnState(self.turns), name, data)
+        env, turn = self.agent.env, TurnState(self.turns)
+        rel = write_for_person(env, turn, name, data, shown_first=shown_first)
         self.engine.prompt, _ = prompt_for(self.config, self.skills.discovery.catalog.text)
         return rel
 
@@ -290,7 +291,7 @@ class Session:
             where = write_user_doc(self.config.home, data)
             self.engine.prompt, _ = prompt_for(self.config, self.skills.discovery.catalog.text)
             return where
-        return self.write_instructions(AGENTS_FILE, data)
+        return self.write_instructions(AGENTS_FILE, data, shown_first=True)
 
     def ask_aside(self, request: Request) -> str:
         """A request outside the conversation (/init's draft): the reply's text."""

@@ -81,10 +81,12 @@ def _commit(
     old: bytes | None,
     data: bytes,
     own: str | None = None,
+    shown_first: bool = False,
 ) -> None:
     """Ask for protected paths (or every edit in "ask" mode), snapshot, then replace the file
     atomically, keeping its mode; the diff goes out with the change. `own`: the person asked
-    for this write themselves (no "ask"-mode question); its snapshot step (free_step)."""
+    for this write themselves (no "ask"-mode question); its snapshot step (free_step).
+    `shown_first`: its diff already went out with a question of the caller's (`#`)."""
     mode = env.approvals.mode
     if mode == "read-only":
         raise ToolError(f"{rel}: not written: {READ_ONLY}; describe the change instead")
@@ -118,7 +120,7 @@ def _commit(
         raise ToolError(f"{rel}: not written ({e.strerror or e}); the file is unchanged") from None
     turn.touched.add(rel)
     shown = fold(whole, MAX_DIFF_LINES) if whole is not None else file_diff(rel, old, data)
-    env.emit(FileChanged(rel, len(data), shown, asked))
+    env.emit(FileChanged(rel, len(data), shown, asked or shown_first))
 
 
 def count_lines(text: str) -> int:
@@ -175,11 +177,14 @@ def read_for_person(env: ToolEnv, path: str) -> bytes | None:
     return _old_bytes(env, target, path)
 
 
-def write_for_person(env: ToolEnv, turn: TurnState, path: str, data: bytes) -> str:
+def write_for_person(
+    env: ToolEnv, turn: TurnState, path: str, data: bytes, *, shown_first: bool = False
+) -> str:
     """A write the person asked for (/export): the tools' own path (contained in the workspace,
     protected paths ask, read-only mode refuses, snapshotted apart so /undo reverts it alone),
     without the "ask" mode's question. Returns the path written, relative to the workspace."""
     target, rel = _target(env, path)
     old = _old_bytes(env, target, path)
-    _commit(env, turn, target, rel, old, data, own=env.workspace.free_step(turn.number))
+    own = env.workspace.free_step(turn.number)
+    _commit(env, turn, target, rel, old, data, own=own, shown_first=shown_first)
     return rel

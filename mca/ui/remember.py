@@ -57,8 +57,9 @@ def remember(line: str, session: Session, ui: ReplUI) -> None:
     try:
         path, old = session.instructions(mine)
         new = added(old, note)
-        ui.show_diff(draw_diff(file_diff(str(path), old, new)))
-        if not ui.confirm(f"add this note to {path}?"):
+        label = str(path) if mine else path.name  # the project's, as the workspace names it
+        ui.show_diff(draw_diff(file_diff(label, old, new)))
+        if not ui.confirm(f"add this note to {label}?"):
             ui.say(f"not remembered: {path} left as it is")
             return
         where = session.remember(mine, new)

@@ -31,7 +31,8 @@ def test_a_note_goes_under_one_notes_heading_and_nothing_else_moves() -> None:
 def test_hash_adds_to_the_project_agents_md_after_a_yes_and_undo_takes_it_back(ws: Path) -> None:
     (ws / "AGENTS.md").write_text("# Project\n\nRun make test.\n")
     out = repl(ws, "# use pnpm, not npm\ny\n/undo\n")
-    assert "+- use pnpm, not npm" in out  # the diff before the question
+    assert out.count("+- use pnpm, not npm") == 1  # the diff before the question, once
+    assert "--- a/AGENTS.md" in out  # named as the workspace names it
     assert "remembered in AGENTS.md" in out
     assert (ws / "AGENTS.md").read_text() == "# Project\n\nRun make test.\n"  # undone
     out = repl(ws, "# use pnpm, not npm\ny\nhello\n")
