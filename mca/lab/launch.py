@@ -26,6 +26,7 @@ from typing import IO, Protocol
 
 from mca.lab.account import Account, account_tasks, as_account
 from mca.lab.childkit import KIT_NAME, MCA_DIR, ensure_kit
+from mca.lab.scratch import Scratch, Sized
 from mca.sandbox.box import Launch, Sandbox
 from mca.sandbox.probe import Mechanisms
 from mca.sandbox.rights import Grant, Mode, build_policy
@@ -82,8 +83,9 @@ class Launcher(Protocol):
 
     def stop(self, proc: Process) -> None: ...
 
-    def scratch(self, proc: Process) -> Path | None:
-        """The child's private /tmp as the grader sees it (its total is measured there)."""
+    def total(self, proc: Process) -> Callable[[], str]:
+        """The guard of the child's private /tmp (mca/lab/scratch.py): '' while within its
+        total, else why not."""
         ...
 
     def close(self) -> None: ...
@@ -188,8 +190,8 @@ class Unsandboxed:
             else:
                 left.unlink(missing_ok=True)
 
-    def scratch(self, proc: Process) -> Path | None:
-        return Path(self.home)
+    def total(self, proc: Process) -> Callable[[], str]:
+        return Scratch(Path(self.home), self.limits.tmp_mb, self.limits.tmp_files)
 
     def close(self) -> None:
         shutil.rmtree(self.home, ignore_errors=True)
@@ -236,8 +238,9 @@ class Sandboxed:
             max_file_bytes=limits.file_bytes,
             max_memory_bytes=limits.memory_mb * 1024 * 1024,
             max_cpu_seconds=limits.cpu_seconds,
+            tmp_size=(limits.tmp_mb * 1024 * 1024, limits.tmp_files),
         )
-        self.policy, self.mechanisms = policy, mechanisms
+        self.policy, self.mechanisms, self.limits = policy, mechanisms, limits
         self.running: dict[int, tuple[Sandbox, Launch]] = {}
 
     def start(self, fds: tuple[int, int], output: int | IO[bytes]) -> Process:
@@ -269,9 +272,17 @@ class Sandboxed:
         box.finish(launch, proc.pid)
         box.close()
 
-    def scratch(self, proc: Process) -> Path | None:
+    def total(self, proc: Process) -> Callable[[], str]:
+        """With a view of its own, the child's /tmp is a tmpfs of its total, seen through its
+        root; else the running total of the private directory (Landlock alone)."""
+        mb, files = self.limits.tmp_mb, self.limits.tmp_files
         running = self.running.get(proc.pid)
-        return running[0].tmp() if running else None
+        if running is None:
+            return Scratch(None, mb, files)
+        box = running[0]
+        if box.namespaces and box.viewed:
+            return Sized(Path(f"/proc/{proc.pid}/root{box.tmp()}"), mb, files)
+        return Scratch(box.tmp(), mb, files)
 
     def close(self) -> None:
         for pid in list(self.running):

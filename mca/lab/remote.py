@@ -30,7 +30,6 @@ from mca.lab.launch import Launcher, Limits
 from mca.lab.outputs import Status
 from mca.lab.ownership import not_yours
 from mca.lab.said import name, printed, said
-from mca.lab.scratch import Scratch
 from mca.lab.wire import WireError
 from mca.skills.model import CODES
 from mca.skills.parse import FrontmatterError
@@ -108,7 +107,7 @@ class Student:
         finally:
             for fd in (send_r, read_w, out_w):
                 os.close(fd)
-        total = Scratch(self.launcher.scratch(proc), self.limits.tmp_mb, self.limits.tmp_files)
+        total = self.launcher.total(proc)
         self.channel = Channel(proc, send_w, read_r, Drained(out_r), self.cancel, total)
         try:
             self.channel.send({"source": self.source, "filename": self.filename}, self.deadline)

@@ -1,5 +1,7 @@
-"""A hand-in's private /tmp has a total: `RLIMIT_FSIZE` bounds each file, and this running
-total bounds them all (bytes on disk and entries), measured while the grader waits on the
+"""A hand-in's private /tmp has a total: `RLIMIT_FSIZE` bounds each file, and the total
+bounds them all (bytes and entries). Where the child has namespaces its /tmp is a tmpfs of
+that size (mca/sandbox/view.py), so the kernel refuses more, and `Sized` tells the grader when
+it filled; elsewhere `Scratch` keeps a running total, measured while the grader waits on the
 child. Going over is the hand-in's failure, said so; the grader's disk is never filled.
 """
 
@@ -10,7 +12,7 @@ import stat
 import time
 from pathlib import Path
 
-__all__ = ["EVERY", "Scratch", "usage"]
+__all__ = ["EVERY", "Scratch", "Sized", "usage"]
 
 EVERY = 0.25  # seconds between two measurements (the channel's poll)
 MIB = 1024 * 1024
@@ -60,15 +62,42 @@ class Scratch:
         self.where, self.limit_mb, self.limit_files = where, limit_mb, limit_files
         self.next = 0.0
 
-    def __call__(self) -> str:
+    def _due(self) -> bool:
         now = time.monotonic()
         if self.where is None or now < self.next:
-            return ""
+            return False
         self.next = now + EVERY
+        return True
+
+    def __call__(self) -> str:
+        if not self._due() or self.where is None:
+            return ""
         limit = self.limit_mb * MIB
         used, files = usage(self.where, limit, self.limit_files)
         if used > limit:
             return f"its /tmp went over its total of {self.limit_mb} MiB"
         if files > self.limit_files:
             return f"its /tmp went over its total of {self.limit_files} files"
+        return ""
+
+
+class Sized(Scratch):
+    """The guard for a /tmp the kernel sizes (a tmpfs of the total): '' until it is full, then
+    why. `where` is that tmpfs as the grader reaches it, through the child's own root
+    (/proc/PID/root/…); where the grader may not look there, the kernel's limit holds still,
+    unsaid."""
+
+    def __call__(self) -> str:
+        if not self._due() or self.where is None:
+            return ""
+        try:
+            st = os.statvfs(self.where)
+        except OSError:
+            return ""
+        if st.f_bfree == 0:
+            return f"its /tmp filled its total of {self.limit_mb} MiB (the kernel refused more)"
+        if st.f_ffree == 0:
+            return (
+                f"its /tmp filled its total of {self.limit_files} files (the kernel refused more)"
+            )
         return ""

@@ -24,9 +24,8 @@ from mca.sandbox.linux import (
     KEEP_DIR,
     SYS_PIVOT_ROOT,
     ChildPlan,
-    locked_flags,
 )
-from mca.sandbox.mounts import TMP_DIRS, tmp_binds
+from mca.sandbox.mounts import TMP_DIRS, locked_flags, tmp_binds
 from mca.sandbox.nproc import nproc_room
 from mca.sandbox.probe import Mechanisms
 from mca.sandbox.properties import no_network
@@ -267,13 +266,14 @@ class Sandbox:
 
     def _view_plan(self) -> tuple[bytes, tuple[tuple[int, bytes, bytes, int], ...]]:
         """The empty directory the child's new root is mounted on, and what is made in it:
-        the allow-list read-only, the private /tmp writable, a place for the child's /proc."""
+        the allow-list read-only, the private /tmp writable (sized: a tmpfs of its own, which
+        Landlock grants), a place for the child's /proc."""
         from mca.sandbox.view import layout
 
         if self._view is None:
             self._view = Path(tempfile.mkdtemp(prefix="mca-view-"))
-        readable = self.policy.read_only_from or ()
-        entries = layout(readable, (self.tmp(),), self.policy.deny_read)
+        p, rights = self.policy, landlock.writable(self.mechanisms.landlock_abi)
+        entries = layout(p.read_only_from or (), (self.tmp(),), p.deny_read, p.tmp_size, rights)
         return bytes(self._view), ((KEEP_DIR, b"/proc", b"", 0), *entries)
 
     def _seccomp(self, network: bool) -> bytes | None:

@@ -53,6 +53,7 @@ __all__ = [
     "abi_version",
     "allow_path",
     "create",
+    "writable",
 ]
 
 # The syscall numbers are the same on every architecture that has Landlock (asm-generic).
@@ -115,6 +116,11 @@ def _fs_rights(abi: int) -> int:
     if abi >= 9:
         rights |= RESOLVE_UNIX
     return rights
+
+
+def writable(abi: int) -> int:
+    """What a writable tree's rule holds under this ABI."""
+    return WRITE & _fs_rights(abi)
 
 
 class _RulesetAttr(ctypes.Structure):

@@ -27,9 +27,6 @@ CLONE_NEWNET = 0x40000000
 CLONE_NEWIPC = 0x08000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
-# Flags a bind mount in a user namespace must keep when it is made read-only (the kernel locks
-# them): nosuid, nodev, noexec, and the access-time flags (statvfs reports them as these bits).
-ST_LOCKED = {2: MS_NOSUID, 4: MS_NODEV, 8: MS_NOEXEC, 1024: 1024, 2048: 2048, 4096: 1 << 21}
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 SYS_MOUNT_SETATTR = 442  # Linux 5.12
 AT_RECURSIVE = 0x8000
@@ -39,10 +36,12 @@ PR_SET_DUMPABLE = 4
 PR_SET_PDEATHSIG = 1
 MNT_DETACH = 2
 SYS_CLOSE_RANGE = 436
+SYS_LANDLOCK_ADD_RULE = 445  # the same on every architecture (asm-generic)
 STATUS = struct.Struct("i")  # a command's exit code, as its PID namespace's waiter reports it
 # Capabilities root keeps inside the sandbox: those about files only (Landlock bounds where).
 KEEP_DIR, KEEP_LINK, KEEP_FILE, KEEP_TREE = 0, 1, 2, 3  # what is made again in a hidden folder
 VIEW_WRITABLE, VIEW_MASK = 4, 5  # a view's entry bound writable, or covered (mca/sandbox/view.py)
+VIEW_TMPFS = 6  # a writable entry made a tmpfs of its own (target: its mount options)
 # pivot_root(2) has no libc wrapper: its number per machine, for a 64-bit interpreter (a 32-bit
 # one on a 64-bit kernel calls the 32-bit table); -1: unknown here, so no view
 SYS_PIVOT_ROOT = (
@@ -87,12 +86,6 @@ class ChildPlan:
     # RLIMIT_NPROC's room on top of this user's tasks, which the spawner counts (a single
     # thread may lower its own limit to ask the kernel); 0: the rlimits say it all
     nproc_room: int = 0
-
-
-def locked_flags(path: str) -> int:
-    """The mount flags a read-only remount of `path` must keep."""
-    f = os.statvfs(path).f_flag
-    return sum(ms for st, ms in ST_LOCKED.items() if f & st)
 
 
 class MountAttr(ctypes.Structure):
@@ -146,7 +139,7 @@ class Child:
             self._no_nested_user_namespaces(plan.strict)
         self._ok(self.libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "private /")
         if plan.view:
-            self._build_view(plan.view, plan.view_entries)
+            self._build_view(plan.view, plan.view_entries, plan.ruleset_fd)
         else:
             self._whole_system(plan)
         if plan.loopback_up:
@@ -171,35 +164,36 @@ class Child:
             flags = MS_BIND | MS_REMOUNT | MS_RDONLY | keep
             self._ok(self.libc.mount(path, path, None, flags, None), "read-only")
 
-    def _build_view(self, root: bytes, entries: tuple[tuple[int, bytes, bytes, int], ...]) -> None:
+    def _build_view(
+        self, root: bytes, entries: tuple[tuple[int, bytes, bytes, int], ...], ruleset: int
+    ) -> None:
         """An empty tmpfs at `root` with only `entries` in it: directories on the way, links
         made again, files and trees bound read-only from the same path outside (writable ones
-        bound as they are); then the tmpfs itself made read-only. It becomes `/` once the
-        child's /proc is mounted in it (`_pivot`)."""
+        bound as they are, a sized one a tmpfs of its own, which `ruleset` is told of); then
+        the tmpfs itself made read-only. It becomes `/` once the child's /proc is mounted in
+        it (`_pivot`)."""
         quiet = MS_NOSUID | MS_NODEV
         made = self.libc.mount(b"none", root, b"tmpfs", quiet, b"mode=755,size=64k")
         self._ok(made, "the view's root")
         for kind, path, target, keep in entries:
             inside = root + path
             if kind == VIEW_MASK:  # a directory by an empty one nobody may open, a file by null
-                if target:
-                    made = self.libc.mount(
-                        b"none", inside, b"tmpfs", quiet | MS_RDONLY, b"mode=000"
-                    )
-                else:
-                    made = self.libc.mount(b"/dev/null", inside, None, MS_BIND, None)
+                made = self._cover(inside, bool(target), b"/dev/null")
                 self._ok(made, f"cover {os.fsdecode(path)}")
                 continue
             if kind == KEEP_LINK:
                 os.symlink(target, inside)
                 continue
             if kind == KEEP_FILE:
-                os.close(
-                    os.open(inside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-                )
+                made = os.open(inside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+                os.close(made)
             else:
                 os.mkdir(inside, 0o755)
             if kind == KEEP_DIR:
+                continue
+            if kind == VIEW_TMPFS:  # sized: writing past it is the kernel's ENOSPC
+                self._ok(self.libc.mount(b"none", inside, b"tmpfs", quiet, target), "sized /tmp")
+                self._grant(ruleset, inside, keep)
                 continue
             bound = self.libc.mount(path, inside, None, MS_BIND | MS_REC, None)
             self._ok(bound, f"bind {os.fsdecode(path)}")
@@ -208,6 +202,17 @@ class Child:
                 self._ok(self.libc.mount(None, inside, None, ro, None), "read-only")
         ro_root = MS_REMOUNT | MS_RDONLY | quiet
         self._ok(self.libc.mount(None, root, None, ro_root, None), "the view read-only")
+
+    def _grant(self, ruleset: int, path: bytes, rights: int) -> None:
+        """Landlock's `rights` on a tmpfs made here (a new inode: no rule of mca's names it),
+        added to this child's ruleset before it restricts itself (a lab child's own)."""
+        if ruleset < 0 or not rights:
+            return
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC | os.O_DIRECTORY)
+        attr = struct.pack("=Qi", rights, fd)  # struct landlock_path_beneath_attr (packed)
+        added = int(self.libc.syscall(SYS_LANDLOCK_ADD_RULE, ruleset, 1, attr, 0))
+        os.close(fd)
+        self._ok(added, "Landlock's rule for the sized tmpfs")
 
     def _pivot(self, root: bytes) -> None:
         """The view becomes `/`; the old root is let go, so nothing else is left to reach."""

@@ -17,8 +17,18 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from mca.sandbox.linux import locked_flags
+from mca.sandbox.linux import MS_NODEV, MS_NOEXEC, MS_NOSUID
 from mca.sandbox.rights import Policy
+
+# Flags a bind mount in a user namespace must keep when it is made read-only (the kernel locks
+# them): nosuid, nodev, noexec, and the access-time flags (statvfs reports them as these bits).
+ST_LOCKED = {2: MS_NOSUID, 4: MS_NODEV, 8: MS_NOEXEC, 1024: 1024, 2048: 2048, 4096: 1 << 21}
+
+
+def locked_flags(path: str) -> int:
+    """The mount flags a read-only remount of `path` must keep."""
+    f = os.statvfs(path).f_flag
+    return sum(ms for st, ms in ST_LOCKED.items() if f & st)
 
 
 def masks(deny: Iterable[Path], *, files: bool = True) -> tuple[tuple[bytes, bool], ...]:

@@ -130,6 +130,9 @@ class Policy:
     # Reads by allow-list (the lab's student code): only these paths, the private /tmp and the
     # devices a program writes to are there to read; None: everything but `deny_read`.
     read_only_from: tuple[Path, ...] | None = None
+    # What the private /tmp holds, (bytes, entries): where the child has a view of its own, a
+    # tmpfs of that size is its /tmp, so the kernel refuses more (None: as the disk allows)
+    tmp_size: tuple[int, int] | None = None
 
     @property
     def writes_workspace(self) -> bool:

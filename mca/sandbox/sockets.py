@@ -28,7 +28,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mca.sandbox.linux import KEEP_DIR, KEEP_FILE, KEEP_LINK, KEEP_TREE, locked_flags
+from mca.sandbox.linux import KEEP_DIR, KEEP_FILE, KEEP_LINK, KEEP_TREE
+from mca.sandbox.mounts import locked_flags
 
 __all__ = [
     "ENGINE_SOCKETS",

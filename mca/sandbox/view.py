@@ -25,9 +25,11 @@ from mca.sandbox.linux import KEEP_DIR as DIR
 from mca.sandbox.linux import KEEP_FILE as FILE
 from mca.sandbox.linux import KEEP_LINK as LINK
 from mca.sandbox.linux import KEEP_TREE as TREE
-from mca.sandbox.linux import SYS_PIVOT_ROOT, locked_flags
+from mca.sandbox.linux import SYS_PIVOT_ROOT
 from mca.sandbox.linux import VIEW_MASK as MASK
+from mca.sandbox.linux import VIEW_TMPFS as TMPFS
 from mca.sandbox.linux import VIEW_WRITABLE as WRITABLE
+from mca.sandbox.mounts import locked_flags
 from mca.sandbox.probe import Mechanisms
 from mca.sandbox.rules import inside
 
@@ -36,6 +38,7 @@ __all__ = [
     "FILE",
     "LINK",
     "MASK",
+    "TMPFS",
     "TREE",
     "WRITABLE",
     "allow_list_held",
@@ -56,12 +59,18 @@ DEVICES = ("/dev/null", "/dev/urandom", "/dev/zero")
 
 
 def layout(
-    readable: Iterable[Path], writable: Iterable[Path] = (), hidden: Iterable[Path] = ()
+    readable: Iterable[Path],
+    writable: Iterable[Path] = (),
+    hidden: Iterable[Path] = (),
+    size: tuple[int, int] | None = None,
+    rights: int = 0,
 ) -> tuple[Entry, ...]:
     """The entries that make the view: every readable path (as given: a link on the way is
     made again and followed) and every writable one, shallowest first; a path inside another
     bound one comes with it, but for what `hidden` names there (covered: a directory by an
-    empty one nobody may open, a file by /dev/null). Paths that do not exist are left out."""
+    empty one nobody may open, a file by /dev/null). Paths that do not exist are left out.
+    With a `size` (bytes, entries), each writable path is a tmpfs of that size instead, and
+    the child grants it Landlock's `rights` (its flags: a new inode, which no rule names)."""
     kinds: dict[str, tuple[int, str]] = {}
     bound: list[str] = []
 
@@ -86,8 +95,8 @@ def layout(
                 return
             if last:
                 is_dir = os.path.isdir(current)
-                bound_kind = kind if kind == WRITABLE else TREE if is_dir else FILE
-                kinds[current] = (bound_kind, "")
+                bound_kind = kind if kind in (WRITABLE, TMPFS) else TREE if is_dir else FILE
+                kinds[current] = (bound_kind, tmpfs_options(size) if kind == TMPFS else "")
                 bound.append(current)
             else:
                 kinds.setdefault(current, (DIR, ""))
@@ -95,13 +104,13 @@ def layout(
     for p in readable:
         add(os.path.abspath(p), TREE)
     for p in writable:
-        add(os.path.abspath(p), WRITABLE)
+        add(os.path.abspath(p), WRITABLE if size is None else TMPFS)
     out: list[Entry] = []
     for path in sorted(kinds, key=lambda p: (p.count("/"), p)):
         kind, target = kinds[path]
         if any(b != path and inside(path, b) for b in bound):
             continue  # it comes with the tree it is in
-        flags = 0
+        flags = rights if kind == TMPFS else 0
         if kind in (FILE, TREE):
             try:
                 flags = locked_flags(path)
@@ -112,6 +121,12 @@ def layout(
         if os.path.exists(h) and any(b != h and inside(h, b) for b in bound):
             out.append((MASK, os.fsencode(h), b"d" if os.path.isdir(h) else b"", 0))
     return tuple(out)
+
+
+def tmpfs_options(size: tuple[int, int] | None) -> str:
+    """A sized tmpfs's mount options: its bytes, and its entries (its own root is one)."""
+    total, entries = size or (1, 1)  # never 0: a tmpfs of size 0 has no limit at all
+    return f"size={max(total, 1)},nr_inodes={max(entries, 1) + 1},mode=700"
 
 
 def python_runtime() -> tuple[Path, ...]:

@@ -168,3 +168,60 @@ def test_an_allow_list_is_held_only_by_landlock_or_a_view() -> None:
     assert allow_list_held(Mechanisms(0, True, None), pivot_root=155)
     assert not allow_list_held(Mechanisms(0, True, None), pivot_root=-1)
     assert not allow_list_held(Mechanisms(0, False, None), pivot_root=155)
+
+
+FILL = """
+import errno, json, os, sys
+where, wrote, files = os.environ["TMPDIR"], 0, 0
+try:
+    with open(os.path.join(where, "big"), "wb") as f:
+        for _ in range(16):
+            wrote += f.write(b"x" * 262144)
+            f.flush()
+except OSError as e:
+    full = e.errno
+os.remove(os.path.join(where, "big"))
+try:
+    for files in range(1, 100):
+        open(os.path.join(where, f"f{files}"), "wb").close()
+except OSError as e:
+    many = e.errno
+print(json.dumps([wrote, full == errno.ENOSPC, files, many == errno.ENOSPC]), flush=True)
+sys.stdin.read()  # held, full, while the grader looks
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mech", [k for k in _kinds() if "user_namespaces=True" in repr(k)])
+def test_a_sized_tmp_is_the_kernels_limit(tmp_path: Path, mech: Mechanisms) -> None:
+    """With a view of its own the child's /tmp is a tmpfs of the policy's size: writing past
+    it is ENOSPC, nothing lands on the grader's disk, and the grader sees it full through the
+    child's root (mca/lab/scratch.py's Sized)."""
+    from mca.lab.scratch import Sized
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    readable = (*map(str, python_runtime()), str(ws))
+    policy = build_policy(
+        Mode.READ_ONLY, ws, tmp_path / "h", tmp_path / "m", read_only_from=readable
+    )
+    policy = dataclasses.replace(policy, tmp_size=(1024 * 1024, 20))
+    box = Sandbox(policy, mech, reuse=False)
+    try:
+        launch = box.prepare(Grant(), {"PATH": "/usr/bin:/bin"})
+        argv = [sys.executable, "-S", "-c", FILL]
+        pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+        proc = box.popen(argv, launch, cwd=str(ws), **pipes)  # type: ignore[arg-type]
+        assert proc.stdout is not None and proc.stdin is not None
+        line = proc.stdout.readline()
+        assert line, proc.communicate(timeout=60)
+        wrote, full, files, many = json.loads(line)
+        assert list(box.tmp().iterdir()) == []  # the grader's disk holds none of it
+        said = Sized(Path(f"/proc/{proc.pid}/root{box.tmp()}"), 1, 20)()
+        proc.communicate(timeout=60)  # closes its stdin: it ends
+        box.finish(launch, proc.pid)
+    finally:
+        box.close()
+    assert full and wrote == 1024 * 1024, wrote  # a page-sized tmpfs of 1 MiB holds 1 MiB
+    assert many and files == 21, files  # 20 entries, the 21st refused
+    assert said == "its /tmp filled its total of 20 files (the kernel refused more)", said
