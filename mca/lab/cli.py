@@ -246,7 +246,8 @@ def _grade(args: argparse.Namespace, env: Mapping[str, str], mech: Mechanisms | 
         account = account_or_refuse(args.as_user, env, private)
     with lab_content() as repo:  # a private copy: never the current directory's skills/
         plan = Plan(repo, folder, args.jobs, args.seeds, limits, mechanisms, (), env, roster)
-        jobs, said = fit_jobs(1 if account else plan.jobs, memory_mb, usable)
+        in_memory = limits.tmp_mb if mechanisms and mechanisms.user_namespaces else 0  # tmpfs
+        jobs, said = fit_jobs(1 if account else plan.jobs, memory_mb, usable, in_memory)
         if said:
             sys.stderr.write(said + "\n")
         plan = replace(plan, account=account, jobs=jobs)

@@ -77,21 +77,24 @@ def usable_mib(
     return min(known) if known else None
 
 
-def fit_jobs(jobs: int, memory_mb: int, usable: int | None) -> tuple[int, str]:
-    """(jobs that fit, what to say: '' when nothing changed). McaError when one does not fit."""
-    if usable is None or jobs * memory_mb <= usable:
+def fit_jobs(jobs: int, memory_mb: int, usable: int | None, tmp_mb: int = 0) -> tuple[int, str]:
+    """(jobs that fit, what to say: '' when nothing changed). McaError when one does not fit.
+    `tmp_mb`: what each hand-in's /tmp may hold in memory (a tmpfs of its own: its pages are
+    the machine's memory too)."""
+    each = memory_mb + tmp_mb
+    if usable is None or jobs * each <= usable:
         return jobs, ""
-    if memory_mb > usable:
+    what = f"--memory-mb {memory_mb}" + (f" + its /tmp's {tmp_mb} MiB" if tmp_mb else "")
+    if each > usable:
         raise McaError(
-            f"mca lab grade: --memory-mb {memory_mb} is more than the {usable} MiB this grader"
-            " can use now: a hand-in within its limit could be killed by the system. Lower"
-            " --memory-mb, or grade where more memory is free"
+            f"mca lab grade: {what} is more than the {usable} MiB this grader can use now: a"
+            " hand-in within its limit could be killed by the system. Lower --memory-mb, or"
+            " grade where more memory is free"
         )
-    fit = usable // memory_mb
+    fit = usable // each
     return fit, (
-        f"mca lab grade: --jobs {jobs} x --memory-mb {memory_mb} is more than the {usable} MiB"
-        f" this grader can use: grading {fit} at a time, so no hand-in is killed for another's"
-        " memory"
+        f"mca lab grade: --jobs {jobs} x ({what}) is more than the {usable} MiB this grader"
+        f" can use: grading {fit} at a time, so no hand-in is killed for another's memory"
     )
 
 

@@ -4,6 +4,8 @@ The places are passed in: a test never reads the host's /proc for its verdict.""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
 import signal
 import threading
@@ -16,10 +18,13 @@ from mca.lab.grade import Plan, grade
 from mca.lab.launch import Limits
 from mca.lab.memory import fit_jobs, per_handin, usable_mib
 from mca.lab.outputs import MAX_POINTS, row
+from mca.sandbox.probe import Mechanisms, probe
 from tests.conftest import REPO
 from tests.lab.answers import ALL_HONEST
 
 GIB = 1 << 30
+MECH = probe()
+HELD_MB = 200  # what the victim holds, under its 512 MiB
 STARTER = (REPO / "mca" / "lab" / "naive.py").read_text(encoding="utf-8")
 
 
@@ -71,61 +76,104 @@ def test_jobs_are_lowered_to_fit_or_grading_is_refused() -> None:
     assert jobs == 1 and "grading 1 at a time" in said and "3072 MiB" in said
     with pytest.raises(McaError, match="--memory-mb 2048 is more than the 1000 MiB"):
         fit_jobs(1, 2048, 1000)
+    # a /tmp in memory (a sized tmpfs, with namespaces) is part of what each hand-in takes
+    jobs, said = fit_jobs(2, 1000, 2048, tmp_mb=64)
+    assert jobs == 1 and "--jobs 2 x (--memory-mb 1000 + its /tmp's 64 MiB)" in said
+    assert fit_jobs(2, 1000, 2048) == (2, "")
 
 
-def _class(tmp: Path, marker: Path) -> Path:
+def _class(tmp: Path) -> Path:
     subs = tmp / "class"
     codes = {
         "honest": "",
-        # killed from outside (as the OOM killer does: `_killer`) the first time only
+        # the largest of the run's children for a few seconds once per start (what the OOM
+        # killer picks: `_killer` finds it by its size, in any PID namespace), then honest
         "victim": (
-            "\nimport os, time\n_judge = judge_triggers\n"
+            "\nimport time\n_judge, _held = judge_triggers, []\n"
             "def judge_triggers(skills, sentence, paths):\n"
-            f"    if not os.path.exists({str(marker)!r}):\n"
-            f"        with open({str(marker)!r}, 'w') as f:\n"
-            "            f.write(str(os.getpid()))\n"
-            "        time.sleep(60)\n"
+            "    if not _held:\n"
+            "        _held.append(b'x' * (HELD << 20))\n"
+            "        time.sleep(3)\n"
+            "        _held[0] = b''\n"
             "    return _judge(skills, sentence, paths)\n"
-        ),
+        ).replace("HELD", str(HELD_MB)),
         "hog": (  # over its own limit: MemoryError, its own failure
             "\ndef judge_triggers(skills, sentence, paths):\n    return bytearray(4 << 30)\n"
         ),
     }
-    for name, code in codes.items():
-        (subs / name).mkdir(parents=True)
-        (subs / name / "exercises.py").write_text(STARTER + ALL_HONEST + code)
+    for student, code in codes.items():
+        (subs / student).mkdir(parents=True)
+        (subs / student / "exercises.py").write_text(STARTER + ALL_HONEST + code)
     return subs
 
 
-def _killer(marker: Path, done: threading.Event) -> threading.Thread:
-    """Kills the process whose pid the victim writes in `marker`, once."""
+def _descendants(top: int) -> set[int]:
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    out, todo = set(), [top]
+    while todo:
+        pid = todo.pop()
+        kids = [p for p, parent in parents.items() if parent == pid and p not in out]
+        out.update(kids)
+        todo += kids
+    return out
+
+
+def _rss_mb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _killer(done: threading.Event, killed: list[int]) -> threading.Thread:
+    """Kills, once, the first of this process's descendants (the run's children, started by its
+    spawner) that holds the victim's memory: the OOM killer's choice, made from outside."""
 
     def kill() -> None:
         while not done.is_set():
-            text = marker.read_text() if marker.exists() else ""
-            if text.isdigit():
-                os.kill(int(text), signal.SIGKILL)
-                return
-            done.wait(0.02)
+            for pid in _descendants(os.getpid()):
+                if _rss_mb(pid) >= HELD_MB * 3 // 4:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                        killed.append(pid)
+                        return
+            done.wait(0.05)
 
     thread = threading.Thread(target=kill, daemon=True)
     thread.start()
     return thread
 
 
+def _modes() -> list[object]:
+    out: list[object] = [pytest.param(None, id="unsandboxed")]
+    if MECH.available:
+        out.append(pytest.param(MECH, id="sandboxed"))
+    if MECH.landlock_abi and MECH.user_namespaces:
+        out.append(pytest.param(dataclasses.replace(MECH, user_namespaces=False), id="landlock"))
+    return out
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("mech", _modes())
 def test_a_child_killed_by_the_system_is_graded_again_alone_never_scored_0(
-    tmp_path: Path,
+    tmp_path: Path, mech: Mechanisms | None
 ) -> None:
     limits = Limits(seconds=120, check_seconds=10, memory_mb=512)
-    marker = tmp_path / "killed-once"
-    subs = _class(tmp_path, marker)
-    done = threading.Event()
-    _killer(marker, done)
-    rows = {g.student: row(g) for g in grade(Plan(REPO, subs, 2, 0, limits, None, secrets=()))}
+    subs = _class(tmp_path)
+    done, killed = threading.Event(), list[int]()
+    _killer(done, killed)
+    rows = {g.student: row(g) for g in grade(Plan(REPO, subs, 2, 0, limits, mech, secrets=()))}
     done.set()
-    assert marker.exists()
-    assert rows["victim"]["total"] == MAX_POINTS == rows["honest"]["total"]
+    assert len(killed) == 1, rows
+    assert rows["victim"]["total"] == MAX_POINTS == rows["honest"]["total"], rows["victim"]
     assert rows["victim"]["status"] == (
         "ok (graded again alone: the system killed it while others were graded)"
     )
@@ -133,11 +181,11 @@ def test_a_child_killed_by_the_system_is_graded_again_alone_never_scored_0(
     assert rows["hog"]["ex4"] == 0 and rows["hog"]["total"] == MAX_POINTS - 2
     assert "over its memory limit of 512 MiB" in rows["hog"]["failures"]
     # graded alone from the start, it is not graded again: the row says what happened
-    marker.unlink()
-    done = threading.Event()
-    _killer(marker, done)
-    alone = {g.student: row(g) for g in grade(Plan(REPO, subs, 1, 0, limits, None, secrets=()))}
+    done, killed = threading.Event(), []
+    _killer(done, killed)
+    alone = {g.student: row(g) for g in grade(Plan(REPO, subs, 1, 0, limits, mech, secrets=()))}
     done.set()
+    assert len(killed) == 1
     assert "killed by the system, not by its own limits" in alone["victim"]["failures"]
 
 
