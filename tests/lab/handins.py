@@ -409,8 +409,33 @@ def _guarded(code: str) -> str:
     return f"\ntry:\n{body}except BaseException:\n    pass\n"
 
 
+# Past its /tmp's total (64 MiB) in files of half a MiB, held while it imports: the kernel
+# refuses the rest (a tmpfs of that size) or the grader's running total stops it; either way
+# its own failure, said so, and nothing of it on the grader's disk.
+PAST_ITS_TOTAL = (
+    "import os, tempfile, time\n"
+    "for i in range(200):\n"
+    "    try:\n"
+    "        with open(os.path.join(tempfile.gettempdir(), f'big-{i}'), 'wb') as f:\n"
+    "            f.write(b'0' * (1 << 19))\n"
+    "    except OSError:\n"
+    "        break\n"
+    "time.sleep(1)"
+)
+
+
 def _saboteurs() -> list[HandIn]:
     out = [HandIn(f"sabotage-{k}", COMPLETE, v, points=dict(SOLVED)) for k, v in SABOTAGE.items()]
+    out.append(
+        HandIn(
+            "escape-fill-tmp-past-its-total",
+            COMPLETE,
+            _guarded(PAST_ITS_TOTAL),
+            status="crashed",
+            points=dict(NOTHING),
+            honest=dict(SOLVED),
+        )
+    )
     return out + [HandIn(f"escape-{k}", STARTER, _guarded(v)) for k, v in ESCAPES.items()]
 
 
