@@ -57,6 +57,11 @@ class ChatFallback:
         )
         return self.inner.complete(request, on_text, on_thinking)
 
+    @property
+    def wire(self) -> str:
+        """The wire it speaks now (after the fallback: Chat Completions)."""
+        return CHAT if self.on_chat else RESPONSES
+
     def close(self) -> None:
         self.inner.close()
 

@@ -155,6 +155,10 @@ class Session:
         self.workspace.adopt(self.id, *earlier)
         self.log.event(SessionResumed(saved.id, saved.turns, forked_as=self.id if fork else ""))
 
+    def wire(self) -> str:
+        """The wire the model speaks now: the configured one, or what a fallback moved to."""
+        return str(getattr(self.engine.model, "wire", self.model.wire))
+
     def switch_model(self, options: ModelOptions) -> str:
         """Go on with another model (the conversation stays); returns what changed."""
         from mca.models.fallback import carried  # httpx: only when a model is switched to

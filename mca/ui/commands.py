@@ -179,6 +179,8 @@ class SlashCommands:
             s = session.model
             key = f"key from {s.api_key_var}" if s.api_key_var else "no API key"
             wire = f" · wire {s.wire}" if s.wire else ""
+            if (now := session.wire()) != s.wire:  # the server had no Responses API
+                wire = f" · wire {now} (the server has no {s.wire} API)"
             lines = [
                 f"provider {s.provider} · model {s.model} · base URL {s.base_url or '(none)'}"
                 f" · {key} · context window {s.context_window:,} tokens{wire}"

@@ -56,7 +56,9 @@ def test_a_base_url_without_the_responses_api_gets_chat_completions(tmp_path: Pa
     assert options.wire == "responses" and isinstance(build_model(options), ChatFallback)
     seen, notices = Paths(StrictServer(chat_only=True)), list[str]()
     model = ChatFallback(options, notices.append, transport=through(seen), policy=FAST)
+    assert model.wire == "responses"
     first = model.complete(ASK)
+    assert model.wire == "chat"  # what /model says after it (Session.wire)
     assert first.message.tool_calls and first.message.tool_calls[0].name == "list_dir"
     model.complete(ASK)
     assert seen.paths == ["/v1/responses", "/v1/chat/completions", "/v1/chat/completions"]
