@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from mca.cancel import said
+from mca.errors import McaError
 from mca.process import signals
 from mca.turn import StopReason, TurnResult
 
@@ -29,3 +30,9 @@ def kept(last: TurnResult | None, before: TurnResult | None) -> str:
         f"the turn was kept (the conversation has it); {last.failed_after or 'a step after it'}"
         " failed after it"
     )
+
+
+def after_error(error: McaError, last: TurnResult | None, before: TurnResult | None) -> str:
+    """The error's line and what the conversation kept; an error that says it itself (the
+    completed steps kept, mca/cancel.py's kept_line) says it once."""
+    return f"error: {error}" if error.kept else f"error: {error}\n{kept(last, before)}"

@@ -240,7 +240,7 @@ class Repl:
             self.ui.say(outcome.cancelled(self._last(), before, "/undo takes both back"))
             return
         except McaError as e:
-            self.ui.say(f"error: {e}\n{outcome.kept(self._last(), before)}")
+            self.ui.say(outcome.after_error(e, self._last(), before))
             return
         except Exception as e:  # a bug: reported; the conversation is what kept() says
             self._bug(e)

@@ -213,6 +213,20 @@ def test_a_failure_before_the_turn_was_kept_says_it_was_rolled_back(ws: Path) ->
     assert "error: the server went away\nthe conversation is as it was before this turn" in text
 
 
+def test_an_error_after_completed_steps_says_what_was_kept_once(ws: Path) -> None:
+    from mca.assembly.assemble import open_session
+    from mca.errors import ModelError
+    from tests.helpers import FakeModel, call, piped_repl
+
+    settings = load_settings({"MOCK": "1", "MCA_HOME": str(ws.parent / "home")}, workspace=ws)
+    model = FakeModel([call("list_dir"), ModelError("HTTP 500: boom")])
+    opener = lambda ui: open_session(settings, ui, model=model)  # noqa: E731
+    text, repl = piped_repl(settings, f"one{ENTER}{CTRL_D}", opener=opener)
+    assert "error: HTTP 500: boom; the turn's 1 completed tool call is kept" in text
+    assert text.count("kept") == 1, text  # not again as "the turn was kept …"
+    assert [m.role for m in repl.session.messages][:3] == ["user", "assistant", "tool"]
+
+
 def _script(tmp_path: Path, *steps: str) -> str:
     path = tmp_path / "s.jsonl"
     path.write_text("\n".join(steps) + "\n")
