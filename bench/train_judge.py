@@ -51,6 +51,7 @@ TARGET_FA = 0.07
 # median of 5 terms against 8, which a free model reads as "covering more is worse").
 SIGNS = {
     "negative": -1.0,
+    "denied": -1.0,
     "rival": -1.0,
     "rival_name": -1.0,
     "unspaced": 0.0,

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mca.skills import background, rivals
+from mca.skills.denial import denied
 from mca.skills.relevance import Background, Doc, Index, Match
 from mca.skills.rivals import same_skill
 from mca.skills.terms import glossed, links, surface, terms
@@ -57,6 +58,7 @@ FEATURES = (
     "unspaced",  # share of CJK terms in the sentence, times the matched IDF share it wrote
     "when",  # share of matched IDF in 'use when'
     "body",  # IDF matched only in the body's 'when to use' sections, at most mass, / 5
+    "denied",  # share of matched IDF the sentence rules out ("不需要视频", mca.skills.denial)
     "rival",  # IDF a competitor matches beyond the skill, less the reverse, / 5
     "rival_name",  # IDF of a competitor's name terms the skill lacks / 5
 )
@@ -127,6 +129,7 @@ class Query:
     known: float  # IDF of those the index or the background knows
     unspaced: float  # share of its terms from scripts without spaces
     translated: frozenset[str]  # terms only the glossary gave (no word of the sentence)
+    denied: frozenset[str]  # terms written only where the sentence rules them out
     tied: Links  # terms that are pieces of one written word (terms.links)
     found: list[tuple[Match, ...]] = field(default_factory=list)  # competitors, once asked
 
@@ -148,7 +151,7 @@ def query(index: Index, sentence: str) -> Query:
     translated = (
         frozenset(glossed(sentence)) - frozenset(surface(sentence)) if unspaced else frozenset()
     )
-    return Query(words, mass, known, unspaced, translated, links(sentence))
+    return Query(words, mass, known, unspaced, translated, denied(sentence), links(sentence))
 
 
 def _rival_evidence(m: Match, index: Index, q: Query) -> tuple[float, float]:
@@ -173,15 +176,20 @@ def features(m: Match, index: Index, q: Query) -> tuple[float, ...]:
     return (*_own(m, index, q), *_rival_evidence(m, index, q))
 
 
+def _share_of(m: Match, index: Index, some: frozenset[str]) -> float:
+    """The share of m's matched IDF from these terms (a CJK word's pieces weighing their
+    share of it, as in Match.mass)."""
+    if not some or not m.mass:
+        return 0.0
+    return math.fsum(index.idf(t) * m.share.get(t, 1.0) for t in m.matched if t in some) / m.mass
+
+
 def _written(m: Match, index: Index, q: Query) -> float:
     """The share of the matched IDF from words the sentence wrote, not from the glossary's
     translations of its CJK words (提交 is "submit" as well as "commit", 冲突 a merge's or
     people's): a CJK sentence's written words ("Notion", "PostgreSQL") are what a skill's
     English description can match for sure."""
-    if not q.translated or not m.mass:
-        return 1.0
-    mine = math.fsum(index.idf(t) * m.share.get(t, 1.0) for t in m.matched if t in q.translated)
-    return 1.0 - mine / m.mass
+    return 1.0 - _share_of(m, index, q.translated)
 
 
 def _own(m: Match, index: Index, q: Query) -> tuple[float, ...]:
@@ -201,6 +209,7 @@ def _own(m: Match, index: Index, q: Query) -> tuple[float, ...]:
         q.unspaced * _written(m, index, q),
         m.when / m.mass if m.mass else 0.0,
         min(m.body, m.mass) / 5.0,  # a body can confirm a description, never stand for one
+        _share_of(m, index, q.denied),
     )
 
 

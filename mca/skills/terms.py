@@ -46,6 +46,18 @@ _NEG = re.compile(
     r"|\bshould\s+not\b|\binstead\s+(?:use|of)\b|\bnot\s+(?:a|an|the)\b)"
     r"[^.;\n]*"
 )
+# The same in Chinese, Japanese and Korean descriptions ("不要用于 WebXR 交互", "不适用于普通网页"):
+# Chinese writes the cue first, and the clause runs to the end of its sentence or an "unless"
+# (除非); Japanese and Korean write it last ("…には使わない", "…에는 사용하지 마세요"), and the
+# clause is the whole sentence that ends with it.
+_CUE_FIRST = re.compile(
+    r"不(?:要|应|應|可)?(?:用于|用於|适用于|適用於|适用|適用|适合|適合|触发|觸發)|请勿用于|請勿用於"
+)
+_CUE_LAST = re.compile(
+    r"使わない|使用しない|使いません|使用しません|対象外|向きません"
+    r"|사용하지\s*(?:마|않)|적합하지\s*않|대상이\s*아닙"
+)
+_SENTENCE = re.compile(r"[^。；;!?！？\n]*?(?:[。；;!?！？\n]|\.(?!\w)|$)")  # "three.js" goes on
 _SUFFIXES = (("ization", "iz"), ("isation", "iz"), ("ation", "at"), ("ing", ""), ("ed", ""))
 
 
@@ -159,11 +171,32 @@ def counts(items: Sequence[str]) -> dict[str, int]:
     return dict(collections.Counter(items))
 
 
+def _cjk_negatives(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the not-for clauses of a text in Chinese, Japanese or Korean."""
+    if _CJK.search(text) is None:
+        return []
+    out = []
+    for m in _SENTENCE.finditer(text):
+        if _CUE_LAST.search(m.group(0)):
+            out.append(m.span())
+        elif cue := _CUE_FIRST.search(m.group(0)):
+            unless = m.group(0).find("除非", cue.end())
+            out.append((m.start() + cue.start(), m.end() if unless < 0 else m.start() + unless))
+    return out
+
+
 def negative_text(description: str) -> str:
-    """The description's "not for / do not use for" clauses, joined."""
-    return " ".join(m.group(0) for m in _NEG.finditer(description.lower()))
+    """The description's "not for / do not use for" clauses, joined (English ones, then
+    Chinese, Japanese and Korean ones)."""
+    low = description.lower()
+    rest = _NEG.sub(" ", low)
+    found = [m.group(0) for m in _NEG.finditer(low)]
+    return " ".join(found + [rest[i:j] for i, j in _cjk_negatives(rest)])
 
 
 def without_negatives(text: str) -> str:
     """The text, lower case, with its "not for / do not use for" clauses blanked."""
-    return _NEG.sub(" ", text.lower())
+    rest = _NEG.sub(" ", text.lower())
+    for i, j in reversed(_cjk_negatives(rest)):
+        rest = rest[:i] + " " + rest[j:]
+    return rest
