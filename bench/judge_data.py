@@ -33,9 +33,11 @@ from mca.skills.model import Skill
 DATA = judgment.SHIPPED
 NOTE = (
     "Written by `python -m bench.train_judge --write` (see its docstring for the recipe); do not"
-    " edit by hand. Trained on the dev split of fixtures/trigger-evals with the skills of"
-    " fixtures/judgment/dev-skills.jsonl only; tests/skills/test_judgment_data.py re-scores dev"
-    " with these weights and fails when the data's hash or the dev figures differ."
+    " edit by hand. Trained on the dev split of fixtures/trigger-evals (the skills of"
+    " fixtures/judgment/dev-skills.jsonl) and the train half of fixtures/external-pool, never on"
+    " holdout or the pool's measure half; the bias and margin are chosen out of fold by author"
+    " (bench.cv_judge). tests/skills/test_judgment_data.py re-scores dev with these weights and"
+    " fails when the data's hash or the dev figures differ."
 )
 SINGLE_KEYS = ("queries", "should_trigger", "should_not_trigger", "recall", "false_activations")
 

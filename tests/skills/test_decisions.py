@@ -25,14 +25,16 @@ NAMES = ("claude-api", "openai-api", "gif")
 PINNED: dict[str, tuple[str | None, tuple[float, ...]]] = {
     "call the openai chat completions api with gpt-4o and stream the output": (
         "openai-api",
-        (3.700606725, 2.128832082),
+        (3.080606725, 1.508832082),
     ),
-    "add prompt caching to our claude api calls": ("claude-api", (2.079600689, -2.363920591)),
-    "count the tokens of this prompt with the anthropic sdk": ("claude-api", (2.540925402,)),
-    "make me a slack gif": ("gif", (0.000052613,)),  # just over the line
-    "用 claude api 做流式输出": (None, (-1.086215005, -2.37706322)),  # no CJK prior (#35)
-    "make a gif of the openai logo": (None, (-1.328242213, -1.635099031)),  # not confident
-    "stream chat completions from the api": (None, (1.23362088, 1.140167358)),  # no margin
+    "add prompt caching to our claude api calls": ("claude-api", (1.459600689, -2.983920591)),
+    "count the tokens of this prompt with the anthropic sdk": ("claude-api", (1.920925402,)),
+    # under the line since the bias holds for one-skill authors too (#48): three words of
+    # description are not evidence enough; the model may still load it (read_file skill:gif)
+    "make me a slack gif": (None, (-0.619947387,)),
+    "用 claude api 做流式输出": (None, (-1.706215005, -2.99706322)),  # no CJK prior (#35)
+    "make a gif of the openai logo": (None, (-1.948242213, -2.255099031)),  # not confident
+    "stream chat completions from the api": (None, (0.61362088, 0.520167358)),  # no margin
 }
 
 
