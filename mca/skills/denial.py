@@ -19,7 +19,7 @@ import unicodedata
 from mca.skills.terms import MAX_TEXT, terms
 
 MAX_SCOPE = 24  # characters a cue rules out, at most: about one clause's object
-_CLAUSE = r"[,.;:!?()\[\]\n，。；：！？、（）「」【】]"
+_CLAUSE = re.compile(r"[,.;:!?()\[\]\n，。；：！？、（）「」【】]")
 # Cue first, what it rules out after it: Chinese, and English.
 _BEFORE = re.compile(
     r"(?:不需要|不需|无需|無需|不用|不要|并非|並非|而不是|别用|別用|不涉及)"
@@ -34,18 +34,25 @@ _AFTER = re.compile(
 
 
 def _clause_end(text: str, start: int) -> int:
-    m = re.compile(_CLAUSE).search(text, start)
+    m = _CLAUSE.search(text, start)
     return min(m.start() if m else len(text), start + MAX_SCOPE)
 
 
 def _clause_start(text: str, end: int) -> int:
-    cut = [m.end() for m in re.finditer(_CLAUSE, text[:end])]
+    cut = [m.end() for m in _CLAUSE.finditer(text, 0, end)]
     return max(cut[-1] if cut else 0, end - MAX_SCOPE)
+
+
+def _low(sentence: str) -> str:
+    return unicodedata.normalize("NFKC", sentence[:MAX_TEXT]).lower()
 
 
 def scopes(sentence: str) -> list[str]:
     """The parts of the sentence its cues rule out, in order."""
-    low = unicodedata.normalize("NFKC", sentence[:MAX_TEXT]).lower()
+    return _scopes(_low(sentence))
+
+
+def _scopes(low: str) -> list[str]:
     out = [low[m.end() : _clause_end(low, m.end())] for m in _BEFORE.finditer(low)]
     out += [low[_clause_start(low, m.start()) : m.start()] for m in _AFTER.finditer(low)]
     return [s for s in out if s.strip()]
@@ -54,10 +61,10 @@ def scopes(sentence: str) -> list[str]:
 @functools.lru_cache(maxsize=4096)
 def denied(sentence: str) -> frozenset[str]:
     """The sentence's terms (mca.skills.terms) written only where it rules them out."""
-    parts = scopes(sentence)
+    low = _low(sentence)
+    parts = _scopes(low)
     if not parts:
         return frozenset()
-    low = unicodedata.normalize("NFKC", sentence[:MAX_TEXT]).lower()
     for part in parts:
         low = low.replace(part, " ")
     return frozenset(t for p in parts for t in terms(p)) - frozenset(terms(low))
